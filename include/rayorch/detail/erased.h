@@ -1,0 +1,119 @@
+// Type-erased values and UDF invocations: the one seam between typed user code and the
+// untyped program, runtime and execution layers. A future codec for values that cross
+// processes plugs in here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rayorch::detail {
+
+/// A coarse block of values: one returned output column, one source column, one group.
+class Block {
+ public:
+  virtual ~Block() = default;
+};
+
+/// Shared, immutable ownership of a block.
+using BlockRef = std::shared_ptr<const Block>;
+
+/// A block owning a vector of values.
+template <class T>
+class VectorBlock final : public Block {
+ public:
+  explicit VectorBlock(std::vector<T> v) : values(std::move(v)) {}
+  std::vector<T> values;
+};
+
+/// A block of bools with addressable elements (std::vector<bool> has none).
+class BoolBlock final : public Block {
+ public:
+  explicit BoolBlock(const std::vector<bool>& v)
+      : values(std::make_unique<bool[]>(v.size())), size(v.size()) {
+    for (std::size_t i = 0; i < size; ++i) values[i] = v[i];
+  }
+  std::unique_ptr<bool[]> values;
+  std::size_t size;
+};
+
+/// A value inside a block: the block that owns it and the value's address.
+struct ValueRef {
+  BlockRef block;
+  const void* value = nullptr;
+};
+
+/// Element access on a list-typed value, for expand.
+struct ListOps {
+  std::size_t (*size)(const void* list) = nullptr;
+  const void* (*at)(const void* list, std::size_t i) = nullptr;
+};
+
+/// Builds one Group<T> from member value addresses; returns the block holding it and sets
+/// `*group` to the Group's address. `keep_alive` owns the members' storage.
+using GroupMaker = BlockRef (*)(std::vector<const void*> members,
+                                std::shared_ptr<const void> keep_alive, const void** group);
+
+/// Copies a value of a Port's type into a fresh block (used for outputs of views).
+using ValueCopier = std::function<void(const void* value)>;
+
+/// How a row of a UDF result failed.
+enum class RowKind : std::uint8_t { ok, record_failure, group_failure };
+
+/// One failed row of an RPC result.
+struct RowFailure {
+  std::uint32_t row = 0;
+  RowKind kind = RowKind::record_failure;
+  std::string message;
+};
+
+/// The type-erased result of one RPC.
+struct RpcOutput {
+  std::vector<BlockRef> blocks;                  ///< one per output Port
+  std::vector<std::vector<const void*>> values;  ///< [output][row]; null where the row failed
+  std::vector<RowFailure> failures;              ///< failed rows, in ascending row order
+  std::string contract_error;                    ///< non-empty: the result broke the contract
+};
+
+/// One UDF instance owned by an actor.
+class UdfInstance {
+ public:
+  virtual ~UdfInstance() = default;
+};
+
+/// Holds a user UDF object.
+template <class U>
+class UdfBox final : public UdfInstance {
+ public:
+  template <class... A>
+  explicit UdfBox(A&&... args) : udf(std::forward<A>(args)...) {}
+  U udf;
+};
+
+/// One input column of an RPC: `size` value addresses.
+struct ColumnInput {
+  const void* const* data = nullptr;
+  std::size_t size = 0;
+};
+
+/// Runs one RPC of a Call: the UDF's `run` on the input columns plus the Call's captured
+/// static arguments. Exceptions thrown by the UDF propagate to the caller.
+using Invoker = std::function<RpcOutput(UdfInstance&, std::span<const ColumnInput>)>;
+
+/// Builds a fresh UDF instance from the Module's captured constructor arguments.
+using Factory = std::function<std::unique_ptr<UdfInstance>()>;
+
+/// Demangled, readable name of a C++ type (for messages and explain).
+std::string demangle(const char* mangled);
+
+/// A type name without its namespace qualifiers ("Ocr" for "app::Ocr").
+std::string short_type_name(std::string name);
+
+/// Readable name of the exception currently being handled ("std::runtime_error").
+std::string current_exception_type();
+
+}  // namespace rayorch::detail

@@ -1,0 +1,115 @@
+// The trace recorder: Module calls and structural operators append to the Graph of the
+// pipeline being traced. The compiler (src/program) turns it into a RuntimePlan.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rayorch/detail/erased.h"
+#include "rayorch/recovery.h"
+
+namespace rayorch {
+
+/// How a Call's reservation picks Grains from its READY queue.
+enum class Reservation : std::uint8_t {
+  elastic,       ///< the queue head in order, mixing parents (default)
+  parent_bound,  ///< up to batch_size siblings of the first ready parent
+};
+
+/// Options of a Module (DESIGN 3.2). Validated when the pipeline is compiled.
+struct ModuleOptions {
+  int replicas = 1;                         ///< actors in the Module's pool (>= 1)
+  int batch_size = 1;                       ///< max Grains per RPC (>= 1)
+  double cpus = 1.0;                        ///< CPUs per actor (>= 0), a scheduling hint
+  double gpus = 0.0;                        ///< GPUs per actor (>= 0), a scheduling hint
+  std::map<std::string, double> resources;  ///< named resources per actor (each >= 0)
+  RecoveryPolicy recovery;                  ///< physical-failure handling (default abort)
+  int infra_retries = 1;                    ///< replays per Grain after a lost actor (>= 0)
+  std::chrono::milliseconds timeout{0};     ///< per-RPC deadline; 0 means none
+  Reservation reservation = Reservation::elastic;
+};
+
+namespace detail {
+
+/// A snapshot of a Module taken when it is first called during a trace.
+struct ModuleRecord {
+  const void* identity = nullptr;  ///< the Module object's identity (pool sharing)
+  std::string udf_name;
+  ModuleOptions options;
+  Factory factory;
+};
+
+/// One Module call as recorded by the typed front end.
+struct CallRecord {
+  std::vector<int> inputs;
+  std::vector<std::string> output_types;
+  Invoker invoker;
+  std::vector<std::string> static_args;  ///< printable form of each static argument
+};
+
+/// The logical program being recorded. Its contents are private to src/program.
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  /// Adds a source column of the given type; returns its Port id.
+  int add_source(std::string type);
+  /// Records a Call of `module`; returns the ids of its output Ports.
+  std::vector<int> add_call(ModuleRecord module, CallRecord call);
+  /// Records an (aligned) expand of `lists`; returns the child Ports.
+  std::vector<int> add_expand(std::vector<int> lists, std::vector<ListOps> ops,
+                              std::vector<std::string> element_types);
+  /// Records an (aligned) reduce; `members` is -1 for the default (the first value Port).
+  std::vector<int> add_reduce(std::vector<int> values, int members, std::vector<GroupMaker> makers,
+                              std::vector<std::string> group_types);
+  /// Records a filter of `source` by `mask`.
+  int add_filter(int source, int mask);
+  /// Records a broadcast of `source` into the Domain of `like`.
+  int add_broadcast(int source, int like);
+  /// Sets the pipeline's output Ports.
+  void set_outputs(std::vector<int> outputs);
+  /// Marks the trace as finished (no more recording).
+  void seal();
+
+  /// Throws CompileError unless this Graph is being traced on this thread; `what` names the
+  /// operation for the message.
+  void require_tracing(const char* what) const;
+  /// A short description of a Port for messages, e.g. "p3 (output 0 of OcrPage#2)".
+  std::string describe(int port) const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The Graph being traced on this thread, or null.
+Graph* current_graph();
+/// The shared owner of the Graph being traced on this thread, or null.
+std::shared_ptr<Graph> current_graph_shared();
+
+/// Makes a Graph the current trace target of this thread for its lifetime.
+class TraceScope {
+ public:
+  explicit TraceScope(std::shared_ptr<Graph> graph);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  std::shared_ptr<Graph> previous_;
+};
+
+/// Throws CompileError: a Port belongs to another pipeline or to no running trace.
+[[noreturn]] void throw_foreign_port(const Graph* port_graph, int port, const char* what);
+
+}  // namespace detail
+}  // namespace rayorch

@@ -1,0 +1,113 @@
+// Terminal outcomes of logical Items, typed per-row failures and per-root outputs.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace rayorch {
+
+/// The terminal outcome of an Item (the value of one Port for one Entity).
+enum class Outcome : std::uint8_t {
+  present,     ///< a value exists (an empty value is still present)
+  dropped,     ///< removed on purpose (filter false, dropped input)
+  failed,      ///< the producer itself failed on this Entity
+  suppressed,  ///< an input or a sibling failure prevented the work
+};
+
+/// Lower-case name of an outcome, as printed in errors and reports.
+std::string_view to_string(Outcome outcome);
+
+/// Why a root output is not present: its outcome and the cause that travelled downstream.
+struct OutputIssue {
+  Outcome outcome = Outcome::dropped;
+  std::string cause;  ///< empty when no cause was recorded (e.g. a plain drop)
+
+  friend bool operator==(const OutputIssue&, const OutputIssue&) = default;
+};
+
+/// A per-row data failure returned by a UDF: fails only this Grain's outputs.
+struct RecordFailure {
+  std::string message;
+};
+
+/// A per-row data failure that also stops the undispatched siblings of this Grain's parent
+/// for the same Call (DESIGN 5, typed failures).
+struct GroupFailure {
+  std::string message;
+};
+
+/// Thrown by a UDF (or by the runtime on a timeout) to model a lost actor: the actor is
+/// replaced by a fresh instance and its Grains replay at a higher generation.
+class ActorLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One element of a UDF result: either a value or a typed per-row failure.
+template <class R>
+class Row {
+ public:
+  Row(R value) : state_(std::move(value)) {}                  // NOLINT: implicit by design
+  Row(RecordFailure failure) : state_(std::move(failure)) {}  // NOLINT
+  Row(GroupFailure failure) : state_(std::move(failure)) {}   // NOLINT
+
+  /// True when the row holds a value.
+  bool ok() const { return state_.index() == 0; }
+  /// The value; only valid when ok().
+  const R& value() const { return std::get<0>(state_); }
+  /// True when the row holds a GroupFailure.
+  bool is_group_failure() const { return state_.index() == 2; }
+  /// The failure message; empty when ok().
+  const std::string& message() const {
+    static const std::string empty;
+    if (state_.index() == 1) return std::get<1>(state_).message;
+    if (state_.index() == 2) return std::get<2>(state_).message;
+    return empty;
+  }
+
+ private:
+  std::variant<R, RecordFailure, GroupFailure> state_;
+};
+
+/// The result for one root row and one output Port: a value or an OutputIssue.
+template <class T>
+class Output {
+ public:
+  /// A present output.
+  explicit Output(T value) : state_(std::in_place_index<0>, std::move(value)) {}
+  /// An output that is not present.
+  explicit Output(OutputIssue issue) : state_(std::in_place_index<1>, std::move(issue)) {}
+
+  /// True when the output is present.
+  bool ok() const { return state_.index() == 0; }
+  /// The value; throws std::logic_error naming the outcome when the output is not present.
+  const T& value() const {
+    if (!ok()) {
+      throw std::logic_error("Output::value() called on a " +
+                             std::string(to_string(issue().outcome)) +
+                             " output; check ok() first (cause: " + issue().cause + ")");
+    }
+    return std::get<0>(state_);
+  }
+  /// Moves the value out; same precondition as value().
+  T take() {
+    (void)value();
+    return std::move(std::get<0>(state_));
+  }
+  /// The issue; throws std::logic_error when the output is present.
+  const OutputIssue& issue() const {
+    if (ok()) throw std::logic_error("Output::issue() called on a present output");
+    return std::get<1>(state_);
+  }
+
+  friend bool operator==(const Output& a, const Output& b) { return a.state_ == b.state_; }
+
+ private:
+  std::variant<T, OutputIssue> state_;
+};
+
+}  // namespace rayorch

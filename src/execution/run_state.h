@@ -1,0 +1,110 @@
+// The driver-side state of one run: input-batch admission, engine selection for idle
+// actors, root delivery and metrics. Shared by the local and the synchronous cores.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rayorch/executor.h"
+
+#include "program/plan.h"
+#include "runtime/engine.h"
+
+namespace rayorch::detail {
+
+/// One RPC handed to an actor.
+struct Dispatch {
+  Engine* engine = nullptr;
+  ReservedBatch batch;
+};
+
+/// One RPC as recorded for the timeline.
+struct TimelineEntry {
+  int pool = -1;
+  int actor = -1;
+  int call = -1;
+  std::size_t input_batch = 0;
+  std::size_t rows = 0;
+  std::size_t parents = 0;
+  double start_us = 0;
+  double duration_us = 0;
+  std::string status;  // "ok", "failed", "lost", "stale"
+};
+
+class RunState {
+ public:
+  RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources, const RunOptions& options,
+           const RootSink& sink, std::vector<int> actors_per_pool);
+
+  /// Admits input batches up to the active limit.
+  void admit();
+  /// Finds dispatchable work for `pool`: lowest input batch first, Calls round-robin.
+  std::optional<Dispatch> pick(int pool);
+  /// Advances every engine, delivers finished roots, retires complete batches, admits more.
+  /// Throws ExecutionError on a fatal data error or a deadlock.
+  void settle();
+  /// True when every row is delivered and every batch retired.
+  bool done() const;
+  /// True when no engine has work in flight.
+  bool nothing_in_flight() const;
+
+  /// Records a finished RPC in the metrics (and the timeline when requested).
+  void record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
+                  std::chrono::steady_clock::time_point end, const char* status);
+
+  /// Applies a successful result; throws ExecutionError on a contract error.
+  void apply_result(Dispatch& d, RpcOutput&& out);
+  /// Applies a UDF exception; throws ExecutionError when the policy aborts.
+  void apply_failure(Dispatch& d, const std::string& error);
+  /// Applies a lost actor; throws ExecutionError when the budget is exhausted.
+  void apply_lost(Dispatch& d, const std::string& reason);
+
+  /// Offers the late report of an abandoned attempt to its engine, which rejects it.
+  void reject_late(std::size_t input_batch, std::uint64_t batch_id, RpcOutput&& out);
+
+  /// Finishes metrics and writes the trace/report files when requested.
+  RunMetrics finish();
+  /// Seconds since the run started.
+  double now_seconds() const;
+  /// One-line progress text.
+  std::string progress_line() const;
+  const RuntimePlan& plan() const { return *plan_; }
+  std::uint64_t& actors_replaced() { return metrics_.actors_replaced; }
+
+ private:
+  void retire(std::size_t slot);
+  void fold_counters(const Engine& e);
+
+  std::shared_ptr<const RuntimePlan> plan_;
+  SourceData sources_;
+  RunOptions options_;
+  const RootSink& sink_;
+  std::size_t batch_rows_;
+  std::size_t batch_count_;
+  std::size_t next_batch_ = 0;
+  std::vector<std::unique_ptr<Engine>> active_;  // ordered by batch index
+  std::vector<std::size_t> rr_;                  // round-robin cursor per pool
+  std::size_t roots_delivered_ = 0;
+  std::chrono::steady_clock::time_point start_;
+  RunMetrics metrics_;
+  std::vector<TimelineEntry> timeline_;
+  std::vector<std::uint64_t> done_per_call_;
+  // Reused buffers for root delivery.
+  std::vector<Outcome> outcomes_;
+  std::vector<const std::string*> causes_;
+  std::vector<const void*> values_;
+  std::vector<ErasedOutput> erased_;
+};
+
+/// Formats the exception being handled as "Type: message".
+std::string describe_current_exception();
+
+/// Writes `content` to `path` atomically (temporary file + rename); throws on failure.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+}  // namespace rayorch::detail

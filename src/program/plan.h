@@ -1,0 +1,136 @@
+// The immutable RuntimePlan: pre-indexed effects the runtime follows without
+// re-interpreting the graph.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rayorch/detail/erased.h"
+#include "rayorch/detail/graph.h"
+
+#include "program/logical.h"
+
+namespace rayorch::detail {
+
+/// How a Port's Item feeds an effect.
+enum class ConsumerKind : std::uint8_t {
+  call_input,        ///< op = Call, slot = input index
+  expand_list,       ///< op = expand, slot = list index
+  reduce_value,      ///< op = reduce, slot = value index
+  reduce_member,     ///< op = reduce
+  filter_source,     ///< op = filter
+  filter_mask,       ///< op = filter
+  broadcast_source,  ///< op = broadcast
+};
+
+struct Consumer {
+  ConsumerKind kind;
+  int op;
+  int slot;
+};
+
+struct PlanDomain {
+  int parent = -1;  ///< -1 for the root Domain
+  int depth = 0;
+  int expand = -1;                       ///< the expand that creates this Domain's Entities
+  std::vector<int> ports;                ///< Ports living in this Domain
+  std::vector<int> calls;                ///< Calls whose Grains are Entities of this Domain
+  std::vector<int> broadcasts_into;      ///< broadcasts targeting this Domain
+  std::vector<int> reduces_of_children;  ///< reduces whose members are this Domain's children
+};
+
+struct PlanPort {
+  PortKind kind = PortKind::source;
+  int domain = 0;
+  std::string type;
+  std::vector<int> inputs;  ///< logical inputs shown by explain()
+  int op = -1;
+  int slot = 0;
+  std::vector<Consumer> consumers;
+  bool is_output = false;
+};
+
+struct PlanCall {
+  std::string name;  ///< "Udf#index"
+  std::string udf;
+  int pool = -1;
+  int domain = 0;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  Invoker invoker;
+  std::vector<std::string> static_args;
+  /// Domain whose Entity keys the GroupFailure barrier: the parent Domain, or the Call's own
+  /// Domain for root Calls.
+  int barrier_domain = 0;
+  int batch_size = 1;
+  RecoveryPolicy recovery;
+  int infra_retries = 1;
+};
+
+struct PlanPool {
+  std::string name;  ///< the UDF name, plus "#k" when several pools share a UDF type
+  std::string udf;
+  ModuleOptions options;
+  Factory factory;
+  std::vector<int> calls;
+};
+
+struct PlanExpand {
+  int call = -1;
+  std::vector<int> lists;
+  std::vector<int> children;
+  std::vector<ListOps> ops;
+  int parent_domain = 0;
+  int child_domain = 0;
+};
+
+struct PlanReduce {
+  std::vector<int> values;
+  int members = -1;              ///< the membership Port (always set after lowering)
+  bool members_is_value = true;  ///< members is values[0]
+  std::vector<int> outputs;
+  std::vector<GroupMaker> makers;
+  int child_domain = 0;
+  int parent_domain = 0;
+};
+
+struct PlanFilter {
+  int source = -1;
+  int mask = -1;
+  int output = -1;
+};
+
+struct PlanBroadcast {
+  int source = -1;           ///< the effective (canonical) source
+  int declared_source = -1;  ///< as written by the user
+  int output = -1;
+  int source_domain = 0;
+  int target_domain = 0;
+};
+
+struct RuntimePlan {
+  bool optimized = true;
+  std::vector<PlanDomain> domains;
+  std::vector<PlanPort> ports;
+  std::vector<PlanCall> calls;
+  std::vector<PlanPool> pools;
+  std::vector<PlanExpand> expands;
+  std::vector<PlanReduce> reduces;
+  std::vector<PlanFilter> filters;
+  std::vector<PlanBroadcast> broadcasts;
+  std::vector<int> sources;
+  std::vector<int> outputs;
+  /// Rewrite notes per Port (printed under the Port's line).
+  std::vector<std::vector<std::string>> rewrites;
+
+  /// True when `ancestor` is `domain` or one of its ancestors.
+  bool is_ancestor_or_self(int ancestor, int domain) const {
+    for (int d = domain; d >= 0; d = domains[d].parent) {
+      if (d == ancestor) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace rayorch::detail

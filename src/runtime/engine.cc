@@ -1,0 +1,839 @@
+// The per-input-batch semantic engine. See engine.h and DESIGN 5.
+#include "runtime/engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "rayorch/errors.h"
+
+namespace rayorch::detail {
+
+namespace {
+constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+Outcome to_outcome(ItemState s) {
+  switch (s) {
+    case ItemState::present:
+      return Outcome::present;
+    case ItemState::dropped:
+      return Outcome::dropped;
+    case ItemState::failed:
+      return Outcome::failed;
+    default:
+      return Outcome::suppressed;
+  }
+}
+
+bool is_failure(ItemState s) {
+  return s == ItemState::failed || s == ItemState::suppressed;
+}
+}  // namespace
+
+std::optional<GrainPhase> grain_transition(GrainPhase phase, GrainEvent event) {
+  switch (phase) {
+    case GrainPhase::waiting:
+      if (event == GrainEvent::inputs_ready) return GrainPhase::ready;
+      if (event == GrainEvent::inputs_terminal) return GrainPhase::sealed;
+      if (event == GrainEvent::suppress) return GrainPhase::sealed;
+      return std::nullopt;
+    case GrainPhase::ready:
+      if (event == GrainEvent::reserve) return GrainPhase::in_flight;
+      if (event == GrainEvent::suppress) return GrainPhase::sealed;
+      return std::nullopt;
+    case GrainPhase::in_flight:
+      if (event == GrainEvent::commit) return GrainPhase::sealed;
+      if (event == GrainEvent::requeue) return GrainPhase::ready;
+      if (event == GrainEvent::suppress) return GrainPhase::sealed;
+      return std::nullopt;
+    case GrainPhase::sealed:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
+               const std::vector<BlockRef>& source_blocks,
+               const std::vector<std::vector<const void*>>& sources, std::size_t first_row,
+               std::size_t rows)
+    : plan_(std::move(plan)), p_(*plan_), options_(options), first_row_(first_row), rows_(rows) {
+  const std::size_t nd = p_.domains.size();
+  parent_.resize(nd);
+  ordinal_.resize(nd);
+  child_domains_.resize(nd);
+  reduces_into_.resize(nd);
+  for (std::size_t d = 1; d < nd; ++d)
+    child_domains_[p_.domains[d].parent].push_back(static_cast<int>(d));
+  for (std::size_t r = 0; r < p_.reduces.size(); ++r) {
+    reduces_into_[p_.reduces[r].parent_domain].push_back(static_cast<int>(r));
+  }
+  items_.resize(p_.ports.size());
+  expansions_.resize(nd);
+  reduce_progress_.resize(p_.reduces.size());
+  grains_.resize(p_.calls.size());
+  barriers_.resize(p_.calls.size());
+  queues_.resize(p_.calls.size());
+  counters_.resize(p_.calls.size());
+  call_inputs_.resize(p_.calls.size());
+  for (std::size_t c = 0; c < p_.calls.size(); ++c) call_inputs_[c] = p_.calls[c].inputs.size();
+  root_outputs_resolved_.assign(rows, 0);
+
+  create_entities(0, static_cast<std::uint32_t>(rows), kNone);
+  std::vector<std::int32_t> block_index;
+  for (const BlockRef& b : source_blocks) block_index.push_back(add_block(b));
+  for (std::size_t s = 0; s < p_.sources.size(); ++s) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      publish(p_.sources[s], static_cast<std::uint32_t>(r), ItemState::present, block_index[s],
+              sources[s][first_row + r], -1);
+    }
+  }
+  if (rows == 0) return;
+}
+
+Engine::~Engine() = default;
+
+std::int32_t Engine::intern(std::string cause) {
+  causes_.push_back(std::move(cause));
+  return static_cast<std::int32_t>(causes_.size()) - 1;
+}
+
+std::int32_t Engine::add_block(BlockRef block) {
+  blocks_.push_back(std::move(block));
+  return static_cast<std::int32_t>(blocks_.size()) - 1;
+}
+
+void Engine::create_entities(int domain, std::uint32_t count, std::uint32_t parent) {
+  auto& parents = parent_[domain];
+  auto& ordinals = ordinal_[domain];
+  const std::uint32_t first = static_cast<std::uint32_t>(parents.size());
+  const std::uint32_t total = first + count;
+  parents.resize(total, parent);
+  ordinals.resize(total);
+  for (std::uint32_t i = 0; i < count; ++i) ordinals[first + i] = domain == 0 ? first + i : i;
+  const PlanDomain& pd = p_.domains[domain];
+  for (int port : pd.ports) items_[port].resize(total);
+  for (int call : pd.calls) {
+    Grain g;
+    g.unresolved = static_cast<std::uint16_t>(call_inputs_[call]);
+    grains_[call].resize(total, g);
+    counters_[call].total += count;
+    grains_total_ += count;
+  }
+  for (int child : child_domains_[domain]) expansions_[child].resize(total);
+  for (int r : reduces_into_[domain]) reduce_progress_[r].resize(total);
+}
+
+void Engine::publish(int port, std::uint32_t entity, ItemState state, std::int32_t block,
+                     const void* value, std::int32_t cause) {
+  Item& item = items_[port][entity];
+  if (item.state != ItemState::unresolved) {
+    if (item.state == state && item.value == value) return;  // the same fact again: no-op
+    throw std::logic_error(
+        fmt::format("internal error: conflicting facts for p{} at entity {} ({} then {})", port,
+                    entity_key(p_.ports[port].domain, entity), static_cast<int>(item.state),
+                    static_cast<int>(state)));
+  }
+  item.state = state;
+  item.block = block;
+  item.value = value;
+  item.cause = state == ItemState::dropped && cause < 0 ? -1 : cause;
+  facts_.push_back(Fact{port, entity});
+  const PlanPort& pp = p_.ports[port];
+  if (pp.is_output && pp.domain == 0) {
+    // A port can be listed several times as an output; count each listing.
+    for (int out : p_.outputs) {
+      if (out == port && ++root_outputs_resolved_[entity] == p_.outputs.size()) {
+        finished_roots_.push_back(entity);
+        ++roots_finished_;
+      }
+    }
+  }
+}
+
+void Engine::advance() {
+  while (fact_head_ < facts_.size()) {
+    const Fact f = facts_[fact_head_++];
+    const PlanPort& pp = p_.ports[f.port];
+    for (const Consumer& c : pp.consumers) {
+      const Item item = items_[f.port][f.entity];
+      switch (c.kind) {
+        case ConsumerKind::call_input:
+          on_call_input(c.op, f.entity, item);
+          break;
+        case ConsumerKind::expand_list:
+          on_expand_list(c.op, f.entity);
+          break;
+        case ConsumerKind::reduce_value:
+          on_reduce_fact(c.op, f.entity, item, c.slot);
+          break;
+        case ConsumerKind::reduce_member:
+          on_reduce_fact(c.op, f.entity, item, -1);
+          break;
+        case ConsumerKind::filter_source:
+        case ConsumerKind::filter_mask:
+          on_filter(c.op, f.entity);
+          break;
+        case ConsumerKind::broadcast_source:
+          on_broadcast_source(c.op, f.entity);
+          break;
+      }
+    }
+  }
+  facts_.clear();
+  fact_head_ = 0;
+}
+
+// ---- Grains ---------------------------------------------------------------------------
+
+std::uint32_t Engine::barrier_key(int call, std::uint32_t entity) const {
+  const PlanCall& pc = p_.calls[call];
+  return pc.barrier_domain == pc.domain ? entity : parent_[pc.domain][entity];
+}
+
+std::int32_t Engine::barrier_cause(int call, std::uint32_t entity) const {
+  const auto& b = barriers_[call];
+  const std::uint32_t key = barrier_key(call, entity);
+  return key < b.size() ? b[key] : -1;
+}
+
+void Engine::set_barrier(int call, std::uint32_t entity, std::int32_t cause) {
+  auto& b = barriers_[call];
+  const std::uint32_t key = barrier_key(call, entity);
+  if (key >= b.size()) b.resize(parent_[p_.calls[call].barrier_domain].size(), -1);
+  if (b[key] < 0) b[key] = cause;  // the first GroupFailure's cause is kept
+}
+
+void Engine::seal_grain(int call, std::uint32_t entity, ItemState outputs_state,
+                        std::int32_t cause) {
+  Grain& g = grains_[call][entity];
+  g.phase = GrainPhase::sealed;
+  ++grains_sealed_;
+  ++counters_[call].sealed;
+  for (int out : p_.calls[call].outputs) publish(out, entity, outputs_state, -1, nullptr, cause);
+}
+
+void Engine::seal_suppressed_by_barrier(int call, std::uint32_t entity) {
+  ++counters_[call].suppressed_by_barrier;
+  seal_grain(call, entity, ItemState::suppressed, barrier_cause(call, entity));
+}
+
+void Engine::on_call_input(int call, std::uint32_t entity, const Item& item) {
+  Grain& g = grains_[call][entity];
+  if (g.phase == GrainPhase::sealed) return;
+  if (is_failure(item.state)) {
+    // Rule 1: a failed or suppressed input decides at once.
+    seal_grain(call, entity, ItemState::suppressed, item.cause);
+    return;
+  }
+  if (item.state == ItemState::dropped) g.has_drop = true;
+  if (--g.unresolved > 0) return;  // Rule 2: wait.
+  if (g.has_drop) {
+    seal_grain(call, entity, ItemState::dropped, -1);  // Rule 3: the UDF is not called.
+    return;
+  }
+  if (barrier_cause(call, entity) >= 0) {
+    seal_suppressed_by_barrier(call, entity);
+    return;
+  }
+  g.phase = GrainPhase::ready;  // Rule 4.
+  queues_[call].ready.push_back(entity);
+}
+
+// ---- Expand ---------------------------------------------------------------------------
+
+void Engine::on_expand_list(int expand, std::uint32_t parent) {
+  const PlanExpand& pe = p_.expands[expand];
+  Expansion& x = expansions_[pe.child_domain][parent];
+  if (x.state != 0) return;
+  // Aligned lists come from one Call and resolve together; wait until all have.
+  for (int l : pe.lists) {
+    if (items_[l][parent].state == ItemState::unresolved) return;
+  }
+  const Item& first = items_[pe.lists[0]][parent];
+  std::vector<int> affected = reduces_into_[pe.parent_domain];
+  if (first.state == ItemState::present) {
+    const std::size_t n = pe.ops[0].size(first.value);
+    for (std::size_t i = 1; i < pe.lists.size(); ++i) {
+      const Item& li = items_[pe.lists[i]][parent];
+      const std::size_t ni = pe.ops[i].size(li.value);
+      if (ni != n) {
+        // Aligned expansions publish nothing unless every list has the same length.
+        if (fatal_.empty()) {
+          fatal_ = fmt::format(
+              "F::expand_aligned lists of {} have different lengths for entity {}: p{} has {} "
+              "elements but p{} has {}; return lists of equal length per row",
+              p_.calls[pe.call].name, entity_key(pe.parent_domain, parent), pe.lists[0], n,
+              pe.lists[i], ni);
+        }
+        return;
+      }
+    }
+    x.state = 1;
+    x.first = static_cast<std::uint32_t>(parent_[pe.child_domain].size());
+    x.count = static_cast<std::uint32_t>(n);
+    create_entities(pe.child_domain, x.count, parent);
+    for (std::size_t i = 0; i < pe.lists.size(); ++i) {
+      const Item& li = items_[pe.lists[i]][parent];
+      for (std::uint32_t k = 0; k < x.count; ++k) {
+        publish(pe.children[i], x.first + k, ItemState::present, li.block,
+                pe.ops[i].at(li.value, k), -1);
+      }
+    }
+    // Broadcasts into the new Domain whose ancestor Item is already terminal.
+    for (int b : p_.domains[pe.child_domain].broadcasts_into) {
+      const PlanBroadcast& pb = p_.broadcasts[b];
+      const std::uint32_t a = ancestor_in(pe.parent_domain, parent, pb.source_domain);
+      if (items_[pb.source][a].state != ItemState::unresolved) {
+        publish_broadcast_range(b, pe.child_domain, x.first, x.count);
+      }
+    }
+  } else {
+    x.state = first.state == ItemState::dropped ? 2 : 3;
+    x.cause = first.cause;
+  }
+  for (int r : p_.domains[pe.child_domain].reduces_of_children) {
+    ReduceProgress& rp = reduce_progress_[r][parent];
+    rp.known = true;
+    const PlanReduce& pr = p_.reduces[r];
+    if (x.state == 2) {
+      publish_reduce(r, parent, ItemState::dropped, -1);
+    } else if (x.state == 3) {
+      publish_reduce(r, parent, ItemState::suppressed, x.cause);
+    } else {
+      const std::uint32_t tracked =
+          static_cast<std::uint32_t>(pr.values.size() + (pr.members_is_value ? 0 : 1));
+      rp.pending = x.count * tracked;
+      if (rp.pending == 0) settle_reduce(r, parent);
+    }
+  }
+}
+
+// ---- Reduce ---------------------------------------------------------------------------
+
+void Engine::publish_reduce(int reduce, std::uint32_t parent, ItemState state, std::int32_t cause) {
+  ReduceProgress& rp = reduce_progress_[reduce][parent];
+  if (rp.published) return;
+  rp.published = true;
+  for (int out : p_.reduces[reduce].outputs) publish(out, parent, state, -1, nullptr, cause);
+}
+
+void Engine::on_reduce_fact(int reduce, std::uint32_t child, const Item& item, int slot) {
+  const PlanReduce& pr = p_.reduces[reduce];
+  const std::uint32_t parent = parent_[pr.child_domain][child];
+  ReduceProgress& rp = reduce_progress_[reduce][parent];
+  if (rp.published) return;
+  // slot -1 is the explicit membership Port; slot 0 decides membership by default.
+  const bool decides_membership = slot < 0 || (pr.members_is_value && slot == 0);
+  if (decides_membership && is_failure(item.state)) {
+    // A failed member suppresses the group at once, even while others are pending.
+    publish_reduce(reduce, parent, ItemState::suppressed, item.cause);
+    return;
+  }
+  if (--rp.pending == 0) settle_reduce(reduce, parent);
+}
+
+void Engine::settle_reduce(int reduce, std::uint32_t parent) {
+  const PlanReduce& pr = p_.reduces[reduce];
+  const Expansion& x = expansions_[pr.child_domain][parent];
+  const std::size_t nv = pr.values.size();
+  std::vector<std::vector<const void*>> members(nv);
+  std::vector<std::int32_t> blocks;
+  for (std::uint32_t k = 0; k < x.count; ++k) {
+    const std::uint32_t child = x.first + k;
+    const Item& m = items_[pr.members][child];
+    if (m.state == ItemState::dropped) continue;
+    if (m.state != ItemState::present) {
+      publish_reduce(reduce, parent, ItemState::suppressed, m.cause);
+      return;
+    }
+    for (std::size_t v = 0; v < nv; ++v) {
+      const Item& it = items_[pr.values[v]][child];
+      if (it.state != ItemState::present) {
+        // Every included value must be present; the lowest ordinal decides the cause.
+        publish_reduce(reduce, parent, ItemState::suppressed,
+                       it.cause >= 0 ? it.cause
+                                     : intern(fmt::format("member {} of a reduce group was {}",
+                                                          entity_key(pr.child_domain, child),
+                                                          to_string(to_outcome(it.state)))));
+        return;
+      }
+      members[v].push_back(it.value);
+      if (it.block >= 0) blocks.push_back(it.block);
+    }
+  }
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  auto keep = std::make_shared<std::vector<BlockRef>>();
+  keep->reserve(blocks.size());
+  for (std::int32_t b : blocks) keep->push_back(blocks_[b]);
+  std::shared_ptr<const void> keep_alive = keep;
+  ReduceProgress& rp = reduce_progress_[reduce][parent];
+  rp.published = true;
+  for (std::size_t v = 0; v < nv; ++v) {
+    const void* group = nullptr;
+    BlockRef block = pr.makers[v](std::move(members[v]), keep_alive, &group);
+    const std::int32_t bi = add_block(std::move(block));
+    publish(pr.outputs[v], parent, ItemState::present, bi, group, -1);
+  }
+}
+
+// ---- Filter ---------------------------------------------------------------------------
+
+void Engine::on_filter(int filter, std::uint32_t entity) {
+  const PlanFilter& pf = p_.filters[filter];
+  const Item& out = items_[pf.output][entity];
+  if (out.state != ItemState::unresolved) return;
+  const Item& src = items_[pf.source][entity];
+  if (src.state == ItemState::unresolved) return;
+  if (src.state != ItemState::present) {
+    publish(pf.output, entity, src.state, -1, nullptr, src.cause);
+    return;
+  }
+  const Item& mask = items_[pf.mask][entity];
+  if (mask.state == ItemState::unresolved) return;
+  if (mask.state != ItemState::present) {
+    publish(pf.output, entity, mask.state, -1, nullptr, mask.cause);
+    return;
+  }
+  if (*static_cast<const bool*>(mask.value)) {
+    publish(pf.output, entity, ItemState::present, src.block, src.value, -1);
+  } else {
+    publish(pf.output, entity, ItemState::dropped, -1, nullptr, -1);
+  }
+}
+
+// ---- Broadcast ------------------------------------------------------------------------
+
+std::uint32_t Engine::ancestor_in(int domain, std::uint32_t entity, int ancestor_domain) const {
+  while (domain != ancestor_domain) {
+    entity = parent_[domain][entity];
+    domain = p_.domains[domain].parent;
+  }
+  return entity;
+}
+
+void Engine::publish_broadcast_range(int broadcast, int domain, std::uint32_t first,
+                                     std::uint32_t count) {
+  const PlanBroadcast& pb = p_.broadcasts[broadcast];
+  const std::uint32_t a = ancestor_in(domain, parent_[domain][first], pb.source_domain);
+  const Item src = items_[pb.source][a];
+  for (std::uint32_t k = 0; k < count; ++k) {
+    publish(pb.output, first + k, src.state, src.block, src.value, src.cause);
+  }
+}
+
+void Engine::on_broadcast_source(int broadcast, std::uint32_t ancestor) {
+  const PlanBroadcast& pb = p_.broadcasts[broadcast];
+  // The Domain path from the source Domain down to the target Domain.
+  std::vector<int> path;
+  for (int d = pb.target_domain; d != pb.source_domain; d = p_.domains[d].parent) path.push_back(d);
+  std::reverse(path.begin(), path.end());
+  // Iterative walk over Expansion facts; memory O(depth).
+  struct Frame {
+    std::uint32_t next;
+    std::uint32_t end;
+  };
+  std::vector<Frame> stack;
+  stack.reserve(path.size());
+  auto push_children = [&](std::size_t level, std::uint32_t entity) {
+    const Expansion& x = expansions_[path[level]][entity];
+    if (x.state == 1)
+      stack.push_back(Frame{x.first, x.first + x.count});
+    else
+      stack.push_back(Frame{0, 0});
+  };
+  push_children(0, ancestor);
+  while (!stack.empty()) {
+    const std::size_t level = stack.size() - 1;
+    Frame& f = stack.back();
+    if (level + 1 == path.size()) {
+      if (f.end > f.next) publish_broadcast_range(broadcast, path[level], f.next, f.end - f.next);
+      stack.pop_back();
+      continue;
+    }
+    if (f.next == f.end) {
+      stack.pop_back();
+      continue;
+    }
+    const std::uint32_t e = f.next++;
+    push_children(level + 1, e);
+  }
+}
+
+// ---- Dispatch -------------------------------------------------------------------------
+
+bool Engine::has_work(int call) const {
+  const CallQueues& q = queues_[call];
+  return !q.ready.empty() || !q.immediate.empty() || !q.deferred.empty();
+}
+
+std::size_t Engine::ready_count(int call) const {
+  const CallQueues& q = queues_[call];
+  std::size_t n = q.ready.size();
+  for (const auto& b : q.immediate) n += b.grains.size();
+  for (const auto& b : q.deferred) n += b.grains.size();
+  return n;
+}
+
+std::vector<std::uint32_t> Engine::take_live(int call, const std::vector<std::uint32_t>& grains,
+                                             const std::vector<std::uint32_t>* generations) {
+  std::vector<std::uint32_t> live;
+  live.reserve(grains.size());
+  for (std::size_t i = 0; i < grains.size(); ++i) {
+    const std::uint32_t e = grains[i];
+    Grain& g = grains_[call][e];
+    const GrainPhase expected = generations ? GrainPhase::in_flight : GrainPhase::ready;
+    if (g.phase != expected) continue;
+    if (generations && g.generation != (*generations)[i]) continue;
+    if (barrier_cause(call, e) >= 0) {
+      seal_suppressed_by_barrier(call, e);
+      continue;
+    }
+    live.push_back(e);
+  }
+  return live;
+}
+
+ReservedBatch Engine::make_reservation(int call, std::vector<std::uint32_t> grains,
+                                       std::uint16_t retries_used, bool tail_used) {
+  const PlanCall& pc = p_.calls[call];
+  ReservedBatch r;
+  r.id = next_batch_id_++;
+  r.call = call;
+  r.generations.reserve(grains.size());
+  r.inputs.assign(pc.inputs.size(), {});
+  for (auto& column : r.inputs) column.reserve(grains.size());
+  for (std::uint32_t e : grains) {
+    Grain& g = grains_[call][e];
+    g.phase = GrainPhase::in_flight;
+    r.generations.push_back(g.generation);
+    for (std::size_t i = 0; i < pc.inputs.size(); ++i) {
+      r.inputs[i].push_back(items_[pc.inputs[i]][e].value);
+    }
+  }
+  r.grains = std::move(grains);
+  in_flight_.emplace(r.id, InFlight{call, r.grains, r.generations, retries_used, tail_used});
+  return r;
+}
+
+std::optional<ReservedBatch> Engine::reserve(int call) {
+  CallQueues& q = queues_[call];
+  const PlanCall& pc = p_.calls[call];
+  const std::size_t limit = static_cast<std::size_t>(pc.batch_size);
+  // 1. Immediate retries, served before READY work.
+  while (!q.immediate.empty()) {
+    RecoveryBatch b = std::move(q.immediate.front());
+    q.immediate.pop_front();
+    auto live = take_live(call, b.grains, nullptr);
+    if (!live.empty()) return make_reservation(call, std::move(live), b.retries_used, b.tail_used);
+  }
+  // 2. READY work.
+  const Reservation policy = options_.reservation.value_or(p_.pools[pc.pool].options.reservation);
+  const bool lifo = options_.queue_order == QueueOrder::lifo;
+  std::vector<std::uint32_t> picked;
+  if (policy == Reservation::elastic) {
+    while (!q.ready.empty() && picked.size() < limit) {
+      const std::uint32_t e = lifo ? q.ready.back() : q.ready.front();
+      if (lifo)
+        q.ready.pop_back();
+      else
+        q.ready.pop_front();
+      Grain& g = grains_[call][e];
+      if (g.phase != GrainPhase::ready) continue;
+      if (barrier_cause(call, e) >= 0) {
+        seal_suppressed_by_barrier(call, e);
+        continue;
+      }
+      picked.push_back(e);
+    }
+  } else {
+    // parent_bound: up to B siblings of the first live parent; the rest keep their order.
+    std::deque<std::uint32_t> rest;
+    std::uint32_t chosen = kNone;
+    const bool root_call = pc.barrier_domain == pc.domain;
+    auto scan = [&](std::uint32_t e) {
+      Grain& g = grains_[call][e];
+      if (g.phase != GrainPhase::ready) return;
+      if (barrier_cause(call, e) >= 0) {
+        seal_suppressed_by_barrier(call, e);
+        return;
+      }
+      const std::uint32_t parent = root_call ? e : parent_[pc.domain][e];
+      if (chosen == kNone) chosen = parent;
+      if (parent == chosen && picked.size() < limit)
+        picked.push_back(e);
+      else
+        rest.push_back(e);
+    };
+    if (lifo) {
+      for (auto it = q.ready.rbegin(); it != q.ready.rend(); ++it) scan(*it);
+      std::reverse(rest.begin(), rest.end());
+    } else {
+      for (std::uint32_t e : q.ready) scan(e);
+    }
+    q.ready = std::move(rest);
+  }
+  if (!picked.empty()) return make_reservation(call, std::move(picked), 0, false);
+  // 3. Deferred recovery, after READY work.
+  while (!q.deferred.empty()) {
+    RecoveryBatch b = std::move(q.deferred.front());
+    q.deferred.pop_front();
+    auto live = take_live(call, b.grains, nullptr);
+    if (!live.empty()) return make_reservation(call, std::move(live), b.retries_used, b.tail_used);
+  }
+  return std::nullopt;
+}
+
+std::vector<BlockRef> Engine::input_blocks(const ReservedBatch& batch) const {
+  const PlanCall& pc = p_.calls[batch.call];
+  std::vector<std::int32_t> ids;
+  for (std::uint32_t e : batch.grains) {
+    for (int in : pc.inputs) {
+      const std::int32_t b = items_[in][e].block;
+      if (b >= 0) ids.push_back(b);
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<BlockRef> out;
+  for (std::int32_t b : ids) out.push_back(blocks_[b]);
+  return out;
+}
+
+// ---- Commit and failures --------------------------------------------------------------
+
+CommitStatus Engine::commit(std::uint64_t batch_id, RpcOutput&& out) {
+  auto it = in_flight_.find(batch_id);
+  if (it == in_flight_.end()) {
+    ++stale_reports_;
+    return CommitStatus::stale;
+  }
+  const InFlight& f = it->second;
+  const int call = f.call;
+  // Validate the whole report before publishing anything: generation fence.
+  for (std::size_t i = 0; i < f.grains.size(); ++i) {
+    const Grain& g = grains_[call][f.grains[i]];
+    if (g.phase != GrainPhase::in_flight || g.generation != f.generations[i]) {
+      ++stale_reports_;
+      in_flight_.erase(it);
+      return CommitStatus::stale;
+    }
+  }
+  if (!out.contract_error.empty()) return CommitStatus::contract_error;
+  const PlanCall& pc = p_.calls[call];
+  if (out.values.size() != pc.outputs.size()) {
+    out.contract_error =
+        fmt::format("{} outputs for {} declared", out.values.size(), pc.outputs.size());
+    return CommitStatus::contract_error;
+  }
+  for (const auto& column : out.values) {
+    if (column.size() != f.grains.size()) {
+      out.contract_error =
+          fmt::format("an output has {} rows for {} input rows", column.size(), f.grains.size());
+      return CommitStatus::contract_error;
+    }
+  }
+  InFlight batch = std::move(it->second);
+  in_flight_.erase(it);
+  std::vector<std::int32_t> blocks;
+  for (auto& b : out.blocks) blocks.push_back(add_block(std::move(b)));
+  std::vector<std::uint8_t> failed_row(batch.grains.size(), 0);
+  // GroupFailures first: install barriers, fail the triggering Grains.
+  for (const RowFailure& rf : out.failures) {
+    if (rf.kind != RowKind::group_failure) continue;
+    const std::uint32_t e = batch.grains[rf.row];
+    const std::int32_t cause = intern(rf.message);
+    set_barrier(call, e, cause);
+    failed_row[rf.row] = 1;
+    seal_grain(call, e, ItemState::failed, cause);
+  }
+  for (const RowFailure& rf : out.failures) {
+    if (rf.kind != RowKind::record_failure) continue;
+    failed_row[rf.row] = 1;
+    seal_grain(call, batch.grains[rf.row], ItemState::failed, intern(rf.message));
+  }
+  for (std::size_t row = 0; row < batch.grains.size(); ++row) {
+    if (failed_row[row]) continue;
+    const std::uint32_t e = batch.grains[row];
+    if (barrier_cause(call, e) >= 0) {
+      // In-flight siblings may finish, but their successes are rejected.
+      seal_suppressed_by_barrier(call, e);
+      continue;
+    }
+    Grain& g = grains_[call][e];
+    g.phase = GrainPhase::sealed;
+    ++grains_sealed_;
+    ++counters_[call].sealed;
+    for (std::size_t k = 0; k < pc.outputs.size(); ++k) {
+      publish(pc.outputs[k], e, ItemState::present, blocks[k], out.values[k][row], -1);
+    }
+  }
+  return CommitStatus::accepted;
+}
+
+std::string Engine::describe_grains(int call, const std::vector<std::uint32_t>& grains) const {
+  std::string s;
+  for (std::uint32_t e : grains) {
+    s += fmt::format("{}{} g{}", s.empty() ? "" : ", ", entity_key(p_.calls[call].domain, e),
+                     grains_[call][e].generation);
+  }
+  return s;
+}
+
+void Engine::requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
+                     bool tail_used, bool immediate) {
+  for (std::uint32_t e : grains) {
+    Grain& g = grains_[call][e];
+    g.phase = GrainPhase::ready;
+    ++g.generation;
+  }
+  counters_[call].requeues += grains.size();
+  RecoveryBatch b{grains, retries_used, tail_used};
+  if (immediate)
+    queues_[call].immediate.push_back(std::move(b));
+  else
+    queues_[call].deferred.push_back(std::move(b));
+}
+
+FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
+  auto it = in_flight_.find(batch_id);
+  if (it == in_flight_.end()) {
+    ++stale_reports_;
+    return {};
+  }
+  InFlight batch = std::move(it->second);
+  in_flight_.erase(it);
+  const int call = batch.call;
+  const PlanCall& pc = p_.calls[call];
+  // Barriered Grains are sealed before the policy is consulted.
+  auto live = take_live(call, batch.grains, &batch.generations);
+  if (live.empty()) return {};
+  const RecoveryPolicy& policy = pc.recovery;
+  auto abort_with = [&](const std::string& why) {
+    // Keep the grains IN_FLIGHT: the run stops here.
+    return FailureVerdict{true, fmt::format("Call {} (UDF {}) failed on Grains [{}]{}: {}", pc.name,
+                                            pc.udf, describe_grains(call, live), why, error)};
+  };
+  switch (policy.kind()) {
+    case RecoveryPolicy::Kind::abort:
+      return abort_with("");
+    case RecoveryPolicy::Kind::retry_batch:
+    case RecoveryPolicy::Kind::retry_tail:
+      if (batch.retries_used >= policy.retries()) {
+        return abort_with(fmt::format(" after {} retries", batch.retries_used));
+      }
+      requeue(call, live, static_cast<std::uint16_t>(batch.retries_used + 1), false,
+              policy.kind() == RecoveryPolicy::Kind::retry_batch);
+      return {};
+    case RecoveryPolicy::Kind::isolate_tail:
+      if (!batch.tail_used) {
+        requeue(call, live, batch.retries_used, true, false);
+      } else if (live.size() > 1) {
+        const std::size_t half = live.size() / 2;
+        std::vector<std::uint32_t> a(live.begin(),
+                                     live.begin() + static_cast<std::ptrdiff_t>(half));
+        std::vector<std::uint32_t> b(live.begin() + static_cast<std::ptrdiff_t>(half), live.end());
+        requeue(call, a, batch.retries_used, true, false);
+        requeue(call, b, batch.retries_used, true, false);
+      } else {
+        seal_grain(call, live[0], ItemState::failed, intern(error));
+      }
+      return {};
+  }
+  return abort_with("");
+}
+
+FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason) {
+  auto it = in_flight_.find(batch_id);
+  if (it == in_flight_.end()) {
+    ++stale_reports_;
+    return {};
+  }
+  InFlight batch = std::move(it->second);
+  in_flight_.erase(it);
+  const int call = batch.call;
+  const PlanCall& pc = p_.calls[call];
+  auto live = take_live(call, batch.grains, &batch.generations);
+  if (live.empty()) return {};
+  for (std::uint32_t e : live) {
+    if (grains_[call][e].infra_used >= pc.infra_retries) {
+      return FailureVerdict{
+          true,
+          fmt::format("Call {} (UDF {}) lost its actor on Grains [{}] and the "
+                      "infrastructure budget ({} replays per Grain) is exhausted: {}",
+                      pc.name, pc.udf, describe_grains(call, live), pc.infra_retries, reason)};
+    }
+  }
+  for (std::uint32_t e : live) ++grains_[call][e].infra_used;
+  requeue(call, live, batch.retries_used, batch.tail_used, true);
+  return {};
+}
+
+// ---- Completion -----------------------------------------------------------------------
+
+bool Engine::complete() const {
+  return fact_head_ >= facts_.size() && in_flight_.empty() && grains_sealed_ == grains_total_ &&
+         roots_finished_ == rows_ && fatal_.empty();
+}
+
+bool Engine::stuck() const {
+  if (complete() || fact_head_ < facts_.size() || !in_flight_.empty()) return false;
+  for (std::size_t c = 0; c < queues_.size(); ++c) {
+    if (has_work(static_cast<int>(c))) return false;
+  }
+  return true;
+}
+
+std::string Engine::deadlock_report() const {
+  std::string calls;
+  for (std::size_t c = 0; c < p_.calls.size(); ++c) {
+    std::uint64_t waiting = 0, ready = 0, in_flight = 0;
+    for (const Grain& g : grains_[c]) {
+      if (g.phase == GrainPhase::waiting) ++waiting;
+      if (g.phase == GrainPhase::ready) ++ready;
+      if (g.phase == GrainPhase::in_flight) ++in_flight;
+    }
+    calls += fmt::format("; {}: {} sealed, {} waiting, {} ready, {} in flight", p_.calls[c].name,
+                         counters_[c].sealed, waiting, ready, in_flight);
+  }
+  return fmt::format(
+      "deadlock in input batch {} (rows {}..{}): nothing in flight and nothing dispatchable, but "
+      "{} of {} Grains are sealed and {} of {} roots are terminal{}",
+      options_.batch_index, first_row_, first_row_ + rows_, grains_sealed_, grains_total_,
+      roots_finished_, rows_, calls);
+}
+
+std::vector<std::uint32_t> Engine::take_finished_roots() {
+  std::vector<std::uint32_t> out;
+  out.swap(finished_roots_);
+  return out;
+}
+
+void Engine::root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
+                          std::vector<const std::string*>& causes,
+                          std::vector<const void*>& values) const {
+  outcomes.clear();
+  causes.clear();
+  values.clear();
+  for (int out : p_.outputs) {
+    const Item& it = items_[out][root];
+    outcomes.push_back(to_outcome(it.state));
+    causes.push_back(it.cause >= 0 ? &causes_[it.cause] : nullptr);
+    values.push_back(it.value);
+  }
+}
+
+std::string Engine::entity_key(int domain, std::uint32_t entity) const {
+  std::vector<std::uint32_t> path;
+  while (domain > 0) {
+    path.push_back(ordinal_[domain][entity]);
+    entity = parent_[domain][entity];
+    domain = p_.domains[domain].parent;
+  }
+  std::string s = std::to_string(first_row_ + entity);
+  for (auto it = path.rbegin(); it != path.rend(); ++it) s += "/" + std::to_string(*it);
+  return s;
+}
+
+}  // namespace rayorch::detail

@@ -1,0 +1,253 @@
+// The semantic engine of one input batch: the single writer of its Entities, Items,
+// Expansions, lineage and Grain states (DESIGN 5). No threads, no I/O: the execution layer
+// drives it through reserve / commit / fail / lost and advance.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "rayorch/detail/erased.h"
+#include "rayorch/metrics.h"
+#include "rayorch/outcome.h"
+
+#include "program/plan.h"
+
+namespace rayorch::detail {
+
+/// The state of one Item; `unresolved` until its one terminal fact is published.
+enum class ItemState : std::uint8_t { unresolved, present, dropped, failed, suppressed };
+
+/// Lifecycle of a Grain (DESIGN 5).
+enum class GrainPhase : std::uint8_t { waiting, ready, in_flight, sealed };
+
+/// Lifecycle events a Grain can undergo; used by the transition table.
+enum class GrainEvent : std::uint8_t {
+  inputs_ready,     ///< every input PRESENT
+  inputs_terminal,  ///< inputs decided the outcome without READY (failure or drop)
+  suppress,         ///< a barrier or a failed batch seals it
+  reserve,          ///< taken into an RPC
+  commit,           ///< its report committed
+  requeue,          ///< retry or replay at generation + 1
+};
+
+/// The next phase for (phase, event), or nullopt when the edge is illegal.
+std::optional<GrainPhase> grain_transition(GrainPhase phase, GrainEvent event);
+
+/// Options of one engine.
+struct EngineOptions {
+  std::size_t batch_index = 0;
+  std::size_t first_row = 0;
+  QueueOrder queue_order = QueueOrder::fifo;
+  std::optional<Reservation> reservation;  ///< overrides each pool's policy when set
+};
+
+/// One RPC's worth of Grains of one Call, reserved from one engine.
+struct ReservedBatch {
+  std::uint64_t id = 0;
+  int call = -1;
+  std::vector<std::uint32_t> grains;  ///< Entity indices in the Call's Domain
+  std::vector<std::uint32_t> generations;
+  std::vector<std::vector<const void*>> inputs;  ///< [input][row] value addresses
+};
+
+/// What the engine asks of the executor after a failure report.
+struct FailureVerdict {
+  bool abort = false;
+  std::string message;  ///< for abort: names Call, UDF, Grains with generations and the error
+};
+
+/// Result of committing a report.
+enum class CommitStatus : std::uint8_t { accepted, stale, contract_error };
+
+class Engine {
+ public:
+  /// `sources[c][r]` is the value of source column c for row first_row + r.
+  Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
+         const std::vector<BlockRef>& source_blocks,
+         const std::vector<std::vector<const void*>>& sources, std::size_t first_row,
+         std::size_t rows);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Drains pending facts to a fixed point.
+  void advance();
+
+  /// True when the Call has queued work (possibly stale entries).
+  bool has_work(int call) const;
+  /// Reserves up to the Call's batch_size Grains, or nullopt when none is dispatchable.
+  std::optional<ReservedBatch> reserve(int call);
+
+  /// The blocks holding a reserved batch's inputs (to keep them alive for an attempt that
+  /// may outlive the engine).
+  std::vector<BlockRef> input_blocks(const ReservedBatch& batch) const;
+
+  /// Commits a successful RPC result. Validated as a whole before anything is published.
+  CommitStatus commit(std::uint64_t batch_id, RpcOutput&& output);
+  /// The UDF threw: seals barriered Grains, then applies the Call's RecoveryPolicy.
+  FailureVerdict fail(std::uint64_t batch_id, const std::string& error);
+  /// The actor was lost (or timed out): replays the Grains at a higher generation within
+  /// each Grain's infrastructure budget.
+  FailureVerdict lost(std::uint64_t batch_id, const std::string& reason);
+
+  /// True when all work is done and every output Item is terminal.
+  bool complete() const;
+  /// True when incomplete with nothing pending, in flight or dispatchable.
+  bool stuck() const;
+  /// A deadlock description with progress counters.
+  std::string deadlock_report() const;
+  /// Set when the data broke a runtime contract (aligned lengths): the run must abort.
+  const std::string& fatal_error() const { return fatal_; }
+
+  /// Root rows (batch-local) whose outputs all became terminal since the last call.
+  std::vector<std::uint32_t> take_finished_roots();
+  /// The output Items of a batch-local root row, in output order.
+  void root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
+                    std::vector<const std::string*>& causes,
+                    std::vector<const void*>& values) const;
+
+  /// Prints an Entity of a Domain as its ordinal path from the source row, e.g. "7/3".
+  std::string entity_key(int domain, std::uint32_t entity) const;
+  /// Batch index and row range.
+  std::size_t batch_index() const { return options_.batch_index; }
+  std::size_t first_row() const { return first_row_; }
+  std::size_t rows() const { return rows_; }
+  /// Number of RPCs in flight.
+  std::size_t in_flight() const { return in_flight_.size(); }
+
+  /// Counters for metrics and progress.
+  struct CallCounters {
+    std::uint64_t requeues = 0;
+    std::uint64_t suppressed_by_barrier = 0;
+    std::uint64_t sealed = 0;
+    std::uint64_t total = 0;
+  };
+  const CallCounters& counters(int call) const { return counters_[call]; }
+  std::uint64_t grains_total() const { return grains_total_; }
+  std::uint64_t grains_sealed() const { return grains_sealed_; }
+  std::uint64_t stale_reports() const { return stale_reports_; }
+  std::size_t ready_count(int call) const;
+
+ private:
+  struct Item {
+    const void* value = nullptr;
+    std::int32_t block = -1;
+    std::int32_t cause = -1;
+    ItemState state = ItemState::unresolved;
+  };
+  struct Grain {
+    std::uint32_t generation = 0;
+    std::uint16_t unresolved = 0;
+    std::uint16_t infra_used = 0;
+    GrainPhase phase = GrainPhase::waiting;
+    bool has_drop = false;
+  };
+  struct Expansion {
+    std::uint32_t first = 0;
+    std::uint32_t count = 0;
+    std::uint8_t state = 0;  // 0 unresolved, 1 succeeded, 2 dropped, 3 failed
+    std::int32_t cause = -1;
+  };
+  struct ReduceProgress {
+    std::uint32_t pending = 0;
+    bool known = false;  // the expansion fact arrived
+    bool published = false;
+  };
+  struct Fact {
+    std::int32_t port;
+    std::uint32_t entity;
+  };
+  struct RecoveryBatch {
+    std::vector<std::uint32_t> grains;
+    std::uint16_t retries_used = 0;
+    bool tail_used = false;
+  };
+  struct InFlight {
+    int call = -1;
+    std::vector<std::uint32_t> grains;
+    std::vector<std::uint32_t> generations;
+    std::uint16_t retries_used = 0;
+    bool tail_used = false;
+  };
+  struct CallQueues {
+    std::deque<std::uint32_t> ready;
+    std::deque<RecoveryBatch> immediate;
+    std::deque<RecoveryBatch> deferred;
+  };
+
+  void create_entities(int domain, std::uint32_t count, std::uint32_t parent);
+  void publish(int port, std::uint32_t entity, ItemState state, std::int32_t block,
+               const void* value, std::int32_t cause);
+  void on_call_input(int call, std::uint32_t entity, const Item& item);
+  void on_expand_list(int expand, std::uint32_t parent);
+  void on_reduce_fact(int reduce, std::uint32_t child, const Item& item, int slot);
+  void on_filter(int filter, std::uint32_t entity);
+  void on_broadcast_source(int broadcast, std::uint32_t ancestor);
+  void publish_broadcast_range(int broadcast, int domain, std::uint32_t first, std::uint32_t count);
+  void settle_reduce(int reduce, std::uint32_t parent);
+  void publish_reduce(int reduce, std::uint32_t parent, ItemState state, std::int32_t cause);
+  void seal_grain(int call, std::uint32_t entity, ItemState outputs_state, std::int32_t cause);
+  void seal_suppressed_by_barrier(int call, std::uint32_t entity);
+  std::uint32_t barrier_key(int call, std::uint32_t entity) const;
+  std::int32_t barrier_cause(int call, std::uint32_t entity) const;
+  void set_barrier(int call, std::uint32_t entity, std::int32_t cause);
+  std::int32_t intern(std::string cause);
+  std::int32_t add_block(BlockRef block);
+  std::vector<std::uint32_t> take_live(int call, const std::vector<std::uint32_t>& grains,
+                                       const std::vector<std::uint32_t>* generations);
+  ReservedBatch make_reservation(int call, std::vector<std::uint32_t> grains,
+                                 std::uint16_t retries_used, bool tail_used);
+  void requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
+               bool tail_used, bool immediate);
+  std::string describe_grains(int call, const std::vector<std::uint32_t>& grains) const;
+  std::uint32_t ancestor_in(int domain, std::uint32_t entity, int ancestor_domain) const;
+
+  std::shared_ptr<const RuntimePlan> plan_;
+  const RuntimePlan& p_;
+  EngineOptions options_;
+  std::size_t first_row_;
+  std::size_t rows_;
+
+  // Entities, per Domain.
+  std::vector<std::vector<std::uint32_t>> parent_;
+  std::vector<std::vector<std::uint32_t>> ordinal_;
+  std::vector<std::vector<int>> child_domains_;
+  std::vector<std::vector<int>> reduces_into_;  // reduces whose parent Domain is this one
+  // Items, per Port, indexed by Entity.
+  std::vector<std::vector<Item>> items_;
+  // Expansions, per child Domain, indexed by the parent Entity.
+  std::vector<std::vector<Expansion>> expansions_;
+  // Reduce progress, per reduce, indexed by the parent Entity.
+  std::vector<std::vector<ReduceProgress>> reduce_progress_;
+  // Grains, per Call, indexed by Entity.
+  std::vector<std::vector<Grain>> grains_;
+  // GroupFailure barriers, per Call, indexed by the barrier Domain's Entity (-1: none).
+  std::vector<std::vector<std::int32_t>> barriers_;
+  // Filter arrivals are read from the items themselves.
+  std::vector<CallQueues> queues_;
+  std::vector<CallCounters> counters_;
+  std::unordered_map<std::uint64_t, InFlight> in_flight_;
+  std::uint64_t next_batch_id_ = 1;
+
+  std::vector<Fact> facts_;
+  std::size_t fact_head_ = 0;
+  std::vector<BlockRef> blocks_;
+  std::vector<std::string> causes_;
+
+  std::vector<std::uint16_t> root_outputs_resolved_;
+  std::vector<std::uint32_t> finished_roots_;
+  std::size_t roots_finished_ = 0;
+  std::uint64_t grains_total_ = 0;
+  std::uint64_t grains_sealed_ = 0;
+  std::uint64_t stale_reports_ = 0;
+  std::vector<std::size_t> call_inputs_;  // number of inputs per Call
+  std::string fatal_;
+};
+
+}  // namespace rayorch::detail

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Enforces the module layering of the source tree:
+#
+#   src/program/    must not include runtime/... or execution/...
+#   src/runtime/    must not include execution/...
+#   include/rayorch must not include program/..., runtime/... or execution/...
+#
+# Both #include "x/..." and #include <x/...> are checked; a leading "src/" or
+# "../" components are also recognised. Prints FILE:LINE for each violation.
+#
+# usage: check.sh SOURCE_ROOT      exit 0 = clean, 1 = violations, 2 = usage
+set -euo pipefail
+
+if [[ $# -ne 1 || ! -d "$1" ]]; then
+  echo "usage: $0 SOURCE_ROOT" >&2
+  exit 2
+fi
+root="$(cd "$1" && pwd)"
+
+violations=0
+
+# check DIR RULE FORBIDDEN_PREFIX...
+check() {
+  local dir="$1" rule="$2"
+  shift 2
+  [[ -d "${root}/${dir}" ]] || return 0
+  local alternatives
+  alternatives="$(IFS='|'; echo "$*")"
+  local pattern="^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"](\\.\\./)*(src/)?(${alternatives})/"
+  local hits
+  hits="$(cd "${root}" && grep -rnIE --include='*.h' --include='*.hh' --include='*.hpp' \
+            --include='*.hxx' --include='*.inl' --include='*.ipp' --include='*.inc' \
+            --include='*.c' --include='*.cc' --include='*.cpp' --include='*.cxx' \
+            -e "${pattern}" "${dir}" || true)"
+  if [[ -n "${hits}" ]]; then
+    while IFS= read -r hit; do
+      # hit is FILE:LINE:TEXT
+      local file="${hit%%:*}" rest="${hit#*:}"
+      local line="${rest%%:*}" text="${rest#*:}"
+      echo "${file}:${line}: layering violation (${rule}): ${text#"${text%%[![:space:]]*}"}"
+      violations=$((violations + 1))
+    done <<<"${hits}"
+  fi
+}
+
+check src/program     "src/program must not depend on runtime or execution" runtime execution
+check src/runtime     "src/runtime must not depend on execution"            execution
+check include/rayorch "public headers must not include internal program/runtime/execution headers" \
+  program runtime execution
+
+if [[ ${violations} -gt 0 ]]; then
+  echo "layering: ${violations} violation(s) found" >&2
+  exit 1
+fi
+echo "layering: OK"

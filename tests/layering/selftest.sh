@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Self-test for check.sh: a clean tree must pass, every planted violation must fail.
+#
+# usage: selftest.sh PATH/TO/check.sh
+set -euo pipefail
+
+check="${1:-$(dirname "$0")/check.sh}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "${tmp}"' EXIT
+
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+make_clean_tree() {
+  local t="$1"
+  rm -rf "${t}"
+  mkdir -p "${t}/src/program" "${t}/src/runtime" "${t}/src/execution" "${t}/include/rayorch/detail"
+  cat >"${t}/src/program/graph.cc" <<'CC'
+#include "program/graph.h"
+#include <rayorch/rayorch.h>
+#include <vector>
+// #include "runtime/commented_out.h"
+CC
+  cat >"${t}/src/program/graph.h" <<'CC'
+#pragma once
+#include "program/types.h"
+CC
+  cat >"${t}/src/runtime/scheduler.cc" <<'CC'
+#include "runtime/scheduler.h"
+#include "program/graph.h"
+#include <rayorch/rayorch.h>
+CC
+  cat >"${t}/src/execution/executor.cc" <<'CC'
+#include "execution/executor.h"
+#include "runtime/scheduler.h"
+#include "program/graph.h"
+CC
+  cat >"${t}/include/rayorch/rayorch.h" <<'CC'
+#pragma once
+#include <rayorch/detail/config.h>
+#include "rayorch/version.h"
+#include <string>
+CC
+  touch "${t}/include/rayorch/detail/config.h"
+}
+
+# expect_result TREE EXPECTED_RC DESCRIPTION [EXPECTED_OUTPUT_SUBSTRING]
+expect_result() {
+  local tree="$1" expected="$2" what="$3" needle="${4:-}"
+  local out rc=0
+  out="$(bash "${check}" "${tree}" 2>&1)" || rc=$?
+  if [[ ${rc} -ne ${expected} ]]; then
+    fail "${what}: expected exit ${expected}, got ${rc}"$'\n'"${out}"
+    return
+  fi
+  if [[ -n "${needle}" && "${out}" != *"${needle}"* ]]; then
+    fail "${what}: output lacks '${needle}'"$'\n'"${out}"
+    return
+  fi
+  echo "ok: ${what}"
+}
+
+tree="${tmp}/tree"
+
+make_clean_tree "${tree}"
+expect_result "${tree}" 0 "clean tree passes"
+
+# plant FILE LINE_TEXT DESCRIPTION  (the planted include lands on line 2)
+plant() {
+  local file="$1" text="$2" what="$3"
+  make_clean_tree "${tree}"
+  mkdir -p "$(dirname "${tree}/${file}")"
+  { echo "// planted"; echo "${text}"; } >"${tree}/${file}"
+  expect_result "${tree}" 1 "${what}" "${file}:2:"
+}
+
+plant src/program/bad.cc        '#include "runtime/scheduler.h"'    "program -> runtime (quotes)"
+plant src/program/bad.h         '#include <execution/executor.h>'   "program -> execution (angle brackets)"
+plant src/program/sub/deep.cc   '  #  include "execution/x.h"'      "program -> execution (nested dir, spacing)"
+plant src/program/rel.cc        '#include "../runtime/scheduler.h"' "program -> runtime (relative path)"
+plant src/runtime/bad.cc        '#include "execution/executor.h"'   "runtime -> execution (quotes)"
+plant src/runtime/bad.h         '#include <execution/executor.h>'   "runtime -> execution (angle brackets)"
+plant include/rayorch/bad.h     '#include "program/graph.h"'        "public header -> program"
+plant include/rayorch/bad2.h    '#include <runtime/scheduler.h>'    "public header -> runtime"
+plant include/rayorch/detail/x.h '#include "execution/executor.h"'  "public header -> execution"
+
+# The rule name must be reported.
+make_clean_tree "${tree}"
+echo '#include "execution/executor.h"' >>"${tree}/src/runtime/scheduler.cc"
+expect_result "${tree}" 1 "rule is reported" "src/runtime must not depend on execution"
+
+# Missing argument is a usage error, not a pass.
+rc=0
+bash "${check}" >/dev/null 2>&1 || rc=$?
+if [[ ${rc} -eq 0 ]]; then fail "check.sh without arguments must not succeed"; else echo "ok: usage error"; fi
+
+if [[ ${failures} -gt 0 ]]; then
+  echo "layering selftest: ${failures} failure(s)" >&2
+  exit 1
+fi
+echo "layering selftest: OK"
