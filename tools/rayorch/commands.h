@@ -1,0 +1,23 @@
+// Subcommand registration for the `rayorch` command. Each family lives in its own file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace rayorch::cli {
+
+/// `rayorch explain`: prints compiled plans of the bundled example pipelines.
+void add_explain_command(CLI::App& app);
+/// `rayorch pdf2md` and `rayorch make-samples`: the document workload.
+void add_pdf2md_commands(CLI::App& app);
+/// `rayorch bench ...`: benchmarks.
+void add_bench_commands(CLI::App& app);
+
+/// Exit codes shared by subcommands.
+enum ExitCode : int {
+  kOk = 0,
+  kSomeFailed = 1,  ///< the run finished but some documents failed (see failures.jsonl)
+  kUsage = 2,       ///< bad command line or input
+  kAborted = 3,     ///< the run stopped on an unrecoverable error
+};
+
+}  // namespace rayorch::cli
