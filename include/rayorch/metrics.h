@@ -24,13 +24,13 @@ struct RunOptions {
   /// READY queue order (FIFO default; LIFO for experiments).
   QueueOrder queue_order = QueueOrder::fifo;
   /// Overrides every Module's reservation policy when set.
-  std::optional<Reservation> reservation;
+  std::optional<Reservation> reservation{};
   /// Progress on stderr, shown only when stderr is a terminal.
   bool progress = true;
   /// When non-empty, a Chrome-trace JSON timeline of every RPC is written here (atomically).
-  std::string trace_path;
+  std::string trace_path{};
   /// When non-empty, a JSON metrics report is written here (atomically).
-  std::string report_path;
+  std::string report_path{};
 };
 
 /// Per-Call counters of one run.

@@ -61,7 +61,7 @@ class Module {
   template <class... A>
   requires(!(sizeof...(A) == 1 &&
              (std::is_same_v<std::remove_cvref_t<A>, Module> && ...))) explicit Module(A&&... args)
-      : state_(std::make_unique<State>()) {
+      : state_(std::make_shared<State>()) {
     static_assert(std::is_constructible_v<U, const std::decay_t<A>&...>,
                   "ro::Module<U>(args...): U is not constructible from these arguments");
     state_->factory = [captured = std::make_tuple(std::decay_t<A>(std::forward<A>(args))...)]() {
@@ -74,9 +74,9 @@ class Module {
   }
 
   /// A copy is a new Module (its own pool) with the same options and arguments.
-  Module(const Module& other) : state_(std::make_unique<State>(*other.state_)) {}
+  Module(const Module& other) : state_(std::make_shared<State>(*other.state_)) {}
   Module& operator=(const Module& other) {
-    state_ = std::make_unique<State>(*other.state_);
+    state_ = std::make_shared<State>(*other.state_);
     return *this;
   }
   /// Moving keeps the Module's identity.
@@ -224,7 +224,7 @@ class Module {
                          std::get<J>(captured)...),
           rows);
     };
-    detail::ModuleRecord module{state_.get(), udf, state_->options, state_->factory};
+    detail::ModuleRecord module{state_.get(), udf, state_->options, state_->factory, state_};
     std::vector<int> outs = graph->add_call(std::move(module), std::move(call));
     return make_ports(graph, outs, static_cast<typename shape::values*>(nullptr));
   }
@@ -237,14 +237,17 @@ class Module {
     if constexpr (sizeof...(V) == 1) {
       return Port<V...>(shared, outs[0]);
     } else {
-      std::size_t i = 0;
-      return std::tuple<Port<V>...>{Port<V>(shared, outs[i++])...};
+      // An index pack, not a running counter: GCC flags `i++` in a braced pack expansion.
+      return [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return std::tuple<Port<V>...>{Port<V>(shared, outs[K])...};
+      }
+      (std::index_sequence_for<V...>{});
     }
   }
 
   static std::shared_ptr<detail::Graph> shared_graph(detail::Graph* graph);
 
-  std::unique_ptr<State> state_;
+  std::shared_ptr<State> state_;
 };
 
 template <class U>

@@ -4,6 +4,7 @@
 #include <memory>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "rayorch/column.h"
@@ -91,8 +92,10 @@ std::tuple<Port<T>...> expand_aligned(const Port<std::vector<T>>&... lists) {
   auto ids = g.add_expand({lists.checked_id("F::expand_aligned")...}, {detail::list_ops<T>()...},
                           {detail::type_name<T>()...});
   auto shared = detail::current_graph_shared();
-  std::size_t i = 0;
-  return std::tuple<Port<T>...>{Port<T>(shared, ids[i++])...};
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<Port<T>...>{Port<T>(shared, ids[I])...};
+  }
+  (std::index_sequence_for<T...>{});
 }
 
 /// Gathers the surviving child values of each parent, in ordinal order, as one parent Item.
@@ -129,24 +132,30 @@ Port<Group<T>> reduce(const Port<T>& values, const Port<M>& members_port) {
 /// Several child Ports gathered with one membership (the first Port's, by default).
 template <class... T>
 std::tuple<Port<Group<T>>...> reduce_aligned(const Port<T>&... values) {
+  static_assert(sizeof...(T) >= 1, "F::reduce_aligned needs at least one value Port");
   detail::Graph& g = detail::tracing_graph("reduce_aligned");
   auto ids = g.add_reduce({values.checked_id("F::reduce_aligned")...}, -1,
                           {detail::group_maker<T>()...}, {detail::type_name<Group<T>>()...});
   auto shared = detail::current_graph_shared();
-  std::size_t i = 0;
-  return std::tuple<Port<Group<T>>...>{Port<Group<T>>(shared, ids[i++])...};
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<Port<Group<T>>...>{Port<Group<T>>(shared, ids[I])...};
+  }
+  (std::index_sequence_for<T...>{});
 }
 
 /// reduce_aligned with an explicit membership Port.
 template <class M, class... T>
 std::tuple<Port<Group<T>>...> reduce_aligned(const Members<M>& members, const Port<T>&... values) {
+  static_assert(sizeof...(T) >= 1, "F::reduce_aligned needs at least one value Port");
   detail::Graph& g = detail::tracing_graph("reduce_aligned");
   auto ids = g.add_reduce({values.checked_id("F::reduce_aligned")...},
                           members.port.checked_id("F::reduce_aligned members"),
                           {detail::group_maker<T>()...}, {detail::type_name<Group<T>>()...});
   auto shared = detail::current_graph_shared();
-  std::size_t i = 0;
-  return std::tuple<Port<Group<T>>...>{Port<Group<T>>(shared, ids[i++])...};
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<Port<Group<T>>...>{Port<Group<T>>(shared, ids[I])...};
+  }
+  (std::index_sequence_for<T...>{});
 }
 
 /// Passes `source` where `mask` is true, drops it where false (same Domain).

@@ -22,6 +22,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Task {
+  std::uint64_t run = 0;
   int call = -1;
   std::size_t input_batch = 0;
   std::uint64_t batch_id = 0;
@@ -30,6 +31,7 @@ struct Task {
 };
 
 struct Completion {
+  std::uint64_t run = 0;  // a report that outlived its run is stale by construction
   int pool = -1;
   int slot = -1;
   std::uint64_t epoch = 0;
@@ -91,6 +93,7 @@ void actor_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std
       box->task.reset();
     }
     Completion c;
+    c.run = task.run;
     c.pool = pool;
     c.slot = slot;
     c.epoch = epoch;
@@ -157,12 +160,7 @@ class LocalCore final : public ExecutionCore {
           "this executor is closed (after close() or an aborted run); create a "
           "new executor to run again");
     }
-    try {
-      return run_impl(std::move(sources), options, sink);
-    } catch (...) {
-      close();
-      throw;
-    }
+    return run_impl(std::move(sources), options, sink);
   }
 
   void close() override {
@@ -215,6 +213,7 @@ class LocalCore final : public ExecutionCore {
         if (!d) break;
         const PlanCall& call = plan_->calls[d->batch.call];
         Task t;
+        t.run = run_;
         t.call = d->batch.call;
         t.input_batch = d->engine->batch_index();
         t.batch_id = d->batch.id;
@@ -241,6 +240,11 @@ class LocalCore final : public ExecutionCore {
   }
 
   void handle(RunState& state, Completion& c) {
+    if (c.run != run_) {
+      // An attempt abandoned in an earlier run: its engine is gone, nothing can accept it.
+      state.count_stale_report();
+      return;
+    }
     Actor* owner = nullptr;
     if (c.pool >= 0 && c.pool < static_cast<int>(actors_.size())) {
       for (Actor& a : actors_[c.pool]) {
@@ -314,24 +318,48 @@ class LocalCore final : public ExecutionCore {
     std::vector<int> sizes;
     for (const auto& pool : actors_) sizes.push_back(static_cast<int>(pool.size()));
     RunState state(plan_, std::move(sources), options, sink, sizes);
+    ++run_;
+    try {
+      return drive(state, options);
+    } catch (...) {
+      // Busy actors still read input values owned by `state`: stop and join them before
+      // it is destroyed. Attempts that can time out hold their inputs and are detached.
+      close();
+      throw;
+    }
+  }
+
+  RunMetrics drive(RunState& state, const RunOptions& options) {
+    {
+      // Late reports of attempts abandoned in earlier runs are rejected here, so each one
+      // is counted even when this run never waits for a completion.
+      std::deque<Completion> leftovers;
+      {
+        std::lock_guard<std::mutex> lock(done_->mutex);
+        leftovers.swap(done_->items);
+      }
+      for (Completion& c : leftovers) handle(state, c);
+    }
     const bool show_progress = options.progress && ::isatty(STDERR_FILENO) == 1;
     auto last_progress = Clock::now();
     state.admit();
     state.settle();
+    int idle_rounds = 0;
     while (!state.done()) {
-      const std::size_t sent = dispatch(state);
+      dispatch(state);
       if (in_flight_ == 0) {
-        if (sent == 0) {
-          state.settle();
-          if (state.done()) break;
-          if (dispatch(state) == 0) {
-            throw ExecutionError(
-                "deadlock: input batches are incomplete but no Grain is "
-                "dispatchable and nothing is in flight");
-          }
+        // Nothing was sent, but a pick may have sealed barriered Grains: settling publishes
+        // their facts (and may retire and admit input batches). A stuck engine throws there
+        // with its progress counters; this is the backstop.
+        state.settle();
+        if (++idle_rounds > 2 && !state.done()) {
+          throw ExecutionError(
+              "deadlock: input batches are incomplete but no Grain is "
+              "dispatchable and nothing is in flight");
         }
         continue;
       }
+      idle_rounds = 0;
       std::deque<Completion> batch;
       {
         std::unique_lock<std::mutex> lock(done_->mutex);
@@ -357,6 +385,7 @@ class LocalCore final : public ExecutionCore {
   std::shared_ptr<CompletionQueue> done_;
   std::vector<std::vector<Actor>> actors_;
   std::uint64_t epochs_ = 0;
+  std::uint64_t run_ = 0;
   std::size_t in_flight_ = 0;
   bool closed_ = false;
   std::vector<RpcRecord> no_log_;

@@ -35,6 +35,7 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
   rr_.assign(plan_->pools.size(), 0);
   metrics_.root_completed_seconds.assign(rows, 0.0);
   done_per_call_.assign(plan_->calls.size(), 0);
+  in_flight_per_call_.assign(plan_->calls.size(), 0);
   for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
     CallMetrics m;
     m.call = plan_->calls[c].name;
@@ -83,6 +84,7 @@ std::optional<Dispatch> RunState::pick(int pool) {
       auto batch = engine->reserve(call);
       if (!batch) continue;
       rr_[pool] = idx + 1;
+      in_flight_per_call_[call] += batch->grains.size();
       return Dispatch{engine.get(), std::move(*batch)};
     }
   }
@@ -150,6 +152,7 @@ bool RunState::nothing_in_flight() const {
 void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
                           std::chrono::steady_clock::time_point end, const char* status) {
   CallMetrics& m = metrics_.calls[d.batch.call];
+  in_flight_per_call_[d.batch.call] -= d.batch.grains.size();
   ++m.rpcs;
   m.grain_dispatches += d.batch.grains.size();
   ++m.batch_size_histogram[d.batch.grains.size()];
@@ -219,10 +222,10 @@ void RunState::reject_late(std::size_t input_batch, std::uint64_t batch_id, RpcO
 std::string RunState::progress_line() const {
   std::string s = fmt::format("roots {}/{}", roots_delivered_, sources_.rows);
   for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
-    std::size_t ready = 0, in_flight = 0;
+    std::size_t ready = 0;
     for (const auto& e : active_) ready += e->ready_count(static_cast<int>(c));
-    (void)in_flight;
-    s += fmt::format(" | {} done {} ready {}", plan_->calls[c].name, done_per_call_[c], ready);
+    s += fmt::format(" | {} done {} ready {} in-flight {}", plan_->calls[c].name, done_per_call_[c],
+                     ready, in_flight_per_call_[c]);
   }
   const double t = now_seconds();
   s += fmt::format(" | {:.1f} roots/s", t > 0 ? static_cast<double>(roots_delivered_) / t : 0.0);
@@ -234,9 +237,6 @@ RunMetrics RunState::finish() {
   metrics_.elapsed_seconds = now_seconds();
   if (!options_.trace_path.empty()) {
     nlohmann::json events = nlohmann::json::array();
-    for (const auto& p : plan_->pools) {
-      (void)p;
-    }
     for (const TimelineEntry& t : timeline_) {
       nlohmann::json ev;
       ev["name"] = plan_->calls[t.call].name;

@@ -66,6 +66,8 @@ class RunState {
 
   /// Offers the late report of an abandoned attempt to its engine, which rejects it.
   void reject_late(std::size_t input_batch, std::uint64_t batch_id, RpcOutput&& out);
+  /// Counts a report rejected without an engine (its attempt belongs to an earlier run).
+  void count_stale_report() { ++metrics_.stale_reports_rejected; }
 
   /// Finishes metrics and writes the trace/report files when requested.
   RunMetrics finish();
@@ -94,6 +96,7 @@ class RunState {
   RunMetrics metrics_;
   std::vector<TimelineEntry> timeline_;
   std::vector<std::uint64_t> done_per_call_;
+  std::vector<std::uint64_t> in_flight_per_call_;  // Grains reserved and not yet reported
   // Reused buffers for root delivery.
   std::vector<Outcome> outcomes_;
   std::vector<const std::string*> causes_;

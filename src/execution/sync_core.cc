@@ -53,6 +53,9 @@ class SyncCore final : public ExecutionCore {
     state.settle();
     std::size_t cursor = 0;
     const std::size_t np = plan_->pools.size();
+    // A pick that finds only barriered Grains seals them without dispatching; the facts that
+    // publishes can make other Grains READY, so only a second idle round is a deadlock.
+    int idle_rounds = 0;
     while (!state.done()) {
       bool dispatched = false;
       for (std::size_t k = 0; k < np && !dispatched; ++k) {
@@ -64,7 +67,8 @@ class SyncCore final : public ExecutionCore {
         execute(state, *d, static_cast<int>(p));
       }
       state.settle();
-      if (!dispatched && !state.done()) {
+      idle_rounds = dispatched ? 0 : idle_rounds + 1;
+      if (idle_rounds >= 2 && !state.done()) {
         throw ExecutionError(
             "deadlock: input batches are incomplete but no Grain is "
             "dispatchable and nothing is in flight");

@@ -105,6 +105,15 @@ class Compiler {
         case PortKind::expand: {
           const LogicalExpand& e = g_.expands[lp.op];
           if (lp.slot == 0) {
+            // Before the expanded-twice check, which would misreport a repeated list.
+            for (std::size_t i = 0; i < e.lists.size(); ++i) {
+              for (std::size_t j = i + 1; j < e.lists.size(); ++j) {
+                if (e.lists[i] == e.lists[j]) {
+                  throw CompileError(fmt::format(
+                      "F::expand_aligned lists {} twice; pass distinct Ports", port(e.lists[i])));
+                }
+              }
+            }
             int producer_call = -1;
             for (int l : e.lists) {
               const LogicalPort& src = g_.ports[l];
@@ -128,12 +137,6 @@ class Compiler {
                     port(l), expanded_by[l], p));
               }
               expanded_by[l] = p;
-            }
-            for (std::size_t i = 1; i < e.lists.size(); ++i) {
-              if (e.lists[i] == e.lists[0]) {
-                throw CompileError(fmt::format(
-                    "F::expand_aligned lists {} twice; pass distinct Ports", port(e.lists[0])));
-              }
             }
             PlanDomain child;
             child.parent = domain_[e.lists[0]];

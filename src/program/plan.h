@@ -69,7 +69,7 @@ struct PlanCall {
 };
 
 struct PlanPool {
-  std::string name;  ///< the UDF name, plus "#k" when several pools share a UDF type
+  std::string name;  ///< the UDF name, plus "/k" when several pools share a UDF type
   std::string udf;
   ModuleOptions options;
   Factory factory;

@@ -165,10 +165,8 @@ void Engine::advance() {
           on_expand_list(c.op, f.entity);
           break;
         case ConsumerKind::reduce_value:
-          on_reduce_fact(c.op, f.entity, item, c.slot);
-          break;
         case ConsumerKind::reduce_member:
-          on_reduce_fact(c.op, f.entity, item, -1);
+          on_reduce_fact(c.op, f.entity);
           break;
         case ConsumerKind::filter_source:
         case ConsumerKind::filter_mask:
@@ -204,10 +202,22 @@ void Engine::set_barrier(int call, std::uint32_t entity, std::int32_t cause) {
   if (b[key] < 0) b[key] = cause;  // the first GroupFailure's cause is kept
 }
 
-void Engine::seal_grain(int call, std::uint32_t entity, ItemState outputs_state,
-                        std::int32_t cause) {
+void Engine::move_grain(int call, std::uint32_t entity, GrainEvent event) {
   Grain& g = grains_[call][entity];
-  g.phase = GrainPhase::sealed;
+  const std::optional<GrainPhase> next = grain_transition(g.phase, event);
+  if (!next) {
+    throw std::logic_error(
+        fmt::format("internal error: illegal Grain transition of {} at {}: "
+                    "phase {} cannot take event {}",
+                    p_.calls[call].name, entity_key(p_.calls[call].domain, entity),
+                    static_cast<int>(g.phase), static_cast<int>(event)));
+  }
+  g.phase = *next;
+}
+
+void Engine::seal_grain(int call, std::uint32_t entity, ItemState outputs_state, std::int32_t cause,
+                        GrainEvent event) {
+  move_grain(call, entity, event);
   ++grains_sealed_;
   ++counters_[call].sealed;
   for (int out : p_.calls[call].outputs) publish(out, entity, outputs_state, -1, nullptr, cause);
@@ -215,28 +225,39 @@ void Engine::seal_grain(int call, std::uint32_t entity, ItemState outputs_state,
 
 void Engine::seal_suppressed_by_barrier(int call, std::uint32_t entity) {
   ++counters_[call].suppressed_by_barrier;
-  seal_grain(call, entity, ItemState::suppressed, barrier_cause(call, entity));
+  seal_grain(call, entity, ItemState::suppressed, barrier_cause(call, entity),
+             GrainEvent::suppress);
 }
 
 void Engine::on_call_input(int call, std::uint32_t entity, const Item& item) {
   Grain& g = grains_[call][entity];
   if (g.phase == GrainPhase::sealed) return;
-  if (is_failure(item.state)) {
-    // Rule 1: a failed or suppressed input decides at once.
-    seal_grain(call, entity, ItemState::suppressed, item.cause);
-    return;
-  }
+  --g.unresolved;
   if (item.state == ItemState::dropped) g.has_drop = true;
-  if (--g.unresolved > 0) return;  // Rule 2: wait.
+  if (is_failure(item.state)) g.has_failure = true;
+  if (g.has_failure) {
+    // Rule 1. The deciding input is the lowest-index failed one, so its cause does not
+    // depend on arrival order: decide as soon as every lower-index input is resolved.
+    for (int in : p_.calls[call].inputs) {
+      const Item& it = items_[in][entity];
+      if (it.state == ItemState::unresolved) return;
+      if (is_failure(it.state)) {
+        seal_grain(call, entity, ItemState::suppressed, it.cause, GrainEvent::inputs_terminal);
+        return;
+      }
+    }
+  }
+  if (g.unresolved > 0) return;  // Rule 2: wait.
   if (g.has_drop) {
-    seal_grain(call, entity, ItemState::dropped, -1);  // Rule 3: the UDF is not called.
+    // Rule 3: the UDF is not called.
+    seal_grain(call, entity, ItemState::dropped, -1, GrainEvent::inputs_terminal);
     return;
   }
   if (barrier_cause(call, entity) >= 0) {
     seal_suppressed_by_barrier(call, entity);
     return;
   }
-  g.phase = GrainPhase::ready;  // Rule 4.
+  move_grain(call, entity, GrainEvent::inputs_ready);  // Rule 4.
   queues_[call].ready.push_back(entity);
 }
 
@@ -251,7 +272,6 @@ void Engine::on_expand_list(int expand, std::uint32_t parent) {
     if (items_[l][parent].state == ItemState::unresolved) return;
   }
   const Item& first = items_[pe.lists[0]][parent];
-  std::vector<int> affected = reduces_into_[pe.parent_domain];
   if (first.state == ItemState::present) {
     const std::size_t n = pe.ops[0].size(first.value);
     for (std::size_t i = 1; i < pe.lists.size(); ++i) {
@@ -293,18 +313,12 @@ void Engine::on_expand_list(int expand, std::uint32_t parent) {
     x.cause = first.cause;
   }
   for (int r : p_.domains[pe.child_domain].reduces_of_children) {
-    ReduceProgress& rp = reduce_progress_[r][parent];
-    rp.known = true;
-    const PlanReduce& pr = p_.reduces[r];
     if (x.state == 2) {
       publish_reduce(r, parent, ItemState::dropped, -1);
     } else if (x.state == 3) {
       publish_reduce(r, parent, ItemState::suppressed, x.cause);
     } else {
-      const std::uint32_t tracked =
-          static_cast<std::uint32_t>(pr.values.size() + (pr.members_is_value ? 0 : 1));
-      rp.pending = x.count * tracked;
-      if (rp.pending == 0) settle_reduce(r, parent);
+      advance_reduce(r, parent);  // an empty expansion settles here
     }
   }
 }
@@ -318,19 +332,49 @@ void Engine::publish_reduce(int reduce, std::uint32_t parent, ItemState state, s
   for (int out : p_.reduces[reduce].outputs) publish(out, parent, state, -1, nullptr, cause);
 }
 
-void Engine::on_reduce_fact(int reduce, std::uint32_t child, const Item& item, int slot) {
+void Engine::on_reduce_fact(int reduce, std::uint32_t child) {
   const PlanReduce& pr = p_.reduces[reduce];
   const std::uint32_t parent = parent_[pr.child_domain][child];
+  if (reduce_progress_[reduce][parent].published) return;
+  advance_reduce(reduce, parent);
+}
+
+// Moves the parent's cursor over children whose fate is known, in ordinal order. The first
+// child found failing decides SUPPRESSED with its own cause, even while higher ordinals are
+// still pending; a lower pending ordinal blocks the decision, so the cause is that of the
+// lowest failing ordinal whatever the arrival order. The cursor only moves forward and each
+// fact re-examines one child, so the work per (parent, reduce) is linear in its child facts.
+void Engine::advance_reduce(int reduce, std::uint32_t parent) {
+  const PlanReduce& pr = p_.reduces[reduce];
+  const Expansion& x = expansions_[pr.child_domain][parent];
   ReduceProgress& rp = reduce_progress_[reduce][parent];
-  if (rp.published) return;
-  // slot -1 is the explicit membership Port; slot 0 decides membership by default.
-  const bool decides_membership = slot < 0 || (pr.members_is_value && slot == 0);
-  if (decides_membership && is_failure(item.state)) {
-    // A failed member suppresses the group at once, even while others are pending.
-    publish_reduce(reduce, parent, ItemState::suppressed, item.cause);
-    return;
+  while (rp.cursor < x.count) {
+    const std::uint32_t child = x.first + rp.cursor;
+    const Item& m = items_[pr.members][child];
+    if (m.state == ItemState::unresolved) return;
+    if (is_failure(m.state)) {
+      publish_reduce(reduce, parent, ItemState::suppressed, m.cause);
+      return;
+    }
+    if (m.state == ItemState::present) {
+      for (int v : pr.values) {
+        if (items_[v][child].state == ItemState::unresolved) return;
+      }
+      for (int v : pr.values) {
+        const Item& it = items_[v][child];
+        if (it.state == ItemState::present) continue;
+        // Every included value must be present.
+        publish_reduce(reduce, parent, ItemState::suppressed,
+                       it.cause >= 0 ? it.cause
+                                     : intern(fmt::format("member {} of a reduce group was {}",
+                                                          entity_key(pr.child_domain, child),
+                                                          to_string(to_outcome(it.state)))));
+        return;
+      }
+    }
+    ++rp.cursor;  // DROPPED members are left out
   }
-  if (--rp.pending == 0) settle_reduce(reduce, parent);
+  settle_reduce(reduce, parent);
 }
 
 void Engine::settle_reduce(int reduce, std::uint32_t parent) {
@@ -341,23 +385,9 @@ void Engine::settle_reduce(int reduce, std::uint32_t parent) {
   std::vector<std::int32_t> blocks;
   for (std::uint32_t k = 0; k < x.count; ++k) {
     const std::uint32_t child = x.first + k;
-    const Item& m = items_[pr.members][child];
-    if (m.state == ItemState::dropped) continue;
-    if (m.state != ItemState::present) {
-      publish_reduce(reduce, parent, ItemState::suppressed, m.cause);
-      return;
-    }
+    if (items_[pr.members][child].state != ItemState::present) continue;
     for (std::size_t v = 0; v < nv; ++v) {
       const Item& it = items_[pr.values[v]][child];
-      if (it.state != ItemState::present) {
-        // Every included value must be present; the lowest ordinal decides the cause.
-        publish_reduce(reduce, parent, ItemState::suppressed,
-                       it.cause >= 0 ? it.cause
-                                     : intern(fmt::format("member {} of a reduce group was {}",
-                                                          entity_key(pr.child_domain, child),
-                                                          to_string(to_outcome(it.state)))));
-        return;
-      }
       members[v].push_back(it.value);
       if (it.block >= 0) blocks.push_back(it.block);
     }
@@ -415,8 +445,10 @@ std::uint32_t Engine::ancestor_in(int domain, std::uint32_t entity, int ancestor
 
 void Engine::publish_broadcast_range(int broadcast, int domain, std::uint32_t first,
                                      std::uint32_t count) {
+  if (count == 0) return;  // an empty Expansion has no child to read the parent from
   const PlanBroadcast& pb = p_.broadcasts[broadcast];
-  const std::uint32_t a = ancestor_in(domain, parent_[domain][first], pb.source_domain);
+  // `first` is an Entity of `domain`; ancestor_in walks up from there.
+  const std::uint32_t a = ancestor_in(domain, first, pb.source_domain);
   const Item src = items_[pb.source][a];
   for (std::uint32_t k = 0; k < count; ++k) {
     publish(pb.output, first + k, src.state, src.block, src.value, src.cause);
@@ -505,9 +537,8 @@ ReservedBatch Engine::make_reservation(int call, std::vector<std::uint32_t> grai
   r.inputs.assign(pc.inputs.size(), {});
   for (auto& column : r.inputs) column.reserve(grains.size());
   for (std::uint32_t e : grains) {
-    Grain& g = grains_[call][e];
-    g.phase = GrainPhase::in_flight;
-    r.generations.push_back(g.generation);
+    move_grain(call, e, GrainEvent::reserve);
+    r.generations.push_back(grains_[call][e].generation);
     for (std::size_t i = 0; i < pc.inputs.size(); ++i) {
       r.inputs[i].push_back(items_[pc.inputs[i]][e].value);
     }
@@ -621,6 +652,13 @@ CommitStatus Engine::commit(std::uint64_t batch_id, RpcOutput&& out) {
     }
   }
   if (!out.contract_error.empty()) return CommitStatus::contract_error;
+  for (const RowFailure& rf : out.failures) {
+    if (rf.row >= f.grains.size()) {
+      out.contract_error =
+          fmt::format("a failure names row {} of an RPC of {} rows", rf.row, f.grains.size());
+      return CommitStatus::contract_error;
+    }
+  }
   const PlanCall& pc = p_.calls[call];
   if (out.values.size() != pc.outputs.size()) {
     out.contract_error =
@@ -645,13 +683,15 @@ CommitStatus Engine::commit(std::uint64_t batch_id, RpcOutput&& out) {
     const std::uint32_t e = batch.grains[rf.row];
     const std::int32_t cause = intern(rf.message);
     set_barrier(call, e, cause);
+    if (failed_row[rf.row]) continue;
     failed_row[rf.row] = 1;
-    seal_grain(call, e, ItemState::failed, cause);
+    seal_grain(call, e, ItemState::failed, cause, GrainEvent::commit);
   }
   for (const RowFailure& rf : out.failures) {
-    if (rf.kind != RowKind::record_failure) continue;
+    if (rf.kind != RowKind::record_failure || failed_row[rf.row]) continue;
     failed_row[rf.row] = 1;
-    seal_grain(call, batch.grains[rf.row], ItemState::failed, intern(rf.message));
+    seal_grain(call, batch.grains[rf.row], ItemState::failed, intern(rf.message),
+               GrainEvent::commit);
   }
   for (std::size_t row = 0; row < batch.grains.size(); ++row) {
     if (failed_row[row]) continue;
@@ -661,8 +701,7 @@ CommitStatus Engine::commit(std::uint64_t batch_id, RpcOutput&& out) {
       seal_suppressed_by_barrier(call, e);
       continue;
     }
-    Grain& g = grains_[call][e];
-    g.phase = GrainPhase::sealed;
+    move_grain(call, e, GrainEvent::commit);
     ++grains_sealed_;
     ++counters_[call].sealed;
     for (std::size_t k = 0; k < pc.outputs.size(); ++k) {
@@ -684,9 +723,8 @@ std::string Engine::describe_grains(int call, const std::vector<std::uint32_t>& 
 void Engine::requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
                      bool tail_used, bool immediate) {
   for (std::uint32_t e : grains) {
-    Grain& g = grains_[call][e];
-    g.phase = GrainPhase::ready;
-    ++g.generation;
+    move_grain(call, e, GrainEvent::requeue);
+    ++grains_[call][e].generation;
   }
   counters_[call].requeues += grains.size();
   RecoveryBatch b{grains, retries_used, tail_used};
@@ -737,7 +775,7 @@ FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
         requeue(call, a, batch.retries_used, true, false);
         requeue(call, b, batch.retries_used, true, false);
       } else {
-        seal_grain(call, live[0], ItemState::failed, intern(error));
+        seal_grain(call, live[0], ItemState::failed, intern(error), GrainEvent::suppress);
       }
       return {};
   }

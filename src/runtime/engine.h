@@ -134,6 +134,27 @@ class Engine {
   std::uint64_t stale_reports() const { return stale_reports_; }
   std::size_t ready_count(int call) const;
 
+  /// The state of one Item of a Port (read-only; for tests and diagnostics).
+  ItemState item_state(int port, std::uint32_t entity) const { return items_[port][entity].state; }
+  /// The cause carried by one Item, or null when it has none.
+  const std::string* item_cause(int port, std::uint32_t entity) const {
+    const std::int32_t c = items_[port][entity].cause;
+    return c >= 0 ? &causes_[c] : nullptr;
+  }
+  /// The value address of one PRESENT Item, or null.
+  const void* item_value(int port, std::uint32_t entity) const {
+    return items_[port][entity].value;
+  }
+  /// Number of Entities created so far in a Domain.
+  std::size_t entities(int domain) const { return parent_[domain].size(); }
+  /// The lifecycle phase and generation of one Grain.
+  GrainPhase grain_phase(int call, std::uint32_t entity) const {
+    return grains_[call][entity].phase;
+  }
+  std::uint32_t grain_generation(int call, std::uint32_t entity) const {
+    return grains_[call][entity].generation;
+  }
+
  private:
   struct Item {
     const void* value = nullptr;
@@ -147,6 +168,7 @@ class Engine {
     std::uint16_t infra_used = 0;
     GrainPhase phase = GrainPhase::waiting;
     bool has_drop = false;
+    bool has_failure = false;  // a failed input waits for lower-index inputs to decide the cause
   };
   struct Expansion {
     std::uint32_t first = 0;
@@ -155,8 +177,7 @@ class Engine {
     std::int32_t cause = -1;
   };
   struct ReduceProgress {
-    std::uint32_t pending = 0;
-    bool known = false;  // the expansion fact arrived
+    std::uint32_t cursor = 0;  // children below this ordinal are known not to fail the group
     bool published = false;
   };
   struct Fact {
@@ -186,13 +207,16 @@ class Engine {
                const void* value, std::int32_t cause);
   void on_call_input(int call, std::uint32_t entity, const Item& item);
   void on_expand_list(int expand, std::uint32_t parent);
-  void on_reduce_fact(int reduce, std::uint32_t child, const Item& item, int slot);
+  void on_reduce_fact(int reduce, std::uint32_t child);
+  void advance_reduce(int reduce, std::uint32_t parent);
   void on_filter(int filter, std::uint32_t entity);
   void on_broadcast_source(int broadcast, std::uint32_t ancestor);
   void publish_broadcast_range(int broadcast, int domain, std::uint32_t first, std::uint32_t count);
   void settle_reduce(int reduce, std::uint32_t parent);
   void publish_reduce(int reduce, std::uint32_t parent, ItemState state, std::int32_t cause);
-  void seal_grain(int call, std::uint32_t entity, ItemState outputs_state, std::int32_t cause);
+  void move_grain(int call, std::uint32_t entity, GrainEvent event);
+  void seal_grain(int call, std::uint32_t entity, ItemState outputs_state, std::int32_t cause,
+                  GrainEvent event);
   void seal_suppressed_by_barrier(int call, std::uint32_t entity);
   std::uint32_t barrier_key(int call, std::uint32_t entity) const;
   std::int32_t barrier_cause(int call, std::uint32_t entity) const;

@@ -1,6 +1,230 @@
-// `rayorch bench ...` (placeholder until the benchmarks land).
+// `rayorch bench engine | ablation | failure | scaling | compare`: the benchmark programs of
+// bench/ behind one command. Each prints a table, or one JSON object with --json.
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include "bench.h"
 #include "commands.h"
 
 namespace rayorch::cli {
-void add_bench_commands(CLI::App&) {}
+namespace {
+
+namespace rb = rayorch::bench;
+
+struct Common {
+  bool json = false;
+  bool quick = false;
+  bool strict = false;
+};
+
+void add_common(CLI::App* sub, Common& c) {
+  sub->add_flag("--json", c.json, "Print one JSON object instead of the tables");
+  sub->add_flag("--quick", c.quick, "Tiny sizes: proves the benchmark runs, measures nothing");
+  sub->add_flag("--strict", c.strict, "Exit with status 1 when a target is missed");
+}
+
+// Options of the corpus, the costs and the topology, with the subcommand's defaults shown.
+void add_workload(CLI::App* sub, rb::WorkloadOptions& w) {
+  auto& k = w.corpus;
+  sub->add_option("--docs", k.documents, "Documents in the corpus")->capture_default_str();
+  sub->add_option("--max-pages", k.max_pages, "Pages of the largest document")
+      ->capture_default_str();
+  sub->add_option("--median-pages", k.median_pages, "Median pages per document")
+      ->capture_default_str();
+  sub->add_option("--sigma", k.sigma, "Spread of the log-normal page count (tail weight)")
+      ->capture_default_str();
+  sub->add_option("--seed", k.seed, "Corpus seed")->capture_default_str();
+  auto& c = w.costs;
+  sub->add_option("--render-ms-per-page", c.render_per_page, "Render cost per page (ms)")
+      ->capture_default_str();
+  sub->add_option("--ocr-ms-per-batch", c.ocr_per_batch, "OCR fixed cost per batch (ms)")
+      ->capture_default_str();
+  sub->add_option("--ocr-ms-per-page", c.ocr_per_page, "OCR cost per page (ms)")
+      ->capture_default_str();
+  sub->add_option("--assemble-ms-per-doc", c.assemble_per_doc, "Assemble cost per document (ms)")
+      ->capture_default_str();
+  sub->add_option("--assemble-ms-per-page", c.assemble_per_page, "Assemble cost per page (ms)")
+      ->capture_default_str();
+  auto& t = w.topology;
+  sub->add_option("--render-replicas", t.render_replicas, "Render actors")->capture_default_str();
+  sub->add_option("--ocr-replicas", t.ocr_replicas, "OCR actors (simulated accelerators)")
+      ->capture_default_str();
+  sub->add_option("--ocr-batch", t.ocr_batch, "OCR batch size")->capture_default_str();
+  sub->add_option("--assemble-replicas", t.assemble_replicas, "Assemble actors")
+      ->capture_default_str();
+  sub->add_option("--input-batch-size", w.input_batch_size, "Source rows per input batch (0: all)")
+      ->capture_default_str();
+  sub->add_option("--max-active", w.max_active_input_batches, "Input batches admitted at once")
+      ->capture_default_str();
+}
+
+// Applies --quick to the values the user did not set.
+template <class T>
+void quick_default(CLI::App* sub, const char* option, T& value, T quick) {
+  if (sub->get_option(option)->count() == 0) value = quick;
+}
+
+void finish(const rb::Report& r, const Common& c) {
+  if (c.json)
+    std::cout << r.json.dump(2) << "\n";
+  else
+    std::cout << r.text;
+  std::cout.flush();
+  if (!r.checks_passed) {
+    std::fprintf(stderr, "rayorch bench: an output check failed (see above)\n");
+    throw CLI::RuntimeError(kSomeFailed);
+  }
+  if (c.strict && !r.targets_met) throw CLI::RuntimeError(kSomeFailed);
+}
+
+void add_engine(CLI::App* bench) {
+  auto o = std::make_shared<rb::EngineBenchOptions>();
+  auto c = std::make_shared<Common>();
+  auto* sub = bench->add_subcommand(
+      "engine",
+      "Control-plane throughput: the runtime alone (one thread, no-op commits) and the local "
+      "executor with no-op UDFs; Grains/s and bytes per live Grain");
+  add_common(sub, *c);
+  sub->add_option("--docs", o->corpus.documents, "Documents in the corpus")->capture_default_str();
+  sub->add_option("--seed", o->corpus.seed, "Corpus seed")->capture_default_str();
+  sub->add_option("--batch", o->batch, "Batch size of every Call")->capture_default_str();
+  sub->add_option("--local-ocr-replicas", o->local_ocr_replicas, "OCR actors of the local run")
+      ->capture_default_str();
+  sub->add_option("--input-batch-size", o->input_batch_size, "Rows per input batch (0: all)")
+      ->capture_default_str();
+  sub->add_option("--repeats", o->repeats, "Runs per layer")->capture_default_str();
+  sub->callback([sub, o, c] {
+    if (c->quick) {
+      quick_default(sub, "--docs", o->corpus.documents, std::size_t{200});
+      quick_default(sub, "--repeats", o->repeats, 1);
+    }
+    finish(rb::run_engine_bench(*o), *c);
+  });
+}
+
+void add_ablation(CLI::App* bench) {
+  auto o = std::make_shared<rb::AblationOptions>();
+  auto c = std::make_shared<Common>();
+  auto* sub = bench->add_subcommand(
+      "ablation",
+      "Parent-bound batching, elastic LIFO and elastic FIFO (the full system) on one workload");
+  add_common(sub, *c);
+  add_workload(sub, o->workload);
+  sub->add_option("--repeats", o->repeats, "Interleaved runs per configuration")
+      ->capture_default_str();
+  sub->callback([sub, o, c] {
+    if (c->quick) {
+      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{24});
+      quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
+      quick_default(sub, "--ocr-ms-per-batch", o->workload.costs.ocr_per_batch, 2.0);
+      quick_default(sub, "--repeats", o->repeats, 1);
+    }
+    finish(rb::run_ablation(*o), *c);
+  });
+}
+
+void add_failure(CLI::App* bench) {
+  auto o = std::make_shared<rb::FailureOptions>();
+  auto c = std::make_shared<Common>();
+  o->workload.topology.ocr_replicas = 4;
+  auto* sub = bench->add_subcommand(
+      "failure",
+      "A clean run against one where page 0 of the largest documents returns GroupFailure");
+  add_common(sub, *c);
+  add_workload(sub, o->workload);
+  sub->add_option("--poison-fraction", o->poison_fraction, "Share of the largest documents")
+      ->capture_default_str();
+  sub->add_option("--repeats", o->repeats, "Paired runs")->capture_default_str();
+  sub->callback([sub, o, c] {
+    if (c->quick) {
+      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{24});
+      quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
+      quick_default(sub, "--ocr-ms-per-batch", o->workload.costs.ocr_per_batch, 2.0);
+      quick_default(sub, "--repeats", o->repeats, 1);
+    }
+    finish(rb::run_failure(*o), *c);
+  });
+}
+
+void add_scaling(CLI::App* bench) {
+  auto o = std::make_shared<rb::ScalingOptions>();
+  auto c = std::make_shared<Common>();
+  // Enough pages for many OCR rounds at 64 accelerators, and CPU stages that never limit.
+  auto& w = o->workload;
+  w.corpus.documents = 4000;
+  w.costs.render_per_page = 0.05;
+  w.costs.ocr_per_batch = 10.0;
+  w.costs.ocr_per_page = 0.5;
+  w.costs.assemble_per_doc = 0.2;
+  w.costs.assemble_per_page = 0.0;
+  w.topology.render_replicas = 8;
+  w.topology.ocr_batch = 16;
+  w.topology.assemble_replicas = 4;
+  w.input_batch_size = 256;
+  w.max_active_input_batches = 4;
+  auto* sub = bench->add_subcommand(
+      "scaling", "The same input at several simulated accelerator (OCR replica) counts");
+  add_common(sub, *c);
+  add_workload(sub, o->workload);
+  sub->add_option("--accelerators", o->replicas, "Comma-separated OCR replica counts")
+      ->capture_default_str();
+  sub->add_option("--repeats", o->repeats, "Runs per point")->capture_default_str();
+  sub->callback([sub, o, c] {
+    if (c->quick) {
+      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{24});
+      quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
+      quick_default(sub, "--ocr-ms-per-batch", o->workload.costs.ocr_per_batch, 2.0);
+      quick_default(sub, "--accelerators", o->replicas, std::string("2,4"));
+    }
+    finish(rb::run_scaling(*o), *c);
+  });
+}
+
+void add_compare(CLI::App* bench) {
+  auto o = std::make_shared<rb::CompareOptions>();
+  auto c = std::make_shared<Common>();
+  auto full = std::make_shared<bool>(false);
+  auto no_peers = std::make_shared<bool>(false);
+  o->workload.corpus.documents = 96;
+  auto* sub = bench->add_subcommand(
+      "compare",
+      "This project against Ray Data and Daft (bench/peers) on the same corpus; checks that "
+      "every peer produced the same per-document ordered outputs");
+  add_common(sub, *c);
+  add_workload(sub, o->workload);
+  sub->add_flag("--full", *full, "The full ablation-size corpus (368 documents)");
+  sub->add_flag("--no-peers", *no_peers, "Run this project only");
+  sub->add_option("--peers", o->peers, "Comma-separated peers (bench/peers/<name>_peer.py)")
+      ->capture_default_str();
+  sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
+  sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
+  sub->add_option("--work-dir", o->work_dir, "Directory for the corpus, outputs and peer logs");
+  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a peer run is stopped")
+      ->capture_default_str();
+  sub->callback([sub, o, c, full, no_peers] {
+    if (*full) quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
+    if (*no_peers) o->peers.clear();
+    if (c->quick) {
+      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{8});
+      quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
+    }
+    finish(rb::run_compare(*o), *c);
+  });
+}
+
+}  // namespace
+
+void add_bench_commands(CLI::App& app) {
+  auto* bench = app.add_subcommand(
+      "bench", "Benchmarks on a seeded synthetic document workload (see BENCHMARKS.md)");
+  bench->require_subcommand(1);
+  add_engine(bench);
+  add_ablation(bench);
+  add_failure(bench);
+  add_scaling(bench);
+  add_compare(bench);
+}
+
 }  // namespace rayorch::cli

@@ -1,6 +1,218 @@
-// `rayorch pdf2md` and `rayorch make-samples` (placeholder until the workload lands).
+// `rayorch pdf2md`, `rayorch make-samples` and `rayorch check-samples`: the document
+// workload on the command line.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "commands.h"
+#include "pdf2md/convert.h"
+#include "pdf2md/samples.h"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "rayorch/errors.h"
 
 namespace rayorch::cli {
-void add_pdf2md_commands(CLI::App&) {}
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit status: 0 every document was converted (or skipped as complete); 1 the run finished "
+    "but some documents failed (listed in OUTDIR/failures.jsonl); 2 bad command line, missing "
+    "or unreadable input, duplicate document names, or unwritable output (nothing is "
+    "written); 3 the run stopped on an unrecoverable error.";
+
+struct Pdf2mdArgs {
+  pdf2md::ConvertOptions convert;
+  bool quiet = false;
+  bool no_progress = false;
+};
+
+void add_stage_options(CLI::App* cmd, const std::string& stage, const std::string& what,
+                       pdf2md::StageConfig& cfg) {
+  cmd->add_option("--" + stage + "-replicas", cfg.replicas, what + " actors")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--" + stage + "-batch", cfg.batch_size, what + " items per call")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+}
+
+void run_pdf2md(Pdf2mdArgs& args) {
+  pdf2md::ConvertSummary summary;
+  args.convert.progress = !args.no_progress;
+  try {
+    summary = pdf2md::convert(args.convert);
+  } catch (const pdf2md::InputError& e) {
+    std::fprintf(stderr, "rayorch pdf2md: error: %s\n", e.what());
+    throw CLI::RuntimeError(kUsage);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rayorch pdf2md: the run stopped: %s\n", e.what());
+    std::fprintf(stderr,
+                 "documents finished before the error are complete in %s; rerun with --resume "
+                 "to convert the rest\n",
+                 args.convert.out_dir.c_str());
+    throw CLI::RuntimeError(kAborted);
+  }
+  if (!args.quiet || !summary.failures.empty()) {
+    std::fputs(pdf2md::format_summary(summary).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  if (!summary.failures.empty()) throw CLI::RuntimeError(kSomeFailed);
+}
+
+void add_pdf2md(CLI::App& app) {
+  auto args = std::make_shared<Pdf2mdArgs>();
+  // One single-threaded OCR engine per core saturates the machine.
+  args->convert.pipeline.ocr.replicas =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CLI::App* cmd = app.add_subcommand(
+      "pdf2md",
+      "Convert PDFs to Markdown: render pages, OCR them across documents, write each document "
+      "as OUTDIR/<stem>.md as soon as its own pages are done");
+  cmd->footer(kExitCodes);
+  pdf2md::ConvertOptions& c = args->convert;
+  cmd->add_option("inputs", c.inputs,
+                  "PDF files and directories (searched recursively for *.pdf, sorted); "
+                  "document names (file stems) must be unique")
+      ->required();
+  cmd->add_option("-o,--output", c.out_dir, "output directory (created if missing)")->required();
+  cmd->add_option("--dpi", c.pipeline.dpi, "rendering resolution")
+      ->check(CLI::Range(30, 1200))
+      ->capture_default_str();
+  add_stage_options(cmd, "render", "page renderer", c.pipeline.render);
+  add_stage_options(cmd, "ocr", "OCR engine", c.pipeline.ocr);
+  add_stage_options(cmd, "meta", "document metadata", c.pipeline.meta);
+  add_stage_options(cmd, "assemble", "Markdown assembly", c.pipeline.assemble);
+  cmd->add_option("--lang", c.pipeline.lang, "Tesseract language")->capture_default_str();
+  cmd->add_option("--tessdata", c.pipeline.tessdata,
+                  "Tesseract data directory (default: Tesseract's own)");
+  cmd->add_option("--input-batch-size", c.input_batch_size,
+                  "documents per input batch (0: all in one). With --max-active-batches it "
+                  "bounds how many rendered pages wait in memory")
+      ->capture_default_str();
+  cmd->add_option("--max-active-batches", c.max_active_input_batches,
+                  "input batches in flight at once")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
+      ->capture_default_str();
+  cmd->add_flag("--resume", c.resume, "skip documents whose OUTDIR/<stem>.md is already complete");
+  cmd->add_option("--trace", c.trace_path, "write a Chrome trace of every call to FILE");
+  cmd->add_option("--report", c.report_path, "write a JSON metrics report to FILE");
+  cmd->add_flag("--no-progress", args->no_progress, "no progress line on the terminal");
+  cmd->add_flag("-q,--quiet", args->quiet, "print the summary only when something failed");
+  cmd->callback([args] { run_pdf2md(*args); });
+}
+
+void add_make_samples(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  auto options = std::make_shared<pdf2md::SampleOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "make-samples",
+      "Generate PDFs with known text (long-tailed page counts) plus corrupt files, with "
+      "OUTDIR/expected/<stem>.txt and OUTDIR/manifest.json to check conversions against");
+  cmd->add_option("outdir", *dir, "directory to write the corpus into")->required();
+  cmd->add_option("--docs", options->docs, "readable documents")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
+  cmd->add_option("--max-pages", options->max_pages, "longest document")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--corrupt", options->corrupt, "corrupt files")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->callback([dir, options] {
+    pdf2md::SampleCorpus corpus;
+    try {
+      corpus = pdf2md::make_samples(*dir, *options);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rayorch make-samples: error: %s\n", e.what());
+      throw CLI::RuntimeError(kUsage);
+    }
+    std::size_t longest = 0;
+    for (const auto& d : corpus.documents) longest = std::max(longest, d.pages.size());
+    std::fputs(fmt::format("make-samples: {} documents, {} pages (longest {}), {} corrupt in {}\n",
+                           corpus.documents.size(), corpus.total_pages(), longest,
+                           corpus.corrupt.size(), *dir)
+                   .c_str(),
+               stdout);
+  });
+}
+
+void add_check_samples(CLI::App& app) {
+  auto samples = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto min_accuracy = std::make_shared<double>(0.95);
+  CLI::App* cmd = app.add_subcommand(
+      "check-samples",
+      "Compare a pdf2md output directory with the known text of a make-samples corpus");
+  cmd->footer(
+      "Exit status: 0 every document is present, its pages in order, with word accuracy >= "
+      "--min-accuracy, and exactly the corrupt files are listed as failed; 1 otherwise; 2 bad "
+      "command line or unreadable corpus.");
+  cmd->add_option("samples", *samples, "the make-samples directory")->required();
+  cmd->add_option("outdir", *out, "the pdf2md output directory")->required();
+  cmd->add_option("--min-accuracy", *min_accuracy, "required word accuracy per document")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->callback([samples, out, min_accuracy] {
+    pdf2md::CorpusCheck check;
+    pdf2md::SampleCorpus corpus;
+    try {
+      corpus = pdf2md::load_samples(*samples);
+      check = pdf2md::check_outputs(corpus, *out);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rayorch check-samples: error: %s\n", e.what());
+      throw CLI::RuntimeError(kUsage);
+    }
+    bool ok = true;
+    std::size_t docs_bad = 0;
+    for (const pdf2md::DocumentCheck& d : check.documents) {
+      const bool good = d.present && d.pages_in_order && d.accuracy >= *min_accuracy;
+      if (!good) {
+        ok = false;
+        ++docs_bad;
+        std::fputs(fmt::format("  {}: {}\n", d.stem,
+                               !d.present ? "missing"
+                               : !d.pages_in_order
+                                   ? "pages missing or out of order"
+                                   : fmt::format("word accuracy {:.1f}%", 100 * d.accuracy))
+                       .c_str(),
+                   stdout);
+      }
+    }
+    std::vector<std::string> listed = check.failed_listed;
+    std::vector<std::string> expected = corpus.corrupt;
+    std::sort(listed.begin(), listed.end());
+    std::sort(expected.begin(), expected.end());
+    const bool failures_ok = listed == expected;
+    if (!failures_ok) {
+      ok = false;
+      std::fputs(fmt::format("  failures.jsonl lists [{}], expected [{}]\n",
+                             fmt::join(listed, ", "), fmt::join(expected, ", "))
+                     .c_str(),
+                 stdout);
+    }
+    std::fputs(fmt::format("check-samples: {} documents, {} pages, word accuracy {:.2f}%, {} "
+                           "below {:.0f}%, failures listed {}: {}\n",
+                           check.documents.size(), corpus.total_pages(), 100 * check.accuracy,
+                           docs_bad, 100 * *min_accuracy, failures_ok ? "as expected" : "WRONG",
+                           ok ? "OK" : "FAILED")
+                   .c_str(),
+               stdout);
+    if (!ok) throw CLI::RuntimeError(kSomeFailed);
+  });
+}
+
+}  // namespace
+
+void add_pdf2md_commands(CLI::App& app) {
+  add_pdf2md(app);
+  add_make_samples(app);
+  add_check_samples(app);
+}
+
 }  // namespace rayorch::cli

@@ -40,6 +40,9 @@ struct ModuleRecord {
   std::string udf_name;
   ModuleOptions options;
   Factory factory;
+  /// Owns `identity` while the trace lives, so a Module destroyed mid-trace (a temporary)
+  /// cannot free its address for another Module that would then wrongly share its pool.
+  std::shared_ptr<const void> owner;
 };
 
 /// One Module call as recorded by the typed front end.

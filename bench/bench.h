@@ -1,0 +1,112 @@
+// The benchmark programs behind `rayorch bench ...`. Each returns a readable table and one
+// JSON object; none of them is a test (they print figures, they assert nothing on time).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "workload.h"
+#include <nlohmann/json.hpp>
+
+namespace rayorch::bench {
+
+/// What a benchmark produced.
+struct Report {
+  nlohmann::json json;  ///< one object; "targets" lists each target with "met"
+  std::string text;     ///< the readable tables
+  bool targets_met = true;
+  bool checks_passed = true;  ///< output checks (identical outputs), never timing
+};
+
+/// The workload and how it is run.
+struct WorkloadOptions {
+  CorpusSpec corpus;
+  Costs costs;
+  Topology topology;
+  std::size_t input_batch_size = 64;
+  std::size_t max_active_input_batches = 4;
+};
+
+/// `bench engine`: the semantic runtime alone (detail::Engine driven with no-op commits, one
+/// thread) and the local executor with no-op UDFs.
+struct EngineBenchOptions {
+  CorpusSpec corpus{.documents = 20000};
+  int batch = 64;  ///< batch size of every Call
+  int local_ocr_replicas = 2;
+  std::size_t input_batch_size = 0;  ///< 0: the whole corpus is one input batch
+  int repeats = 3;
+};
+Report run_engine_bench(const EngineBenchOptions& options);
+
+/// `bench ablation`: parent-bound batching, elastic LIFO and elastic FIFO (the full system).
+struct AblationOptions {
+  WorkloadOptions workload;
+  int repeats = 3;
+};
+Report run_ablation(const AblationOptions& options);
+
+/// `bench failure`: a clean run against one where page 0 of the largest documents returns
+/// ro::GroupFailure, in paired repetitions.
+struct FailureOptions {
+  WorkloadOptions workload;
+  double poison_fraction = 0.05;
+  int repeats = 3;
+};
+Report run_failure(const FailureOptions& options);
+
+/// `bench scaling`: the same input at several OCR replica counts.
+struct ScalingOptions {
+  WorkloadOptions workload;
+  std::string replicas = "4,8,16,32,64";
+  int repeats = 1;
+};
+Report run_scaling(const ScalingOptions& options);
+
+/// `bench compare`: this project against the peer scripts on the same corpus.
+struct CompareOptions {
+  WorkloadOptions workload;
+  std::string peers = "ray,daft";
+  std::string python;    ///< empty: <repo>/.venv-peers/bin/python
+  std::string peer_dir;  ///< empty: <repo>/bench/peers
+  std::string work_dir;  ///< where the corpus and outputs are written; empty: a temp dir
+  int peer_timeout_s = 900;
+};
+Report run_compare(const CompareOptions& options);
+
+/// One executor (actor pools built once) running the simulated pipeline.
+struct Harness {
+  explicit Harness(const WorkloadOptions& w);
+  ro::RunResult<DocResult> run(const std::vector<Doc>& docs) { return executor.run(docs, base); }
+  ro::RunResult<DocResult> run(const std::vector<Doc>& docs, const ro::RunOptions& o) {
+    return executor.run(docs, o);
+  }
+
+  SimPipeline pipeline;
+  ro::Compiled<SimPipeline> program;
+  ro::Executor<SimPipeline> executor;
+  ro::RunOptions base;  ///< input batching from the WorkloadOptions, no progress line
+};
+
+/// The metrics of the Call whose UDF name contains `udf`.
+const ro::CallMetrics& call_metrics(const ro::RunMetrics& m, const char* udf);
+
+/// Throws unless every document's output is its expected ordered page list.
+void check_clean(const ro::RunResult<DocResult>& r, const std::vector<std::uint32_t>& pages,
+                 const char* what);
+
+/// Total pages of a corpus.
+std::uint64_t sum_pages(const std::vector<std::uint32_t>& pages);
+
+/// One line describing the workload (`ocr_replicas` replaces the OCR actor count when set),
+/// and the same as JSON.
+std::string describe_workload(const WorkloadOptions& w, const std::vector<std::uint32_t>& pages,
+                              const std::string& ocr_replicas = "");
+nlohmann::json workload_json(const WorkloadOptions& w, const std::vector<std::uint32_t>& pages);
+
+/// Facts about this machine recorded next to every figure.
+nlohmann::json machine_info();
+
+/// Prints `line` on stderr (progress of a long benchmark).
+void note(const std::string& line);
+
+}  // namespace rayorch::bench

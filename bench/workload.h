@@ -1,0 +1,153 @@
+// The synthetic document workload shared by every benchmark: a seeded corpus of documents
+// with a long-tailed page count, and simulated stages whose cost is a sleep, so that many
+// simulated accelerators fit on a small machine.
+//
+//   render    one RPC per document, cost per page            -> the document's pages
+//   ocr       one RPC per page batch, fixed cost + per page  -> one value per page
+//   assemble  one RPC per document, fixed cost + per page    -> the ordered page values
+//
+// The OCR fixed cost per batch is what makes batching pay, as on a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <rayorch/rayorch.h>
+
+namespace rayorch::bench {
+
+namespace ro = rayorch;
+
+/// A seeded corpus: page counts drawn from a log-normal law clipped to [1, max_pages], with
+/// the largest document set to exactly max_pages. The defaults give 368 documents and about
+/// 7,000 pages: median 6 pages, a few hundred-page documents, one of 427 pages.
+struct CorpusSpec {
+  std::size_t documents = 368;
+  std::uint32_t max_pages = 427;
+  double median_pages = 6.0;
+  double sigma = 1.5;  ///< of the underlying normal law; larger means a heavier tail
+  std::uint64_t seed = 4;
+};
+
+/// Page counts, one per document.
+std::vector<std::uint32_t> make_corpus(const CorpusSpec& spec);
+
+/// Simulated stage costs in milliseconds.
+struct Costs {
+  double render_per_page = 0.5;
+  double ocr_per_batch = 30.0;
+  double ocr_per_page = 0.5;
+  double assemble_per_doc = 2.0;
+  double assemble_per_page = 0.02;
+};
+
+/// Actor counts and batch sizes of the simulated pipeline.
+struct Topology {
+  int render_replicas = 4;
+  int render_batch = 1;
+  int ocr_replicas = 8;  ///< the simulated accelerators
+  int ocr_batch = 32;
+  int assemble_replicas = 2;
+  int assemble_batch = 1;
+};
+
+/// A source row.
+struct Doc {
+  std::uint32_t id = 0;
+  std::uint32_t pages = 0;
+  bool poison_first_page = false;  ///< OCR of page 0 returns ro::GroupFailure
+};
+
+/// A child of a document.
+struct Page {
+  std::uint32_t doc = 0;
+  std::uint32_t index = 0;
+  bool poison = false;
+};
+
+/// The simulated OCR result of one page; the peers compute the same value.
+inline std::uint64_t page_value(std::uint32_t doc, std::uint32_t page) {
+  return static_cast<std::uint64_t>(doc) * 1000000u + page;
+}
+
+/// The assembled document: its page values in page order.
+struct DocResult {
+  std::uint32_t doc = 0;
+  std::vector<std::uint64_t> pages;
+  friend bool operator==(const DocResult&, const DocResult&) = default;
+};
+
+/// Sleeps for `ms` milliseconds (nothing when ms <= 0).
+void simulate_ms(double ms);
+
+struct RenderUdf {
+  explicit RenderUdf(Costs c) : costs(c) {}
+  std::vector<std::vector<Page>> run(ro::Column<Doc> docs);
+  Costs costs;
+};
+
+struct OcrUdf {
+  explicit OcrUdf(Costs c) : costs(c) {}
+  std::vector<ro::Row<std::uint64_t>> run(ro::Column<Page> pages);
+  Costs costs;
+};
+
+struct AssembleUdf {
+  explicit AssembleUdf(Costs c) : costs(c) {}
+  std::vector<DocResult> run(ro::Column<ro::Group<std::uint64_t>> pages, ro::Column<Doc> docs);
+  Costs costs;
+};
+
+/// render -> expand -> ocr -> reduce -> assemble.
+struct SimPipeline : ro::Pipeline {
+  SimPipeline(const Costs& costs, const Topology& topology);
+
+  ro::Module<RenderUdf> render;
+  ro::Module<OcrUdf> ocr;
+  ro::Module<AssembleUdf> assemble;
+
+  ro::Port<DocResult> forward(ro::Port<Doc> doc) {
+    auto pages = ro::F::expand(render(doc));
+    return assemble(ro::F::reduce(ocr(pages)), doc);
+  }
+};
+
+/// Source rows for a corpus; `poison[i]` marks document i (empty: none).
+std::vector<Doc> make_docs(const std::vector<std::uint32_t>& pages,
+                           const std::vector<bool>& poison = {});
+
+/// The indices of the largest `fraction` of documents (at least one), largest first.
+std::vector<std::size_t> largest_documents(const std::vector<std::uint32_t>& pages,
+                                           double fraction);
+
+/// The expected (clean) result of a document.
+DocResult expected_result(std::uint32_t doc, std::uint32_t pages);
+
+/// Summary statistics of a sample.
+struct Stats {
+  double min = 0, median = 0, mean = 0, p95 = 0, max = 0;
+};
+Stats stats_of(std::vector<double> sample);
+
+/// Median of a sample (0 for an empty one).
+double median_of(std::vector<double> sample);
+
+/// Thread CPU seconds of the calling thread, and process CPU seconds.
+double thread_cpu_seconds();
+double process_cpu_seconds();
+
+/// A plain text table with right-aligned numeric columns.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string str() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace rayorch::bench

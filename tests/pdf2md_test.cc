@@ -1,0 +1,341 @@
+// The document workload end to end: generated PDFs with known text are rendered, OCR'd across
+// documents, gathered back per document and written as Markdown.
+#include "pdf2md/pdf2md.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pdf2md/convert.h"
+#include "pdf2md/samples.h"
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <rayorch/rayorch.h>
+
+namespace fs = std::filesystem;
+namespace ro = rayorch;
+
+namespace {
+
+// Low resolution keeps the test fast; the samples' large font still OCRs cleanly at it.
+constexpr int kDpi = 100;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "pdf2md-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<nlohmann::json> read_jsonl(const fs::path& p) {
+  std::vector<nlohmann::json> rows;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
+  }
+  return rows;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<std::string> temporaries_in(const fs::path& dir) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.find("tmp") != std::string::npos || name.find("probe") != std::string::npos) {
+      found.push_back(name);
+    }
+  }
+  return found;
+}
+
+pdf2md::ConvertOptions options_for(std::vector<std::string> inputs, const fs::path& out) {
+  pdf2md::ConvertOptions c;
+  c.inputs = std::move(inputs);
+  c.out_dir = out.string();
+  c.pipeline.dpi = kDpi;
+  c.progress = false;
+  return c;
+}
+
+}  // namespace
+
+TEST(Pdf2mdText, WordAccuracyCountsWordEditsIgnoringCaseAndPunctuation) {
+  EXPECT_DOUBLE_EQ(pdf2md::word_accuracy("One two, three.", "one TWO three"), 1.0);
+  EXPECT_DOUBLE_EQ(pdf2md::word_accuracy("a b c d e f g h i j", "a b c d e f g h i x"), 0.9);
+  EXPECT_DOUBLE_EQ(pdf2md::word_accuracy("a b c d", "a c d"), 0.75);
+  EXPECT_DOUBLE_EQ(pdf2md::word_accuracy("a b", "completely different text here"), 0.0);
+}
+
+TEST(Pdf2mdText, SplitPagesReadsHeadingsInFileOrder) {
+  const auto pages = pdf2md::split_pages(
+      "# doc\n\n## Page 1\n\nfirst\n\n## Page 2\n\nsecond line\n\n<!-- pdf2md: complete, 2 "
+      "pages -->\n");
+  ASSERT_EQ(pages.size(), 2u);
+  EXPECT_EQ(pages[0].number, 1u);
+  EXPECT_EQ(pages[1].number, 2u);
+  EXPECT_DOUBLE_EQ(pdf2md::word_accuracy("second line", pages[1].text), 1.0);
+}
+
+TEST(Pdf2mdPipeline, ExplainShowsExpandOcrReduceAndPerDocumentAssembly) {
+  const std::string plan = pdf2md::compile_pipeline().explain();
+  EXPECT_NE(plan.find("worker-output by RenderPdf"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("expanded-output-layout"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("worker-output by OcrPage"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("reduce-effect"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("worker-output by Assemble"), std::string::npos) << plan;
+}
+
+TEST(Pdf2mdPipeline, UnreadablePdfsAreTypedFailuresThatNeverReachOcr) {
+  TempDir tmp;
+  const fs::path corrupt = tmp.path() / "corrupt.pdf";
+  std::ofstream(corrupt) << "%PDF-1.7\nthis is not a PDF body\n";
+  const fs::path missing = tmp.path() / "missing.pdf";
+  pdf2md::PipelineConfig config;
+  config.dpi = kDpi;
+  config.ocr.replicas = 1;
+  ro::testing::SyncExecutor ex(pdf2md::compile_pipeline(config));
+  auto r = ex.run({corrupt.string(), missing.string()});
+  ASSERT_EQ(r.outputs.size(), 2u);
+  ASSERT_FALSE(r.outputs[0].ok());
+  EXPECT_NE(r.outputs[0].issue().cause.find("corrupt or not a PDF"), std::string::npos)
+      << r.outputs[0].issue().cause;
+  ASSERT_FALSE(r.outputs[1].ok());
+  EXPECT_NE(r.outputs[1].issue().cause.find("not a readable file"), std::string::npos)
+      << r.outputs[1].issue().cause;
+  for (const ro::RpcRecord& rpc : ex.rpcs()) {
+    EXPECT_EQ(rpc.call.find("OcrPage"), std::string::npos) << rpc.to_string();
+  }
+}
+
+TEST(Pdf2mdConvert, ConvertsCorpusWithPagesInOrderAndListsOnlyTheCorruptFile) {
+  TempDir tmp;
+  // Seed 8 gives documents of 1, 3, 1, 1, 4 and 6 pages: short ones and a long tail.
+  const pdf2md::SampleCorpus corpus = pdf2md::make_samples(
+      (tmp.path() / "in").string(), {.docs = 6, .seed = 8, .max_pages = 6, .corrupt = 1});
+  ASSERT_EQ(corpus.documents.size(), 6u);
+  ASSERT_LE(corpus.total_pages(), 20u);
+  std::size_t longest = 0;
+  for (const auto& d : corpus.documents) longest = std::max(longest, d.pages.size());
+  ASSERT_GE(longest, 4u);
+
+  const fs::path out = tmp.path() / "out";
+  pdf2md::ConvertOptions c = options_for({(tmp.path() / "in").string()}, out);
+  // Several input batches in flight, several pages per OCR call mixing documents.
+  c.input_batch_size = 3;
+  c.max_active_input_batches = 2;
+  c.pipeline.ocr.batch_size = 2;
+  c.report_path = (tmp.path() / "report.json").string();
+  c.trace_path = (tmp.path() / "trace.json").string();
+  const pdf2md::ConvertSummary s = pdf2md::convert(c);
+
+  EXPECT_EQ(s.documents, 7u);
+  EXPECT_TRUE(s.skipped.empty());
+  EXPECT_EQ(sorted(s.converted), (std::vector<std::string>{"doc-000", "doc-001", "doc-002",
+                                                           "doc-003", "doc-004", "doc-005"}));
+  EXPECT_EQ(s.pages, corpus.total_pages());
+  ASSERT_EQ(s.failures.size(), 1u);
+  EXPECT_EQ(s.failures[0].stem, "corrupt");
+
+  for (const pdf2md::SampleDocument& doc : corpus.documents) {
+    SCOPED_TRACE(doc.stem);
+    const std::string md = read_file(out / (doc.stem + ".md"));
+    EXPECT_TRUE(md.starts_with("# " + doc.stem + "\n"));
+    EXPECT_NE(md.find(pdf2md::kCompleteMarker), std::string::npos);
+    const std::vector<pdf2md::MarkdownPage> pages = pdf2md::split_pages(md);
+    ASSERT_EQ(pages.size(), doc.pages.size());
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+      EXPECT_EQ(pages[i].number, i + 1);
+      // Every page carries different random sentences, so matching each section with the
+      // text drawn on that page also proves the page order.
+      const double accuracy = pdf2md::word_accuracy(doc.pages[i], pages[i].text);
+      EXPECT_GE(accuracy, 0.95) << "page " << i + 1 << ":\n" << pages[i].text;
+      if (i + 1 < pages.size()) {
+        EXPECT_LT(pdf2md::word_accuracy(doc.pages[i + 1], pages[i].text), 0.5);
+      }
+    }
+  }
+  const pdf2md::CorpusCheck check = pdf2md::check_outputs(corpus, out.string());
+  EXPECT_GE(check.accuracy, 0.95);
+
+  const auto failures = read_jsonl(out / "failures.jsonl");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].at("stem"), "corrupt");
+  EXPECT_EQ(fs::path(failures[0].at("input").get<std::string>()).filename(), "corrupt.pdf");
+  EXPECT_NE(failures[0].at("cause").get<std::string>().find("corrupt or not a PDF"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(out / "corrupt.md"));
+  EXPECT_TRUE(temporaries_in(out).empty());
+
+  const auto report = nlohmann::json::parse(read_file(c.report_path));
+  EXPECT_EQ(report.at("pdf2md").at("converted").size(), 6u);
+  EXPECT_EQ(report.at("pdf2md").at("failed").size(), 1u);
+  EXPECT_FALSE(report.at("calls").empty());
+  EXPECT_FALSE(nlohmann::json::parse(read_file(c.trace_path)).at("traceEvents").empty());
+}
+
+TEST(Pdf2mdConvert, ResumeConvertsOnlyDocumentsWithoutCompleteOutput) {
+  TempDir tmp;
+  const fs::path in = tmp.path() / "in";
+  const fs::path out = tmp.path() / "out";
+  const pdf2md::SampleCorpus corpus =
+      pdf2md::make_samples(in.string(), {.docs = 4, .seed = 1, .max_pages = 2, .corrupt = 1});
+
+  // A first run that only got through two documents.
+  pdf2md::ConvertSummary first = pdf2md::convert(
+      options_for({(in / "doc-000.pdf").string(), (in / "doc-001.pdf").string()}, out));
+  ASSERT_EQ(sorted(first.converted), (std::vector<std::string>{"doc-000", "doc-001"}));
+  const std::string kept = read_file(out / "doc-000.md");
+  const auto kept_time = fs::last_write_time(out / "doc-000.md");
+
+  // What an interruption can leave behind: a lost output, a file without the completion
+  // marker, and the temporary file of a write that never reached its rename.
+  fs::remove(out / "doc-001.md");
+  std::ofstream(out / "doc-002.md") << "# doc-002\n\n## Page 1\n\nDocument 2 pa";
+  std::ofstream(out / ".doc-003.md.pdf2md-tmp-999") << "# doc-003\n";
+
+  pdf2md::ConvertOptions again = options_for({in.string()}, out);
+  again.resume = true;
+  again.report_path = (tmp.path() / "report.json").string();
+  const pdf2md::ConvertSummary second = pdf2md::convert(again);
+  EXPECT_EQ(second.documents, 5u);
+  EXPECT_EQ(second.skipped, (std::vector<std::string>{"doc-000"}));
+  EXPECT_EQ(sorted(second.converted), (std::vector<std::string>{"doc-001", "doc-002", "doc-003"}));
+  ASSERT_EQ(second.failures.size(), 1u);
+  EXPECT_EQ(second.failures[0].stem, "corrupt");
+  const auto report = nlohmann::json::parse(read_file(again.report_path));
+  EXPECT_EQ(sorted(report.at("pdf2md").at("converted").get<std::vector<std::string>>()),
+            (std::vector<std::string>{"doc-001", "doc-002", "doc-003"}));
+  EXPECT_EQ(report.at("pdf2md").at("skipped").get<std::vector<std::string>>(),
+            (std::vector<std::string>{"doc-000"}));
+
+  EXPECT_EQ(read_file(out / "doc-000.md"), kept);
+  EXPECT_EQ(fs::last_write_time(out / "doc-000.md"), kept_time);
+  EXPECT_TRUE(temporaries_in(out).empty());
+  const pdf2md::CorpusCheck check = pdf2md::check_outputs(corpus, out.string());
+  for (const pdf2md::DocumentCheck& d : check.documents) {
+    EXPECT_TRUE(d.present && d.pages_in_order) << d.stem;
+    EXPECT_GE(d.accuracy, 0.95) << d.stem;
+  }
+  EXPECT_EQ(check.failed_listed, (std::vector<std::string>{"corrupt"}));
+
+  // Nothing left to do but the document that can never succeed.
+  const pdf2md::ConvertSummary third = pdf2md::convert(again);
+  EXPECT_TRUE(third.converted.empty());
+  EXPECT_EQ(third.skipped.size(), 4u);
+  ASSERT_EQ(third.failures.size(), 1u);
+  EXPECT_EQ(third.failures[0].stem, "corrupt");
+}
+
+TEST(Pdf2mdConvert, DuplicateDocumentNamesAreRejectedBeforeAnythingIsWritten) {
+  TempDir tmp;
+  fs::create_directories(tmp.path() / "a");
+  fs::create_directories(tmp.path() / "b" / "deeper");
+  std::ofstream(tmp.path() / "a" / "report.pdf") << "%PDF-1.7\n";
+  std::ofstream(tmp.path() / "b" / "deeper" / "report.PDF") << "%PDF-1.7\n";
+  const fs::path out = tmp.path() / "out";
+  try {
+    pdf2md::convert(options_for({(tmp.path() / "a").string(), (tmp.path() / "b").string()}, out));
+    FAIL() << "expected InputError";
+  } catch (const pdf2md::InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("duplicate document name 'report'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("a/report.pdf"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("deeper/report.PDF"), std::string::npos) << msg;
+  }
+  EXPECT_FALSE(fs::exists(out));
+
+  // The same file named twice (directly and through its directory) is one document.
+  const auto files = pdf2md::resolve_inputs(
+      {(tmp.path() / "a").string(), (tmp.path() / "a" / "report.pdf").string()});
+  EXPECT_EQ(files.size(), 1u);
+}
+
+TEST(Pdf2mdConvert, MissingInputIsRejectedBeforeAnythingIsWritten) {
+  TempDir tmp;
+  std::ofstream(tmp.path() / "x.pdf") << "%PDF-1.7\n";
+  const fs::path out = tmp.path() / "out";
+  try {
+    pdf2md::convert(
+        options_for({(tmp.path() / "x.pdf").string(), (tmp.path() / "nope.pdf").string()}, out));
+    FAIL() << "expected InputError";
+  } catch (const pdf2md::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("input not found"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nope.pdf"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out));
+  fs::create_directories(tmp.path() / "empty");
+  EXPECT_THROW(pdf2md::convert(options_for({(tmp.path() / "empty").string()}, out)),
+               pdf2md::InputError);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Pdf2mdConvert, UnwritableOutputDirectoryIsRejectedBeforeAnythingIsWritten) {
+  TempDir tmp;
+  std::ofstream(tmp.path() / "x.pdf") << "%PDF-1.7\n";
+  const std::vector<std::string> inputs{(tmp.path() / "x.pdf").string()};
+
+  // A path through a regular file can never be created, whoever runs the test.
+  std::ofstream(tmp.path() / "plain-file") << "x";
+  try {
+    pdf2md::convert(options_for(inputs, tmp.path() / "plain-file" / "out"));
+    FAIL() << "expected InputError";
+  } catch (const pdf2md::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create output directory"), std::string::npos)
+        << e.what();
+  }
+
+  // A trace location that cannot be written is caught up front too, not after the run.
+  pdf2md::ConvertOptions bad_trace = options_for(inputs, tmp.path() / "out-trace");
+  bad_trace.trace_path = (tmp.path() / "no-such-dir" / "trace.json").string();
+  EXPECT_THROW(pdf2md::convert(bad_trace), pdf2md::InputError);
+  EXPECT_FALSE(fs::exists(tmp.path() / "out-trace"));
+
+  // Permission bits do not stop root, so the read-only case only runs for other users.
+  if (::geteuid() != 0) {
+    const fs::path ro_dir = tmp.path() / "read-only";
+    fs::create_directories(ro_dir);
+    fs::permissions(ro_dir, fs::perms::owner_read | fs::perms::owner_exec);
+    try {
+      pdf2md::convert(options_for(inputs, ro_dir));
+      ADD_FAILURE() << "expected InputError";
+    } catch (const pdf2md::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("not writable"), std::string::npos) << e.what();
+    }
+    fs::permissions(ro_dir, fs::perms::owner_all);
+    EXPECT_TRUE(fs::is_empty(ro_dir));
+  }
+}

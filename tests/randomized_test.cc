@@ -1,0 +1,627 @@
+// Randomized differential testing: random well-formed programs (tests/support/
+// random_pipeline.h) run once under the SyncExecutor and several times on the local executor
+// with random replicas, batch sizes, input batching, active-batch limits, reservation, queue
+// order and injected delays. Every run must agree with the reference interpreter, and every
+// local run with the SyncExecutor run, output by output (DESIGN 5, "Contract").
+//
+//   ./randomized_test                                   CI: a fixed set of cases
+//   RAYORCH_RANDOM_SEED=0x1234 ./randomized_test        one case, with its program listing
+//   RAYORCH_SOAK=100000 ./randomized_test               a long soak from a random base seed
+//   RAYORCH_SOAK=1000 RAYORCH_RANDOM_BASE=7 ./randomized_test
+//   RAYORCH_RANDOM_CASES=300 ./randomized_test          fewer CI cases (e.g. under sanitizers)
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/random_pipeline.h"
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <rayorch/rayorch.h>
+#include <rayorch/testing.h>
+
+namespace {
+
+namespace rp = random_pipeline;
+namespace ro = rayorch;
+using rp::i64;
+using rp::u64;
+
+// ---- Observed outputs ------------------------------------------------------------------------
+
+struct Obs {
+  ro::Outcome outcome = ro::Outcome::present;
+  i64 value = 0;
+  std::string cause;
+};
+using Table = std::vector<std::vector<Obs>>;  // [row][output]
+
+Obs observe(const ro::Output<i64>& o) {
+  if (o.ok()) return Obs{ro::Outcome::present, o.value(), {}};
+  return Obs{o.issue().outcome, 0, o.issue().cause};
+}
+
+std::vector<Obs> observe_row(const ro::Output<i64>& o) {
+  return {observe(o)};
+}
+template <class... O>
+std::vector<Obs> observe_row(const std::tuple<O...>& row) {
+  return std::apply([](const auto&... o) { return std::vector<Obs>{observe(o)...}; }, row);
+}
+
+Table to_table(const std::vector<ro::Output<i64>>& outs) {
+  Table t(outs.size());
+  for (std::size_t r = 0; r < outs.size(); ++r) t[r].push_back(observe(outs[r]));
+  return t;
+}
+template <class... V>
+Table to_table(const std::tuple<V...>& outs) {
+  Table t(std::get<0>(outs).size());
+  std::apply(
+      [&](const auto&... column) {
+        (
+            [&] {
+              for (std::size_t r = 0; r < column.size(); ++r) t[r].push_back(observe(column[r]));
+            }(),
+            ...);
+      },
+      outs);
+  return t;
+}
+
+std::string show(const Obs& o) {
+  if (o.outcome == ro::Outcome::present) return fmt::format("present({})", o.value);
+  return fmt::format("{}(\"{}\")", ro::to_string(o.outcome), o.cause);
+}
+std::string show(const rp::Expected& e) {
+  if (e.tainted) return "tainted";
+  if (e.outcome == ro::Outcome::present) return fmt::format("present({})", e.value);
+  std::string causes;
+  for (const auto& c : e.causes) causes += fmt::format("{}\"{}\"", causes.empty() ? "" : "|", c);
+  return fmt::format("{}({})", ro::to_string(e.outcome), e.any_cause ? "any" : causes);
+}
+
+// ---- One case --------------------------------------------------------------------------------
+
+struct Stats {
+  std::uint64_t cases = 0;
+  std::uint64_t comparisons = 0;  // runs checked against the SyncExecutor run
+  std::uint64_t runs = 0;
+  std::uint64_t outputs_compared = 0;
+  std::uint64_t outputs_tainted = 0;
+  std::uint64_t outputs_non_present = 0;
+  std::uint64_t aborted_cases = 0;
+  std::uint64_t calls = 0;
+  std::uint64_t domains = 0;
+};
+
+struct RunRecord {
+  bool aborted = false;
+  std::string error;
+  Table table;
+};
+
+std::string options_text(const ro::RunOptions& o) {
+  return fmt::format(
+      "input_batch_size={} max_active_input_batches={} queue_order={} reservation={}",
+      o.input_batch_size, o.max_active_input_batches,
+      o.queue_order == ro::QueueOrder::fifo ? "fifo" : "lifo",
+      !o.reservation                               ? "module"
+      : *o.reservation == ro::Reservation::elastic ? "elastic"
+                                                   : "parent_bound");
+}
+
+ro::RunOptions random_options(rp::Rng& rng, std::size_t rows) {
+  ro::RunOptions o;
+  o.progress = false;
+  o.input_batch_size =
+      rng.chance(300) ? 0 : static_cast<std::size_t>(rng.range(1, static_cast<int>(rows) + 1));
+  o.max_active_input_batches = static_cast<std::size_t>(rng.range(1, 4));
+  o.queue_order = rng.chance(250) ? ro::QueueOrder::lifo : ro::QueueOrder::fifo;
+  const int res = rng.weighted({60, 20, 20});
+  if (res == 1) o.reservation = ro::Reservation::elastic;
+  if (res == 2) o.reservation = ro::Reservation::parent_bound;
+  return o;
+}
+
+class Case {
+ public:
+  Case(u64 seed, bool verbose) : seed_(seed), verbose_(verbose), master_(seed) {}
+
+  // Returns an empty string when the case passes, else a report that names the seed (always
+  // the report, with the program listing, when verbose).
+  std::string run(Stats& stats) {
+    shape_ = master_.weighted({60, 20, 20});
+    config_.allow_abort = master_.chance(80);
+    const int size = master_.weighted({4, 30, 50, 16});
+    rows_ = size == 0   ? 0
+            : size == 1 ? master_.range(1, 3)
+            : size == 2 ? master_.range(4, 10)
+                        : master_.range(11, 24);
+    const int columns = shape_ == 1 ? 2 : 1;
+    sources_.assign(columns, {});
+    for (auto& column : sources_) {
+      for (std::size_t r = 0; r < rows_; ++r) {
+        // Equal values in different rows must still give independent, identical results.
+        if (r > 0 && master_.chance(60))
+          column.push_back(column[master_.next() % r]);
+        else
+          column.push_back(static_cast<i64>(master_.next()));
+      }
+    }
+    structure_seed_ = master_.next();
+    rt_ = std::make_shared<rp::Runtime>();
+    switch (shape_) {
+      case 0:
+        return run_shape<1, 1>(stats);
+      case 1:
+        return run_shape<2, 2>(stats);
+      default:
+        return run_shape<1, 3>(stats);
+    }
+  }
+
+  bool failed() const { return failed_; }
+
+ private:
+  template <std::size_t NIn, std::size_t NOut>
+  static auto compile(rp::Builder& b, bool optimize) {
+    const ro::CompileOptions options{.optimize = optimize};
+    if constexpr (NIn == 1 && NOut == 1) {
+      return ro::compile([&b](ro::Port<i64> a) { return b.build<1>({a})[0]; }, options);
+    } else if constexpr (NIn == 2 && NOut == 2) {
+      return ro::compile(
+          [&b](ro::Port<i64> a, ro::Port<i64> c) {
+            auto o = b.build<2>({a, c});
+            return std::make_tuple(o[0], o[1]);
+          },
+          options);
+    } else {
+      static_assert(NIn == 1 && NOut == 3);
+      return ro::compile(
+          [&b](ro::Port<i64> a) {
+            auto o = b.build<3>({a});
+            return std::make_tuple(o[0], o[1], o[2]);
+          },
+          options);
+    }
+  }
+
+  template <std::size_t NIn, class Ex>
+  auto call_run(Ex& ex, const ro::RunOptions& o) {
+    if constexpr (NIn == 1) {
+      return ex.run(sources_[0], o);
+    } else {
+      return ex.run(sources_[0], sources_[1], o);
+    }
+  }
+
+  template <std::size_t NIn, class Ex>
+  RunRecord execute(Ex& ex, const ro::RunOptions& o, bool streaming, bool sync,
+                    std::string& problem) {
+    RunRecord rec;
+    try {
+      if (streaming) {
+        rec.table.assign(rows_, {});
+        std::vector<int> delivered(rows_, 0);
+        auto on_row = [&](std::size_t row, const auto& out) {
+          if (row >= rows_) {
+            problem += fmt::format("streaming delivered row {} of {}\n", row, rows_);
+            return;
+          }
+          ++delivered[row];
+          rec.table[row] = observe_row(out);
+        };
+        ro::RunMetrics m;
+        if constexpr (NIn == 1) {
+          auto r = ex.run(sources_[0], o, on_row);
+          m = std::move(r.metrics);
+          if constexpr (requires { r.outputs.empty(); }) {
+            if (!r.outputs.empty()) problem += "a streaming run returned outputs\n";
+          }
+        } else {
+          auto r = ex.run(sources_[0], sources_[1], o, on_row);
+          m = std::move(r.metrics);
+        }
+        for (std::size_t r = 0; r < rows_; ++r) {
+          if (delivered[r] != 1)
+            problem += fmt::format("streaming delivered row {} {} times\n", r, delivered[r]);
+        }
+        check_metrics(m, o, sync, problem);
+      } else {
+        auto r = call_run<NIn>(ex, o);
+        rec.table = to_table(r.outputs);
+        check_metrics(r.metrics, o, sync, problem);
+      }
+    } catch (const ro::ExecutionError& e) {
+      rec.aborted = true;
+      rec.error = e.what();
+    } catch (const std::exception& e) {
+      problem +=
+          fmt::format("the run threw {}: {}\n", ro::detail::current_exception_type(), e.what());
+      rec.aborted = true;
+      rec.error = e.what();
+    }
+    return rec;
+  }
+
+  // Metrics must account for exactly what the UDFs saw.
+  void check_metrics(const ro::RunMetrics& m, const ro::RunOptions& o, bool sync,
+                     std::string& problem) {
+    const rp::Ir& ir = *schedule_;
+    std::uint64_t rpcs = 0, failed = 0, dispatches = 0;
+    std::size_t call = 0;
+    for (const auto& c : m.calls) {
+      rpcs += c.rpcs;
+      failed += c.failed_rpcs;
+      dispatches += c.grain_dispatches;
+      const rp::IrModule& mod = ir.modules[call_modules_.at(call)];
+      // The SyncExecutor runs one UDF instance per pool.
+      const int actors = sync ? 1 : mod.replicas;
+      if (c.actors != actors)
+        problem += fmt::format("{} reports {} actors, want {}\n", c.call, c.actors, actors);
+      for (const auto& [size, count] : c.batch_size_histogram) {
+        if (size == 0 || static_cast<int>(size) > mod.batch_size)
+          problem += fmt::format("{} ran an RPC of {} Grains, batch_size {}\n", c.call, size,
+                                 mod.batch_size);
+      }
+      ++call;
+    }
+    if (call != call_modules_.size())
+      problem +=
+          fmt::format("metrics list {} Calls, the program has {}\n", call, call_modules_.size());
+    // An attempt abandoned by a timeout may still be running, and counting, after its run:
+    // the UDF-side counters are exact only without timeouts.
+    bool timeouts = false;
+    for (const rp::IrModule& mod : ir.modules) timeouts = timeouts || mod.timeout_ms > 0;
+    if (!timeouts) {
+      if (rpcs != rt_->rpcs)
+        problem += fmt::format("metrics count {} RPCs, the UDFs ran {}\n", rpcs, rt_->rpcs.load());
+      if (dispatches != rt_->rows)
+        problem += fmt::format("metrics count {} Grain dispatches, the UDFs saw {} rows\n",
+                               dispatches, rt_->rows.load());
+      if (failed != rt_->throws + rt_->losses)
+        problem += fmt::format("metrics count {} failed RPCs, the UDFs threw {} and lost {}\n",
+                               failed, rt_->throws.load(), rt_->losses.load());
+      if (m.actors_replaced != rt_->losses)
+        problem += fmt::format("metrics count {} replaced actors, the UDFs lost {}\n",
+                               m.actors_replaced, rt_->losses.load());
+    }
+    if (m.root_completed_seconds.size() != rows_)
+      problem += fmt::format("{} root completion times for {} rows\n",
+                             m.root_completed_seconds.size(), rows_);
+    const std::size_t per =
+        o.input_batch_size == 0 ? std::max<std::size_t>(rows_, 1) : o.input_batch_size;
+    const std::size_t batches = (rows_ + per - 1) / per;
+    if (m.input_batches.size() != batches)
+      problem += fmt::format("{} input batches, want {}\n", m.input_batches.size(), batches);
+    if (m.peak_active_input_batches > o.max_active_input_batches)
+      problem += fmt::format("{} active input batches over the limit {}\n",
+                             m.peak_active_input_batches, o.max_active_input_batches);
+  }
+
+  // Every RPC the SyncExecutor logged respects batch_size and, for parent_bound, one parent.
+  template <class Ex>
+  void check_rpc_log(const Ex& ex, const ro::RunOptions& o, std::string& problem) {
+    for (const ro::RpcRecord& rpc : ex.rpcs()) {
+      const auto hash = rpc.call.rfind('#');
+      const std::size_t call = std::stoul(rpc.call.substr(hash + 1));
+      const rp::IrModule& mod = schedule_->modules[call_modules_.at(call)];
+      if (rpc.grains.empty() || static_cast<int>(rpc.grains.size()) > mod.batch_size)
+        problem += fmt::format("RPC {} exceeds batch_size {}\n", rpc.to_string(), mod.batch_size);
+      const ro::Reservation policy = o.reservation.value_or(mod.reservation);
+      if (policy != ro::Reservation::parent_bound) continue;
+      auto parent = [](const std::string& key) {
+        const auto slash = key.rfind('/');
+        return slash == std::string::npos ? key : key.substr(0, slash);
+      };
+      for (const auto& g : rpc.grains) {
+        if (parent(g) != parent(rpc.grains[0]))
+          problem += fmt::format("parent_bound RPC {} mixes parents\n", rpc.to_string());
+      }
+    }
+  }
+
+  // Compares a run with the interpreter (and with the reference run when given).
+  void compare(const std::string& label, const RunRecord& run, const RunRecord* reference,
+               Stats& stats, std::string& problem) {
+    if (run.aborted) {
+      if (!model_->definite_abort && !model_->possible_abort) {
+        problem += fmt::format("{}: aborted but the program cannot abort: {}\n", label, run.error);
+      }
+      return;
+    }
+    if (model_->definite_abort) {
+      problem += fmt::format("{}: completed but a Grain must abort the run\n", label);
+      return;
+    }
+    if (run.table.size() != expected_.size()) {
+      problem += fmt::format("{}: {} rows, want {}\n", label, run.table.size(), expected_.size());
+      return;
+    }
+    int reported = 0;
+    for (std::size_t r = 0; r < expected_.size(); ++r) {
+      if (run.table[r].size() != expected_[r].size()) {
+        problem += fmt::format("{}: row {} has {} outputs, want {}\n", label, r,
+                               run.table[r].size(), expected_[r].size());
+        continue;
+      }
+      for (std::size_t k = 0; k < expected_[r].size(); ++k) {
+        const rp::Expected& e = expected_[r][k];
+        const Obs& o = run.table[r][k];
+        if (e.tainted) {
+          ++stats.outputs_tainted;
+          continue;
+        }
+        ++stats.outputs_compared;
+        if (e.outcome != ro::Outcome::present) ++stats.outputs_non_present;
+        bool ok = o.outcome == e.outcome;
+        if (ok && e.outcome == ro::Outcome::present) ok = o.value == e.value;
+        if (ok && e.outcome != ro::Outcome::present && !e.any_cause)
+          ok = e.causes.count(o.cause) > 0;
+        // Within the set of possible causes, the reference run fixes nothing, but when only
+        // one cause is possible the two runs must agree exactly.
+        if (ok && reference != nullptr && !reference->aborted && !e.any_cause &&
+            e.causes.size() <= 1) {
+          const Obs& ref = reference->table[r][k];
+          ok = ref.outcome == o.outcome && ref.value == o.value && ref.cause == o.cause;
+        }
+        if (!ok && reported++ < 6) {
+          problem += fmt::format("{}: row {} output {}: got {}, want {}{}\n", label, r, k, show(o),
+                                 show(e),
+                                 reference && !reference->aborted
+                                     ? ", reference run gave " + show(reference->table[r][k])
+                                     : "");
+        }
+      }
+    }
+    if (reported > 6) problem += fmt::format("{}: ... {} mismatches in all\n", label, reported);
+  }
+
+  template <std::size_t NIn, std::size_t NOut>
+  std::string run_shape(Stats& stats) {
+    std::string problem;
+    std::string listing;
+    // The reference: the SyncExecutor, itself under random batch sizes and input batching.
+    RunRecord reference;
+    std::string explain;
+    {
+      rp::Builder b(structure_seed_, master_.next(), config_, rt_);
+      auto program = compile<NIn, NOut>(b, master_.chance(500));
+      ir_ = b.ir();
+      schedule_ = &ir_;
+      explain = program.explain();
+      for (std::size_t i = 0; i < ir_.ops.size(); ++i) {
+        if (ir_.ops[i].kind == rp::OpKind::call) call_modules_.push_back(ir_.ops[i].module);
+      }
+      stats.calls += call_modules_.size();
+      stats.domains += ir_.domains.size();
+      listing =
+          fmt::format("reference program (schedule of the SyncExecutor run):\n{}", ir_.describe());
+      model_ = std::make_unique<rp::Model>(ir_);
+      expected_ = model_->run(sources_);
+      ro::testing::SyncExecutor ex(program);
+      const ro::RunOptions o = random_options(master_, rows_);
+      rt_->reset(0, 0, 0);
+      std::string run_problem;
+      reference = execute<NIn>(ex, o, false, true, run_problem);
+      if (!reference.aborted) check_rpc_log(ex, o, run_problem);
+      if (verbose_) {
+        rpc_log_ = "SyncExecutor RPCs:\n";
+        for (const ro::RpcRecord& rpc : ex.rpcs()) rpc_log_ += "  " + rpc.to_string() + "\n";
+        if (reference.aborted) rpc_log_ += "  aborted: " + reference.error + "\n";
+      }
+      if (!reference.aborted && !ex.closed() && master_.chance(300)) {
+        // Actors are reused across runs; a second run on the same executor must agree.
+        rt_->reset(0, 0, 0);
+        RunRecord again =
+            execute<NIn>(ex, random_options(master_, rows_), false, true, run_problem);
+        compare("SyncExecutor second run", again, nullptr, stats, run_problem);
+      }
+      compare(fmt::format("SyncExecutor [{}]", options_text(o)), reference, nullptr, stats,
+              run_problem);
+      if (!run_problem.empty()) problem += run_problem;
+      ++stats.runs;
+    }
+    // The local executor under several schedules.
+    const int variants = 2;
+    const int runs_per_variant = 2;
+    for (int v = 0; v < variants && problem.empty(); ++v) {
+      rp::Builder b(structure_seed_, master_.next(), config_, rt_);
+      auto program = compile<NIn, NOut>(b, master_.chance(500));
+      if (b.ir().fingerprint() != ir_.fingerprint()) {
+        problem += "internal: the generator is not deterministic for this seed\n";
+        break;
+      }
+      schedule_ = &b.ir();
+      std::string label_base = fmt::format("local variant {}", v);
+      std::string modules = b.ir().describe();
+      try {
+        ro::Executor ex(program);
+        for (int k = 0; k < runs_per_variant && problem.empty(); ++k) {
+          const ro::RunOptions o = random_options(master_, rows_);
+          const int delay = master_.chance(300) ? master_.range(1, 200) : 0;
+          const bool streaming = master_.chance(200);
+          rt_->reset(delay, master_.next(), 30);
+          if (ex.closed()) break;  // an aborted run closes the executor
+          std::string run_problem;
+          RunRecord run = execute<NIn>(ex, o, streaming, false, run_problem);
+          const std::string label =
+              fmt::format("{} run {} [{} delay_us={}{}]", label_base, k, options_text(o), delay,
+                          streaming ? " streaming" : "");
+          compare(label, run, &reference, stats, run_problem);
+          if (model_->definite_abort && !run.aborted)
+            run_problem += fmt::format("{}: must abort\n", label);
+          ++stats.runs;
+          ++stats.comparisons;
+          if (!run_problem.empty()) {
+            problem += run_problem;
+            listing += fmt::format("{} schedule:\n{}", label_base, modules);
+          }
+        }
+      } catch (const std::exception& e) {
+        problem += fmt::format("{}: building the executor threw {}\n", label_base, e.what());
+      }
+    }
+    if (reference.aborted) ++stats.aborted_cases;
+    ++stats.cases;
+    failed_ = !problem.empty();
+    if (!failed_ && !verbose_) return {};
+    std::string text = fmt::format(
+        "randomized case seed=0x{:016x} shape={} rows={} allow_abort={} {}\n"
+        "reproduce: RAYORCH_RANDOM_SEED=0x{:016x} ./randomized_test\n",
+        seed_, shape_, rows_, config_.allow_abort,
+        model_->definite_abort   ? "(must abort)"
+        : model_->possible_abort ? "(may abort)"
+                                 : "",
+        seed_);
+    text += problem;
+    text += listing;
+    text += explain;
+    text += rpc_log_;
+    return text;
+  }
+
+  u64 seed_;
+  bool verbose_;
+  bool failed_ = false;
+  rp::Rng master_;
+  int shape_ = 0;
+  std::size_t rows_ = 0;
+  rp::GenConfig config_;
+  std::vector<std::vector<i64>> sources_;
+  u64 structure_seed_ = 0;
+  std::shared_ptr<rp::Runtime> rt_;
+  rp::Ir ir_;
+  const rp::Ir* schedule_ = nullptr;
+  std::string rpc_log_;            // the Module options of the program being run
+  std::vector<int> call_modules_;  // module of each Call, in Call order
+  std::unique_ptr<rp::Model> model_;
+  std::vector<std::vector<rp::Expected>> expected_;
+};
+
+// ---- Driver ----------------------------------------------------------------------------------
+
+std::optional<u64> env_u64(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::strtoull(v, nullptr, 0);
+}
+
+u64 case_seed(u64 base, u64 i) {
+  return rp::mix(base ^ rp::mix(i));
+}
+
+// Aborts with the seed of the case in progress when one case takes far too long: a hang must
+// still name a reproducer.
+class Watchdog {
+ public:
+  Watchdog() : thread_([this] { loop(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void begin(u64 seed) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    seed_ = seed;
+    started_ = std::chrono::steady_clock::now();
+    active_ = true;
+  }
+  void end() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    active_ = false;
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      cv_.wait_for(lock, std::chrono::seconds(1));
+      if (active_ && std::chrono::steady_clock::now() - started_ > std::chrono::seconds(90)) {
+        std::fprintf(stderr,
+                     "randomized case seed=0x%016llx did not finish within 90 s (hang?)\n"
+                     "reproduce: RAYORCH_RANDOM_SEED=0x%016llx ./randomized_test\n",
+                     static_cast<unsigned long long>(seed_),
+                     static_cast<unsigned long long>(seed_));
+        std::fflush(stderr);
+        std::abort();
+      }
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool active_ = false;
+  u64 seed_ = 0;
+  std::chrono::steady_clock::time_point started_;
+  std::thread thread_;
+};
+
+void print_stats(const Stats& s, double seconds) {
+  std::printf(
+      "[randomized] %llu cases, %llu local-vs-sync comparisons, %llu runs in %.1f s; "
+      "%llu outputs compared (%llu not present), %llu schedule-dependent skipped; "
+      "%llu aborting cases; %.1f Calls and %.1f Domains per program\n",
+      static_cast<unsigned long long>(s.cases), static_cast<unsigned long long>(s.comparisons),
+      static_cast<unsigned long long>(s.runs), seconds,
+      static_cast<unsigned long long>(s.outputs_compared),
+      static_cast<unsigned long long>(s.outputs_non_present),
+      static_cast<unsigned long long>(s.outputs_tainted),
+      static_cast<unsigned long long>(s.aborted_cases),
+      s.cases ? static_cast<double>(s.calls) / static_cast<double>(s.cases) : 0.0,
+      s.cases ? static_cast<double>(s.domains) / static_cast<double>(s.cases) : 0.0);
+  std::fflush(stdout);
+}
+
+TEST(Randomized, ExecutorsAgreeWithTheReference) {
+  Stats stats;
+  const auto start = std::chrono::steady_clock::now();
+  Watchdog watchdog;
+  if (auto one = env_u64("RAYORCH_RANDOM_SEED")) {
+    watchdog.begin(*one);
+    Case c(*one, true);
+    const std::string report = c.run(stats);
+    watchdog.end();
+    std::printf("%s", report.c_str());
+    EXPECT_FALSE(c.failed()) << "see the report above";
+    print_stats(stats, 0);
+    return;
+  }
+  const auto soak = env_u64("RAYORCH_SOAK");
+  const u64 cases = soak ? *soak : env_u64("RAYORCH_RANDOM_CASES").value_or(3000);
+  const u64 base = env_u64("RAYORCH_RANDOM_BASE").value_or(soak ? std::random_device{}() : 0x5eed);
+  std::printf("[randomized] %llu cases from base seed 0x%llx\n",
+              static_cast<unsigned long long>(cases), static_cast<unsigned long long>(base));
+  int failures = 0;
+  for (u64 i = 0; i < cases && failures < 3; ++i) {
+    const u64 seed = case_seed(base, i);
+    watchdog.begin(seed);
+    Case c(seed, false);
+    const std::string report = c.run(stats);
+    watchdog.end();
+    if (!report.empty()) {
+      ++failures;
+      ADD_FAILURE() << report;
+    }
+    if (soak && (i + 1) % 1000 == 0) {
+      print_stats(stats,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  print_stats(stats,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  EXPECT_GT(stats.outputs_compared, stats.outputs_tainted);
+}
+
+}  // namespace

@@ -1,0 +1,350 @@
+// Recovery of physical failures (DESIGN 5), asserted RPC by RPC from SyncExecutor's log. The
+// UDF's failures are a deterministic function of the Grain's input value and of how many
+// attempts have touched that value, so every dispatch sequence is exact.
+#include <climits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "support/runtime_harness.h"
+#include "support/runtime_udfs.h"
+#include <gtest/gtest.h>
+
+#include <rayorch/rayorch.h>
+
+namespace {
+
+using namespace runtime_test;
+namespace F = ro::F;
+using rd::GrainPhase;
+
+// How many more attempts on a value throw, and of which kind. Shared by every instance of
+// the UDF, so it survives the replacement of a lost actor.
+struct Script {
+  std::map<int, int> throws;  // value -> attempts left that throw std::runtime_error("boom")
+  std::map<int, int> losses;  // value -> attempts left that lose the actor
+  int constructed = 0;
+};
+
+struct Flaky {
+  explicit Flaky(std::shared_ptr<Script> script) : script_(std::move(script)) {
+    ++script_->constructed;
+  }
+  std::vector<int> run(ro::Column<int> x) {
+    bool lose = false, fail = false;
+    for (int v : x) {
+      // Every value in the batch consumes one scripted attempt.
+      if (int& n = script_->losses[v]; n > 0) {
+        lose = true;
+        if (n != INT_MAX) --n;
+      }
+      if (int& n = script_->throws[v]; n > 0) {
+        fail = true;
+        if (n != INT_MAX) --n;
+      }
+    }
+    if (lose) throw ro::ActorLost("actor vanished");
+    if (fail) throw std::runtime_error("boom");
+    std::vector<int> out;
+    for (int v : x) out.push_back(100 + v);
+    return out;
+  }
+  std::shared_ptr<Script> script_;
+};
+
+struct RunLog {
+  std::vector<std::string> rpcs;
+  std::vector<std::string> outputs;
+  std::string error;
+  ro::RunMetrics metrics;
+};
+
+RunLog run_flaky(ro::RecoveryPolicy policy, std::shared_ptr<Script> script, int infra = 1,
+                 int batch = 4) {
+  ro::Module<Flaky> flaky =
+      ro::Module<Flaky>(script).batch_size(batch).recovery(policy).infra_retries(infra);
+  auto program = ro::compile([&](ro::Port<int> x) { return flaky(x); });
+  ro::testing::SyncExecutor ex(program);
+  RunLog o;
+  try {
+    auto r = ex.run({0, 1, 2, 3, 4});
+    for (const auto& out : r.outputs) {
+      o.outputs.push_back(out.ok() ? std::to_string(out.value())
+                                   : std::string(ro::to_string(out.issue().outcome)) + "(" +
+                                         out.issue().cause + ")");
+    }
+    o.metrics = r.metrics;
+  } catch (const ro::ExecutionError& e) {
+    o.error = e.what();
+  }
+  for (const auto& rpc : ex.rpcs()) o.rpcs.push_back(rpc.to_string());
+  return o;
+}
+
+const std::vector<std::string> kAllPresent = {"100", "101", "102", "103", "104"};
+
+// ---- The DESIGN 5 sequences -------------------------------------------------------------
+
+TEST(Recovery, RetryBatchRequeuesTheExactBatchAheadOfReadyWork) {
+  auto script = std::make_shared<Script>();
+  script->throws[0] = 1;
+  const RunLog o = run_flaky(ro::RecoveryPolicy::retry_batch(1), script);
+  EXPECT_EQ(o.rpcs, (std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed", "Flaky#0 [0 1 2 3] g1",
+                                              "Flaky#0 [4] g0"}));
+  EXPECT_EQ(o.outputs, kAllPresent);
+  EXPECT_EQ(o.metrics.calls.at(0).requeues, 4u);
+  EXPECT_EQ(o.metrics.calls.at(0).failed_rpcs, 1u);
+}
+
+TEST(Recovery, RetryTailRequeuesTheExactBatchBehindReadyWork) {
+  auto script = std::make_shared<Script>();
+  script->throws[0] = 1;
+  const RunLog o = run_flaky(ro::RecoveryPolicy::retry_tail(1), script);
+  EXPECT_EQ(o.rpcs, (std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed", "Flaky#0 [4] g0",
+                                              "Flaky#0 [0 1 2 3] g1"}));
+  EXPECT_EQ(o.outputs, kAllPresent);
+}
+
+TEST(Recovery, IsolateTailSplitsUntilThePoisonedGrainIsFailed) {
+  auto script = std::make_shared<Script>();
+  script->throws[2] = INT_MAX;
+  const RunLog o = run_flaky(ro::RecoveryPolicy::isolate_tail(), script);
+  EXPECT_EQ(o.rpcs, (std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed", "Flaky#0 [4] g0",
+                                              "Flaky#0 [0 1 2 3] g1 failed", "Flaky#0 [0 1] g2",
+                                              "Flaky#0 [2 3] g2 failed", "Flaky#0 [2] g3 failed",
+                                              "Flaky#0 [3] g3"}));
+  EXPECT_EQ(o.outputs, (std::vector<std::string>{"100", "101", "failed(std::runtime_error: boom)",
+                                                 "103", "104"}));
+}
+
+TEST(Recovery, IsolateTailRecoversATransientFailureWithItsSingleTailRetry) {
+  auto script = std::make_shared<Script>();
+  script->throws[2] = 1;
+  const RunLog o = run_flaky(ro::RecoveryPolicy::isolate_tail(), script);
+  EXPECT_EQ(o.rpcs, (std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed", "Flaky#0 [4] g0",
+                                              "Flaky#0 [0 1 2 3] g1"}));
+  EXPECT_EQ(o.outputs, kAllPresent);
+}
+
+TEST(Recovery, IsolateTailIsolatesSeveralPoisonedGrainsWithoutResettingBudgets) {
+  auto script = std::make_shared<Script>();
+  script->throws[0] = INT_MAX;
+  script->throws[3] = INT_MAX;
+  const RunLog o = run_flaky(ro::RecoveryPolicy::isolate_tail(), script);
+  EXPECT_EQ(o.rpcs,
+            (std::vector<std::string>{
+                "Flaky#0 [0 1 2 3] g0 failed", "Flaky#0 [4] g0", "Flaky#0 [0 1 2 3] g1 failed",
+                "Flaky#0 [0 1] g2 failed", "Flaky#0 [2 3] g2 failed", "Flaky#0 [0] g3 failed",
+                "Flaky#0 [1] g3", "Flaky#0 [2] g3", "Flaky#0 [3] g3 failed"}));
+  EXPECT_EQ(o.outputs, (std::vector<std::string>{"failed(std::runtime_error: boom)", "101", "102",
+                                                 "failed(std::runtime_error: boom)", "104"}));
+}
+
+// ---- Exhausted budgets ------------------------------------------------------------------
+
+TEST(Recovery, ExhaustedRetriesAbortNamingTheAttempt) {
+  for (auto policy : {ro::RecoveryPolicy::retry_batch(1), ro::RecoveryPolicy::retry_tail(2)}) {
+    auto script = std::make_shared<Script>();
+    script->throws[1] = INT_MAX;
+    const RunLog o = run_flaky(policy, script);
+    const bool tail = policy.kind() == ro::RecoveryPolicy::Kind::retry_tail;
+    SCOPED_TRACE(tail ? "retry_tail(2)" : "retry_batch(1)");
+    const std::vector<std::string> expected =
+        tail
+            ? std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed", "Flaky#0 [4] g0",
+                                       "Flaky#0 [0 1 2 3] g1 failed", "Flaky#0 [0 1 2 3] g2 failed"}
+            : std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed",
+                                       "Flaky#0 [0 1 2 3] g1 failed"};
+    EXPECT_EQ(o.rpcs, expected);
+    const std::string gen = tail ? "g2" : "g1";
+    EXPECT_NE(o.error.find("Call Flaky#0 (UDF Flaky) failed on Grains [0 " + gen + ", 1 " + gen +
+                           ", 2 " + gen + ", 3 " + gen + "] after " + (tail ? "2" : "1") +
+                           " retries: std::runtime_error: boom"),
+              std::string::npos)
+        << o.error;
+  }
+}
+
+TEST(Recovery, TheDefaultPolicyAbortsOnTheFirstFailure) {
+  auto script = std::make_shared<Script>();
+  script->throws[4] = 1;
+  const RunLog o = run_flaky(ro::RecoveryPolicy::abort(), script);
+  EXPECT_EQ(o.rpcs, (std::vector<std::string>{"Flaky#0 [0 1 2 3] g0", "Flaky#0 [4] g0 failed"}));
+  EXPECT_NE(o.error.find("Call Flaky#0 (UDF Flaky) failed on Grains [4 g0]: "
+                         "std::runtime_error: boom"),
+            std::string::npos)
+      << o.error;
+}
+
+// ---- Lost actors ------------------------------------------------------------------------
+
+TEST(Recovery, ALostActorIsReplacedAndItsGrainsReplayAtTheNextGeneration) {
+  auto script = std::make_shared<Script>();
+  script->losses[1] = 1;
+  const RunLog o = run_flaky(ro::RecoveryPolicy::abort(), script);
+  // The replay goes ahead of ready work and does not consume the (abort) policy.
+  EXPECT_EQ(o.rpcs, (std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed", "Flaky#0 [0 1 2 3] g1",
+                                              "Flaky#0 [4] g0"}));
+  EXPECT_EQ(o.outputs, kAllPresent);
+  EXPECT_EQ(o.metrics.actors_replaced, 1u);
+  EXPECT_EQ(script->constructed, 2);
+}
+
+TEST(Recovery, LostActorsReplayWithinTheInfrastructureBudgetAndAbortBeyondIt) {
+  struct Case {
+    int infra_retries;
+    int losses;
+    bool aborts;
+  };
+  for (const Case& c : {Case{0, 1, true}, Case{1, 2, true}, Case{2, 2, false}, Case{3, 2, false}}) {
+    SCOPED_TRACE("infra_retries " + std::to_string(c.infra_retries) + ", losses " +
+                 std::to_string(c.losses));
+    auto script = std::make_shared<Script>();
+    script->losses[3] = c.losses;
+    const RunLog o = run_flaky(ro::RecoveryPolicy::retry_batch(5), script, c.infra_retries);
+    std::vector<std::string> expected;
+    const int attempts = std::min(c.losses, c.infra_retries) + 1;
+    for (int g = 0; g < attempts; ++g) {
+      const bool lost = g < c.losses;
+      expected.push_back("Flaky#0 [0 1 2 3] g" + std::to_string(g) + (lost ? " failed" : ""));
+    }
+    if (!c.aborts) expected.push_back("Flaky#0 [4] g0");
+    EXPECT_EQ(o.rpcs, expected);
+    if (c.aborts) {
+      const std::string gen = "g" + std::to_string(c.infra_retries);
+      EXPECT_NE(o.error.find("Call Flaky#0 (UDF Flaky) lost its actor on Grains [0 " + gen),
+                std::string::npos)
+          << o.error;
+      EXPECT_NE(o.error.find("ActorLost: actor vanished"), std::string::npos) << o.error;
+    } else {
+      EXPECT_EQ(o.error, "");
+      EXPECT_EQ(o.outputs, kAllPresent);
+    }
+  }
+}
+
+// ---- Barriers meet failed batches -------------------------------------------------------
+
+TEST(Recovery, BarrieredGrainsOfAFailedBatchAreSealedBeforeThePolicyIsConsulted) {
+  for (auto policy : {ro::RecoveryPolicy::abort(), ro::RecoveryPolicy::retry_batch(1)}) {
+    const bool retry = policy.kind() == ro::RecoveryPolicy::Kind::retry_batch;
+    SCOPED_TRACE(retry ? "retry_batch(1)" : "abort");
+    ro::Module<S> s;
+    ro::Module<Q> g = ro::Module<Q>().batch_size(2).recovery(policy);
+    int g_out = -1;
+    auto program = ro::compile([&](ro::Port<int> x) {
+      auto go = g(F::expand(s(x)));
+      g_out = go.id();
+      return F::reduce(go);
+    });
+    EngineRig rig(program, {4, 2});
+    const int s_call = rig.call("S#0"), g_call = rig.call("Q#1");
+    using Lists = std::vector<ro::Row<std::vector<int>>>;
+    using Rows = std::vector<ro::Row<int>>;
+    rig.commit(rig.reserve(s_call), Lists{std::vector<int>{0, 0, 0}});
+    rig.commit(rig.reserve(s_call), Lists{std::vector<int>{0, 0}});
+    auto a = rig.reserve(g_call);
+    auto b = rig.reserve(g_call);
+    auto c = rig.reserve(g_call);
+    ASSERT_EQ(rig.keys(a), "0/0 0/1");
+    ASSERT_EQ(rig.keys(b), "0/2 1/0");
+    ASSERT_EQ(rig.keys(c), "1/1");
+    rig.commit(a, Rows{ro::GroupFailure{"encrypted"}, 1});
+    // A batch holding only barriered Grains fails: they are sealed, and there is nothing
+    // left for the policy to decide, so even abort() lets the run continue.
+    const rd::FailureVerdict vb = rig->fail(b.id, "std::runtime_error: boom");
+    rig->advance();
+    EXPECT_EQ(rig.item(g_out, 2), "suppressed(encrypted)");
+    if (!retry) {
+      // 1/0 is another parent: the abort names it alone.
+      ASSERT_TRUE(vb.abort);
+      EXPECT_NE(vb.message.find("failed on Grains [1/0 g0]: std::runtime_error: boom"),
+                std::string::npos)
+          << vb.message;
+      EXPECT_EQ(vb.message.find("0/2"), std::string::npos) << vb.message;
+      continue;
+    }
+    ASSERT_FALSE(vb.abort);
+    // Only the live Grain is retried, at the next generation.
+    auto retried = rig.reserve(g_call);
+    EXPECT_EQ(rig.keys(retried), "1/0");
+    EXPECT_EQ(retried.generations, std::vector<std::uint32_t>{1});
+    EXPECT_EQ(rig->counters(g_call).requeues, 1u);
+    rig.commit(retried, Rows{7});
+    rig.commit(c, Rows{8});
+    EXPECT_EQ(rig.item(g_out, 0), "failed(encrypted)");
+    EXPECT_EQ(rig.item(g_out, 1), "suppressed(encrypted)");
+    EXPECT_EQ(rig.item(g_out, 3), "present");
+    EXPECT_EQ(rig.item(g_out, 4), "present");
+    EXPECT_TRUE(rig->complete());
+  }
+}
+
+TEST(Recovery, AFailedBatchOfOnlyBarrieredGrainsNeverReachesThePolicy) {
+  ro::Module<S> s;
+  ro::Module<Q> g = ro::Module<Q>().batch_size(2);  // abort()
+  int g_out = -1;
+  auto program = ro::compile([&](ro::Port<int> x) {
+    auto go = g(F::expand(s(x)));
+    g_out = go.id();
+    return F::reduce(go);
+  });
+  EngineRig rig(program, {4});
+  using Rows = std::vector<ro::Row<int>>;
+  rig.commit(rig.reserve(rig.call("S#0")),
+             std::vector<ro::Row<std::vector<int>>>{std::vector<int>{0, 0, 0, 0}});
+  const int g_call = rig.call("Q#1");
+  auto a = rig.reserve(g_call);
+  auto b = rig.reserve(g_call);
+  rig.commit(a, Rows{1, ro::GroupFailure{"encrypted"}});
+  const rd::FailureVerdict v = rig->fail(b.id, "std::runtime_error: boom");
+  rig->advance();
+  EXPECT_FALSE(v.abort) << v.message;
+  for (std::uint32_t e : {0u, 2u, 3u}) EXPECT_EQ(rig.item(g_out, e), "suppressed(encrypted)");
+  EXPECT_EQ(rig.item(g_out, 1), "failed(encrypted)");
+  EXPECT_EQ(rig->counters(g_call).requeues, 0u);
+  EXPECT_TRUE(rig->complete());
+}
+
+// A lost actor with barriered Grains: they are sealed, only the live ones replay.
+TEST(Recovery, ALostBatchReplaysOnlyItsLiveGrains) {
+  ro::Module<S> s;
+  ro::Module<Q> g = ro::Module<Q>().batch_size(2);
+  int g_out = -1;
+  auto program = ro::compile([&](ro::Port<int> x) {
+    auto go = g(F::expand(s(x)));
+    g_out = go.id();
+    return F::reduce(go);
+  });
+  EngineRig rig(program, {3, 2});
+  using Lists = std::vector<ro::Row<std::vector<int>>>;
+  using Rows = std::vector<ro::Row<int>>;
+  rig.commit(rig.reserve(rig.call("S#0")), Lists{std::vector<int>{0, 0, 0}});
+  rig.commit(rig.reserve(rig.call("S#0")), Lists{std::vector<int>{0, 0}});
+  const int g_call = rig.call("Q#1");
+  auto a = rig.reserve(g_call);
+  auto b = rig.reserve(g_call);
+  auto c = rig.reserve(g_call);
+  ASSERT_EQ(rig.keys(a), "0/0 0/1");
+  ASSERT_EQ(rig.keys(b), "0/2 1/0");
+  ASSERT_EQ(rig.keys(c), "1/1");
+  rig.commit(a, Rows{ro::GroupFailure{"encrypted"}, 5});
+  EXPECT_FALSE(rig->lost(b.id, "rayorch::ActorLost: gone").abort);
+  rig->advance();
+  EXPECT_EQ(rig.item(g_out, 2), "suppressed(encrypted)");
+  auto replay = rig.reserve(g_call);
+  EXPECT_EQ(rig.keys(replay), "1/0");
+  EXPECT_EQ(replay.generations, (std::vector<std::uint32_t>{1}));
+  rig.commit(replay, Rows{6});
+  rig.commit(c, Rows{7});
+  EXPECT_EQ(rig.item(g_out, 0), "failed(encrypted)");
+  EXPECT_EQ(rig.item(g_out, 1), "suppressed(encrypted)");
+  EXPECT_EQ(rig.item(g_out, 3), "present");
+  EXPECT_EQ(rig.item(g_out, 4), "present");
+  EXPECT_EQ(rig->grain_generation(g_call, 4), 0u);
+  EXPECT_TRUE(rig->complete());
+}
+
+}  // namespace

@@ -1,0 +1,83 @@
+// Converting a set of PDFs into a directory of Markdown files: input discovery, resume,
+// streaming atomic output, failure listing and the run summary.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pdf2md/pdf2md.h"
+
+namespace pdf2md {
+
+/// A problem with the command's inputs or output location, found before anything is
+/// converted or written (exit code 2 on the command line).
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What `convert` does.
+struct ConvertOptions {
+  std::vector<std::string> inputs;  ///< PDF files and directories (searched recursively)
+  std::string out_dir;
+  PipelineConfig pipeline;
+  // Rendering is ~20x faster than OCR, so admitting every document at once would hold
+  // nearly every rendered page in memory; two batches of 16 documents keep OCR fed while
+  // bounding that to the pages of 32 documents.
+  std::size_t input_batch_size = 16;  ///< documents per input batch; 0: all in one
+  std::size_t max_active_input_batches = 2;
+  bool resume = false;      ///< skip documents whose output is already complete
+  std::string trace_path;   ///< Chrome trace of every RPC, when non-empty
+  std::string report_path;  ///< JSON metrics report (plus a "pdf2md" section), when non-empty
+  bool progress = true;     ///< progress line on a terminal
+};
+
+/// A document that produced no Markdown.
+struct FailedDocument {
+  std::string stem;
+  std::string input;
+  std::string outcome;  ///< failed / suppressed / dropped
+  std::string cause;
+};
+
+/// Busy time of one stage of the run.
+struct StageSummary {
+  std::string call;
+  std::size_t rpcs = 0;
+  std::size_t grains = 0;
+  double busy_seconds = 0.0;
+};
+
+/// What a conversion did.
+struct ConvertSummary {
+  std::size_t documents = 0;           ///< PDFs found in the inputs
+  std::vector<std::string> skipped;    ///< stems already complete (--resume), sorted
+  std::vector<std::string> converted;  ///< stems written by this run, in completion order
+  std::vector<FailedDocument> failures;
+  std::size_t pages = 0;                 ///< pages of the converted documents
+  double startup_seconds = 0.0;          ///< building the actor pools (engine loading)
+  double run_seconds = 0.0;              ///< the run itself
+  double first_document_seconds = -1.0;  ///< run start to first written document; -1: none
+  std::vector<StageSummary> stages;
+  std::string out_dir;
+  std::string failures_path;
+};
+
+/// The PDFs named by `inputs`: files as given, directories searched recursively for *.pdf
+/// (any case), sorted by path, the same file once. Throws InputError for a missing or
+/// unreadable input, or two different files with the same stem (their outputs would clash).
+std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs);
+
+/// Converts every input document. Each finished document is written as soon as it is
+/// complete, atomically, as OUT_DIR/<stem>.md; documents that fail are listed in
+/// OUT_DIR/failures.jsonl (rewritten by every run; empty when none failed).
+/// Throws InputError before writing anything when the inputs or the output directory are
+/// unusable, and rayorch::ExecutionError when the run aborts.
+ConvertSummary convert(const ConvertOptions& options);
+
+/// The human-readable end-of-run summary.
+std::string format_summary(const ConvertSummary& summary);
+
+}  // namespace pdf2md

@@ -1,0 +1,319 @@
+// The pdf2md UDFs and pipeline. See pdf2md.h.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <string_view>
+
+#include "pdf2md/pdf2md.h"
+#include <fmt/format.h>
+#include <poppler/cpp/poppler-document.h>
+#include <poppler/cpp/poppler-global.h>
+#include <poppler/cpp/poppler-image.h>
+#include <poppler/cpp/poppler-page-renderer.h>
+#include <poppler/cpp/poppler-page.h>
+#include <tesseract/baseapi.h>
+
+namespace pdf2md {
+namespace {
+
+// Poppler reports parse errors through one process-wide hook, on the thread that parses.
+// Keeping the first message per thread turns "load failed" into a useful cause and keeps
+// poppler's chatter off the terminal.
+thread_local std::string poppler_first_error;
+
+void capture_poppler_error(const std::string& message, void*) {
+  if (poppler_first_error.empty()) poppler_first_error = message;
+}
+
+void install_poppler_hook() {
+  static std::once_flag once;
+  std::call_once(once, [] { poppler::set_debug_error_function(capture_poppler_error, nullptr); });
+}
+
+struct LoadedDocument {
+  std::unique_ptr<poppler::document> doc;
+  std::string error;  // non-empty when doc is unusable
+};
+
+LoadedDocument load_document(const std::string& path) {
+  install_poppler_hook();
+  poppler_first_error.clear();
+  LoadedDocument out;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    out.error = fmt::format("cannot open PDF {}: not a readable file", path);
+    return out;
+  }
+  out.doc.reset(poppler::document::load_from_file(path));
+  if (!out.doc) {
+    out.error = fmt::format("cannot open PDF {}: corrupt or not a PDF", path);
+    if (!poppler_first_error.empty()) out.error += " (" + poppler_first_error + ")";
+  } else if (out.doc->is_locked()) {
+    out.error = fmt::format("cannot open PDF {}: encrypted (a password is required)", path);
+    out.doc.reset();
+  }
+  return out;
+}
+
+std::string stem_of(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+// libgomp reads OMP_THREAD_LIMIT once, when the process starts, so setting it from an actor
+// would be too late. Limiting the active parallel levels to zero on the actor's thread makes
+// every parallel region inside Tesseract run on that thread alone. The symbol is looked up
+// at run time so a Tesseract built without OpenMP needs nothing.
+void serialise_openmp_on_this_thread() {
+  using SetLevels = void (*)(int);
+  static const auto set_levels =
+      reinterpret_cast<SetLevels>(::dlsym(RTLD_DEFAULT, "omp_set_max_active_levels"));
+  if (set_levels != nullptr) set_levels(0);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// RenderPdf
+
+RenderPdf::RenderPdf(int dpi) : dpi_(dpi) {
+  if (dpi < 30 || dpi > 1200) {
+    throw std::invalid_argument(fmt::format("RenderPdf: dpi must be in [30, 1200], got {}", dpi));
+  }
+  install_poppler_hook();
+  if (!poppler::page_renderer::can_render()) {
+    throw std::runtime_error("RenderPdf: this poppler build cannot render pages");
+  }
+}
+
+std::vector<ro::Row<std::vector<PageImage>>> RenderPdf::run(ro::Column<std::string> paths) {
+  std::vector<ro::Row<std::vector<PageImage>>> out;
+  out.reserve(paths.size());
+  poppler::page_renderer renderer;
+  renderer.set_image_format(poppler::image::format_gray8);
+  renderer.set_render_hint(poppler::page_renderer::antialiasing, true);
+  renderer.set_render_hint(poppler::page_renderer::text_antialiasing, true);
+  for (const std::string& path : paths) {
+    LoadedDocument loaded = load_document(path);
+    if (!loaded.doc) {
+      out.emplace_back(ro::RecordFailure{loaded.error});
+      continue;
+    }
+    const int count = loaded.doc->pages();
+    std::vector<PageImage> pages;
+    pages.reserve(static_cast<std::size_t>(count));
+    std::string error;
+    for (int i = 0; i < count && error.empty(); ++i) {
+      std::unique_ptr<poppler::page> page(loaded.doc->create_page(i));
+      poppler::image img;
+      if (page) img = renderer.render_page(page.get(), dpi_, dpi_);
+      if (!page || !img.is_valid() || img.format() != poppler::image::format_gray8) {
+        error = fmt::format("cannot render page {} of {}", i + 1, path);
+        break;
+      }
+      PageImage p;
+      p.number = static_cast<std::uint32_t>(i + 1);
+      p.width = static_cast<std::uint32_t>(img.width());
+      p.height = static_cast<std::uint32_t>(img.height());
+      p.dpi = static_cast<std::uint32_t>(dpi_);
+      p.pixels.resize(static_cast<std::size_t>(p.width) * p.height);
+      const char* src = img.const_data();
+      const std::size_t stride = static_cast<std::size_t>(img.bytes_per_row());
+      for (std::uint32_t y = 0; y < p.height; ++y) {
+        std::memcpy(p.pixels.data() + static_cast<std::size_t>(y) * p.width, src + y * stride,
+                    p.width);
+      }
+      pages.push_back(std::move(p));
+    }
+    if (!error.empty()) {
+      out.emplace_back(ro::RecordFailure{error});
+    } else {
+      out.emplace_back(std::move(pages));
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OcrPage
+
+struct OcrPage::Engine {
+  tesseract::TessBaseAPI api;
+};
+
+OcrPage::OcrPage(std::string lang, std::string tessdata) : engine_(std::make_unique<Engine>()) {
+  serialise_openmp_on_this_thread();
+  const char* datapath = tessdata.empty() ? nullptr : tessdata.c_str();
+  if (engine_->api.Init(datapath, lang.c_str(), tesseract::OEM_LSTM_ONLY) != 0) {
+    throw std::runtime_error(fmt::format(
+        "OcrPage: cannot load Tesseract language '{}' from {}; install tesseract-ocr-{} or pass "
+        "--tessdata",
+        lang, tessdata.empty() ? "the default tessdata directory" : tessdata, lang));
+  }
+  engine_->api.SetPageSegMode(tesseract::PSM_AUTO);
+  // Diagnostics go nowhere: a page either yields text or a RecordFailure.
+  engine_->api.SetVariable("debug_file", "/dev/null");
+}
+
+OcrPage::~OcrPage() {
+  if (engine_) engine_->api.End();
+}
+
+std::vector<ro::Row<std::string>> OcrPage::run(ro::Column<PageImage> pages) {
+  // The executor may run this on any thread of the pool; the limit is per thread.
+  serialise_openmp_on_this_thread();
+  std::vector<ro::Row<std::string>> out;
+  out.reserve(pages.size());
+  tesseract::TessBaseAPI& api = engine_->api;
+  for (const PageImage& page : pages) {
+    if (page.width == 0 || page.height == 0 ||
+        page.pixels.size() != static_cast<std::size_t>(page.width) * page.height) {
+      out.emplace_back(ro::RecordFailure{fmt::format("page {} has no image", page.number)});
+      continue;
+    }
+    api.SetImage(page.pixels.data(), static_cast<int>(page.width), static_cast<int>(page.height), 1,
+                 static_cast<int>(page.width));
+    api.SetSourceResolution(static_cast<int>(page.dpi));
+    std::unique_ptr<char[]> text(api.GetUTF8Text());
+    if (!text) {
+      out.emplace_back(ro::RecordFailure{fmt::format("OCR failed on page {}", page.number)});
+    } else {
+      out.emplace_back(std::string(text.get()));
+    }
+    api.Clear();
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// DocumentMeta
+
+std::vector<ro::Row<DocumentInfo>> DocumentMeta::run(ro::Column<std::string> paths) {
+  std::vector<ro::Row<DocumentInfo>> out;
+  out.reserve(paths.size());
+  for (const std::string& path : paths) {
+    LoadedDocument loaded = load_document(path);
+    if (!loaded.doc) {
+      out.emplace_back(ro::RecordFailure{loaded.error});
+    } else {
+      out.emplace_back(
+          DocumentInfo{stem_of(path), static_cast<std::uint32_t>(loaded.doc->pages())});
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assemble
+
+namespace {
+
+// Tesseract ends paragraphs with blank lines and pages with a form feed; Markdown wants
+// neither trailing whitespace nor control characters.
+std::string clean_page_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\f') continue;
+    out.push_back(c);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+std::vector<ro::Row<Markdown>> Assemble::run(ro::Column<ro::Group<std::string>> pages,
+                                             ro::Column<DocumentInfo> info) {
+  std::vector<ro::Row<Markdown>> out;
+  out.reserve(pages.size());
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    const ro::Group<std::string>& texts = pages[i];
+    const DocumentInfo& doc = info[i];
+    // The gather is declared, not inferred: a mismatch would be an engine bug, and a
+    // document with a missing page must never be written as complete.
+    if (texts.size() != doc.pages) {
+      out.emplace_back(
+          ro::RecordFailure{fmt::format("document {} has {} pages but {} page texts were gathered",
+                                        doc.stem, doc.pages, texts.size())});
+      continue;
+    }
+    Markdown md;
+    md.stem = doc.stem;
+    md.pages = doc.pages;
+    md.text = fmt::format("# {}\n", doc.stem);
+    for (std::size_t p = 0; p < texts.size(); ++p) {
+      md.text += fmt::format("\n## Page {}\n\n", p + 1);
+      const std::string body = clean_page_text(texts[p]);
+      md.text += body;
+      if (!body.empty()) md.text += '\n';
+    }
+    md.text += fmt::format("\n{}, {} pages -->\n", kCompleteMarker, doc.pages);
+    out.emplace_back(std::move(md));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pipeline
+
+PdfToMarkdown::PdfToMarkdown(const PipelineConfig& c)
+    : render(ro::Module<RenderPdf>(c.dpi)
+                 .replicas(c.render.replicas)
+                 .batch_size(c.render.batch_size)
+                 .recovery(ro::RecoveryPolicy::isolate_tail())),
+      ocr(ro::Module<OcrPage>(c.lang, c.tessdata)
+              .replicas(c.ocr.replicas)
+              .batch_size(c.ocr.batch_size)
+              .recovery(ro::RecoveryPolicy::isolate_tail())),
+      meta(ro::Module<DocumentMeta>()
+               .replicas(c.meta.replicas)
+               .batch_size(c.meta.batch_size)
+               .recovery(ro::RecoveryPolicy::isolate_tail())),
+      assemble(ro::Module<Assemble>()
+                   .replicas(c.assemble.replicas)
+                   .batch_size(c.assemble.batch_size)
+                   .recovery(ro::RecoveryPolicy::isolate_tail())) {}
+
+ro::Port<Markdown> PdfToMarkdown::forward(ro::Port<std::string> pdf) {
+  ro::Port<PageImage> pages = ro::F::expand(render(pdf));
+  ro::Port<ro::Group<std::string>> texts = ro::F::reduce(ocr(pages));
+  return assemble(texts, meta(pdf));
+}
+
+ro::Compiled<PdfToMarkdown> compile_pipeline(const PipelineConfig& config, bool optimize) {
+  PdfToMarkdown pipeline(config);
+  return ro::compile(pipeline, {.optimize = optimize});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading outputs back
+
+std::vector<MarkdownPage> split_pages(const std::string& markdown) {
+  std::vector<MarkdownPage> pages;
+  std::size_t pos = 0;
+  while (pos < markdown.size()) {
+    std::size_t end = markdown.find('\n', pos);
+    if (end == std::string::npos) end = markdown.size();
+    const std::string_view line(markdown.data() + pos, end - pos);
+    constexpr std::string_view heading = "## Page ";
+    std::uint32_t number = 0;
+    const std::string_view digits = line.substr(std::min(line.size(), heading.size()));
+    const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+    if (line.starts_with(heading) && parsed.ec == std::errc() &&
+        parsed.ptr == digits.data() + digits.size()) {
+      pages.push_back(MarkdownPage{number, {}});
+    } else if (!pages.empty() && !line.starts_with(kCompleteMarker)) {
+      pages.back().text.append(line);
+      pages.back().text.push_back('\n');
+    }
+    pos = end + 1;
+  }
+  return pages;
+}
+
+}  // namespace pdf2md
