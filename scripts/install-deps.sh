@@ -17,6 +17,7 @@ PACKAGES=(
   libcli11-dev
   libpoppler-cpp-dev
   poppler-utils
+  jq
   libtesseract-dev
   tesseract-ocr
   tesseract-ocr-eng

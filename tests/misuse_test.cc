@@ -1,10 +1,11 @@
 // A catalogue of misuse and bad input, each with the error a user sees. Every entry also
 // checks that nothing crashes, hangs or silently loses rows: after a run-time error the
 // executor is either closed (and says so) or still produces every row.
+#include <atomic>
 #include <chrono>
-#include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -179,6 +180,10 @@ void expect_closed_then_recoverable(Ex& ex, const ro::Compiled<P>& fresh_program
 }
 
 // ---- CompileErrors ---------------------------------------------------------------------------
+// A Call without a Port input, a Port of the wrong type and a wrong number of static arguments
+// are rejected by static_asserts when the Module is called (docs/SEMANTICS.md), so they have
+// no run-time entry here. A UDF cannot return the wrong number of outputs either: the count
+// comes from its run() signature; a wrong number of rows in any output is tested below.
 
 TEST(Misuse, PortOfAnotherPipeline) {
   ro::Module<Inc> inc;
@@ -708,6 +713,35 @@ TEST(Misuse, ConstructorFailure) {
   EXPECT_THAT(error_of<ro::ExecutionError>([&] { ro::testing::SyncExecutor ex(program); }),
               HasSubstr("the constructor of Module<FailingConstructor> threw std::runtime_error: "
                         "cannot load model eng"));
+}
+
+// Builds once per pool, then its replacement constructor fails; every RPC loses its actor.
+struct FragileReplacement {
+  explicit FragileReplacement(std::shared_ptr<std::atomic<int>> builds) {
+    if (builds->fetch_add(1) > 0) throw std::runtime_error("no spare node");
+  }
+  std::vector<int> run(ro::Column<int>) { throw ro::ActorLost("node went away"); }
+};
+
+TEST(Misuse, ReplacementConstructorFailure) {
+  for (int local = 0; local < 2; ++local) {
+    auto builds = std::make_shared<std::atomic<int>>(0);
+    ro::Module<FragileReplacement> udf = ro::Module<FragileReplacement>(builds).infra_retries(3);
+    auto program = ro::compile([&](ro::Port<int> x) { return udf(x); });
+    auto check = [&](auto& ex) {
+      EXPECT_THAT(error_of<ro::ExecutionError>([&] { ex.run({7}); }),
+                  HasSubstr("replacing a lost actor failed: the constructor of "
+                            "Module<FragileReplacement> threw std::runtime_error: no spare node"));
+      EXPECT_TRUE(ex.closed());
+    };
+    if (local) {
+      ro::Executor ex(program);
+      check(ex);
+    } else {
+      ro::testing::SyncExecutor ex(program);
+      check(ex);
+    }
+  }
 }
 
 TEST(Misuse, RunningAClosedExecutor) {

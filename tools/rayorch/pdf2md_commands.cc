@@ -14,16 +14,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "rayorch/errors.h"
-
 namespace rayorch::cli {
 namespace {
 
 constexpr const char* kExitCodes =
     "Exit status: 0 every document was converted (or skipped as complete); 1 the run finished "
     "but some documents failed (listed in OUTDIR/failures.jsonl); 2 bad command line, missing "
-    "or unreadable input, duplicate document names, or unwritable output (nothing is "
-    "written); 3 the run stopped on an unrecoverable error.";
+    "or unreadable input, duplicate document names, unwritable output, or an OCR language "
+    "that cannot be loaded (nothing is converted); 3 the run stopped on an unrecoverable "
+    "error (documents finished before it are complete; rerun with --resume).";
 
 struct Pdf2mdArgs {
   pdf2md::ConvertOptions convert;

@@ -233,7 +233,15 @@ ConvertSummary convert(const ConvertOptions& options) {
   std::optional<rayorch::RunMetrics> metrics;
   if (!todo.empty()) {
     const auto startup = Clock::now();
-    rayorch::Executor executor(compile_pipeline(options.pipeline));
+    std::optional<rayorch::Executor<PdfToMarkdown>> built;
+    try {
+      built.emplace(compile_pipeline(options.pipeline));
+    } catch (const rayorch::ExecutionError& e) {
+      // Nothing has run yet: an engine that cannot load (say, a missing OCR language) is a
+      // problem with the command, not a failed run.
+      throw InputError(fmt::format("cannot start the pipeline: {}", e.what()));
+    }
+    rayorch::Executor<PdfToMarkdown>& executor = *built;
     summary.startup_seconds = seconds_since(startup);
     rayorch::RunOptions run_options;
     run_options.input_batch_size = options.input_batch_size;

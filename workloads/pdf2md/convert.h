@@ -11,8 +11,8 @@
 
 namespace pdf2md {
 
-/// A problem with the command's inputs or output location, found before anything is
-/// converted or written (exit code 2 on the command line).
+/// A problem with the command's inputs, output locations or engines, found before anything
+/// is converted (exit code 2 on the command line).
 class InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -73,8 +73,9 @@ std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs);
 /// Converts every input document. Each finished document is written as soon as it is
 /// complete, atomically, as OUT_DIR/<stem>.md; documents that fail are listed in
 /// OUT_DIR/failures.jsonl (rewritten by every run; empty when none failed).
-/// Throws InputError before writing anything when the inputs or the output directory are
-/// unusable, and rayorch::ExecutionError when the run aborts.
+/// Throws InputError before converting anything when the inputs, the output locations or
+/// the engines (e.g. a missing OCR language) are unusable, and rayorch::ExecutionError when
+/// the run aborts.
 ConvertSummary convert(const ConvertOptions& options);
 
 /// The human-readable end-of-run summary.
