@@ -13,7 +13,7 @@ CLANG_FORMAT   ?= clang-format
 # Tracked (and new, not ignored) C++ sources.
 FORMAT_FILES    = git ls-files -z --cached --others --exclude-standard -- '*.h' '*.cc'
 
-.PHONY: all deps deps-check configure build test sanitize format format-check demo clean
+.PHONY: all deps deps-check configure build test sanitize sanitize-subset format format-check demo clean
 
 all: build
 
@@ -33,7 +33,35 @@ build: deps-check $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: deps build
+	@$(MAKE) --no-print-directory sanitize-subset
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# The runtime and executor tests again under AddressSanitizer + UndefinedBehaviorSanitizer
+# and the executor tests under ThreadSanitizer. Only these targets are built in the
+# sanitizer trees, so `make test` stays well within a CI budget on two cores.
+ASAN_BUILD     ?= build-asan
+TSAN_BUILD     ?= build-tsan
+ASAN_TARGETS   ?= smoke_test runtime_rules_test runtime_scenarios_test runtime_recovery_test \
+                  local_executor_test schedule_independence_test misuse_test
+TSAN_TARGETS   ?= local_executor_test schedule_independence_test
+SANITIZE_BUILD_TYPE ?= Debug
+
+sanitize-subset: deps
+	@test -f $(ASAN_BUILD)/build.ninja || \
+	  cmake -S . -B $(ASAN_BUILD) -G $(GENERATOR) -DCMAKE_BUILD_TYPE=$(SANITIZE_BUILD_TYPE) \
+	    -DRAYORCH_SANITIZE=address,undefined > /dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TARGETS)
+	@set -e; export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; \
+	for t in $(ASAN_TARGETS); do \
+	  echo "asan+ubsan: $$t"; $(ASAN_BUILD)/$$t --gtest_brief=1; done
+	@test -f $(TSAN_BUILD)/build.ninja || \
+	  cmake -S . -B $(TSAN_BUILD) -G $(GENERATOR) -DCMAKE_BUILD_TYPE=$(SANITIZE_BUILD_TYPE) \
+	    -DRAYORCH_SANITIZE=thread > /dev/null
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TARGETS)
+	@set -e; export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1; \
+	for t in $(TSAN_TARGETS); do \
+	  echo "tsan: $$t"; $(TSAN_BUILD)/$$t --gtest_brief=1; done
 
 sanitize: deps
 	@test -f $(SANITIZE_BUILD)/build.ninja || \
@@ -77,4 +105,4 @@ demo: deps-check $(BUILD)/build.ninja
 	@echo "demo: metrics in $(DEMO_DIR)/report.json, timeline in $(DEMO_DIR)/trace.json (chrome://tracing)"
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
