@@ -767,12 +767,14 @@ FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
     case RecoveryPolicy::Kind::isolate_tail:
       if (!batch.tail_used) {
         requeue(call, live, batch.retries_used, true, false);
-      } else if (live.size() > 1) {
+      } else if (batch.grains.size() > 1) {
+        // Only an RPC of one Grain proves that Grain poisoned: when the barrier sealed the
+        // others, the failure may have been theirs, so a lone survivor is retried alone.
         const std::size_t half = live.size() / 2;
         std::vector<std::uint32_t> a(live.begin(),
                                      live.begin() + static_cast<std::ptrdiff_t>(half));
         std::vector<std::uint32_t> b(live.begin() + static_cast<std::ptrdiff_t>(half), live.end());
-        requeue(call, a, batch.retries_used, true, false);
+        if (!a.empty()) requeue(call, a, batch.retries_used, true, false);
         requeue(call, b, batch.retries_used, true, false);
       } else {
         seal_grain(call, live[0], ItemState::failed, intern(error), GrainEvent::suppress);

@@ -786,6 +786,8 @@ class Builder {
     s.call = calls_++;
     s.rt = rt_;
     s.max_len = rs_.pick(std::vector<int>{0, 1, 2, 2, 3, 3, 4, 6});
+    // Now and then a wide expansion below the root: batches full of one parent's siblings.
+    if (ir_.domains[domain].depth == 0 && rs_.chance(30)) s.max_len = 40;
     s.true_permille = rs_.pick(std::vector<int>{0, 300, 600, 800, 1000});
     Faults& f = s.faults;
     if (rows_can_fail) {
@@ -1344,7 +1346,8 @@ struct Model {
       std::vector<std::uint32_t> gfs;
       for (std::uint32_t e : members) {
         const Behavior b = classify(op.spec.faults, hs[e]);
-        if (b.group && !poisoned(mod, b)) gfs.push_back(e);
+        // A poisoned Grain throws before it can return its GroupFailure row.
+        if (b.group && !b.poison) gfs.push_back(e);
       }
       if (gfs.empty()) continue;
       const bool lone = gfs.size() == 1 && !taint[gfs[0]];
@@ -1385,8 +1388,6 @@ struct Model {
       }
     }
   }
-
-  static bool poisoned(const IrModule&, const Behavior& b) { return b.poison; }
 
   u64 grain_hash(const IrOp& op, Udf udf, std::size_t e) const {
     const u64 seed = op.spec.seed;
