@@ -734,14 +734,21 @@ void Engine::requeue(int call, const std::vector<std::uint32_t>& grains, std::ui
     queues_[call].deferred.push_back(std::move(b));
 }
 
-FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
+std::optional<Engine::InFlight> Engine::take_in_flight(std::uint64_t batch_id) {
   auto it = in_flight_.find(batch_id);
   if (it == in_flight_.end()) {
-    ++stale_reports_;
-    return {};
+    ++stale_reports_;  // a report for an attempt already replayed or abandoned
+    return std::nullopt;
   }
   InFlight batch = std::move(it->second);
   in_flight_.erase(it);
+  return batch;
+}
+
+FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
+  std::optional<InFlight> taken = take_in_flight(batch_id);
+  if (!taken) return {};
+  InFlight& batch = *taken;
   const int call = batch.call;
   const PlanCall& pc = p_.calls[call];
   // Barriered Grains are sealed before the policy is consulted.
@@ -785,13 +792,9 @@ FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
 }
 
 FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason) {
-  auto it = in_flight_.find(batch_id);
-  if (it == in_flight_.end()) {
-    ++stale_reports_;
-    return {};
-  }
-  InFlight batch = std::move(it->second);
-  in_flight_.erase(it);
+  std::optional<InFlight> taken = take_in_flight(batch_id);
+  if (!taken) return {};
+  InFlight& batch = *taken;
   const int call = batch.call;
   const PlanCall& pc = p_.calls[call];
   auto live = take_live(call, batch.grains, &batch.generations);

@@ -230,6 +230,8 @@ class Engine {
   void requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
                bool tail_used, bool immediate);
   std::string describe_grains(int call, const std::vector<std::uint32_t>& grains) const;
+  /// Removes and returns an in-flight batch; counts a stale report when it is unknown.
+  std::optional<InFlight> take_in_flight(std::uint64_t batch_id);
   std::uint32_t ancestor_in(int domain, std::uint32_t entity, int ancestor_domain) const;
 
   std::shared_ptr<const RuntimePlan> plan_;
