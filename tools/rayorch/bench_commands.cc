@@ -66,6 +66,14 @@ void quick_default(CLI::App* sub, const char* option, T& value, T quick) {
   if (sub->get_option(option)->count() == 0) value = quick;
 }
 
+// --quick for the sleep-based scenarios: a small corpus with cheap OCR batches.
+template <class Workload>
+void quick_workload(CLI::App* sub, Workload& w) {
+  quick_default(sub, "--docs", w.corpus.documents, std::size_t{24});
+  quick_default(sub, "--max-pages", w.corpus.max_pages, std::uint32_t{40});
+  quick_default(sub, "--ocr-ms-per-batch", w.costs.ocr_per_batch, 2.0);
+}
+
 void finish(const rb::Report& r, const Common& c) {
   if (c.json)
     std::cout << r.json.dump(2) << "\n";
@@ -116,9 +124,7 @@ void add_ablation(CLI::App* bench) {
       ->capture_default_str();
   sub->callback([sub, o, c] {
     if (c->quick) {
-      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{24});
-      quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
-      quick_default(sub, "--ocr-ms-per-batch", o->workload.costs.ocr_per_batch, 2.0);
+      quick_workload(sub, o->workload);
       quick_default(sub, "--repeats", o->repeats, 1);
     }
     finish(rb::run_ablation(*o), *c);
@@ -139,9 +145,7 @@ void add_failure(CLI::App* bench) {
   sub->add_option("--repeats", o->repeats, "Paired runs")->capture_default_str();
   sub->callback([sub, o, c] {
     if (c->quick) {
-      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{24});
-      quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
-      quick_default(sub, "--ocr-ms-per-batch", o->workload.costs.ocr_per_batch, 2.0);
+      quick_workload(sub, o->workload);
       quick_default(sub, "--repeats", o->repeats, 1);
     }
     finish(rb::run_failure(*o), *c);
@@ -173,9 +177,7 @@ void add_scaling(CLI::App* bench) {
   sub->add_option("--repeats", o->repeats, "Runs per point")->capture_default_str();
   sub->callback([sub, o, c] {
     if (c->quick) {
-      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{24});
-      quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
-      quick_default(sub, "--ocr-ms-per-batch", o->workload.costs.ocr_per_batch, 2.0);
+      quick_workload(sub, o->workload);
       quick_default(sub, "--accelerators", o->replicas, std::string("2,4"));
     }
     finish(rb::run_scaling(*o), *c);
