@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -48,29 +49,34 @@ class ActorLost : public std::runtime_error {
 };
 
 /// One element of a UDF result: either a value or a typed per-row failure.
+// Not a std::variant: GCC 12 reports a false -Wmaybe-uninitialized at -O2 for the natural
+// `out.push_back(value)` into a std::vector of variants holding strings.
 template <class R>
 class Row {
  public:
-  Row(R value) : state_(std::move(value)) {}                  // NOLINT: implicit by design
-  Row(RecordFailure failure) : state_(std::move(failure)) {}  // NOLINT
-  Row(GroupFailure failure) : state_(std::move(failure)) {}   // NOLINT
+  Row(R value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Row(RecordFailure failure)                  // NOLINT
+      : kind_(Kind::record_failure), message_(std::move(failure.message)) {}
+  Row(GroupFailure failure)  // NOLINT
+      : kind_(Kind::group_failure), message_(std::move(failure.message)) {}
 
   /// True when the row holds a value.
-  bool ok() const { return state_.index() == 0; }
-  /// The value; only valid when ok().
-  const R& value() const { return std::get<0>(state_); }
-  /// True when the row holds a GroupFailure.
-  bool is_group_failure() const { return state_.index() == 2; }
-  /// The failure message; empty when ok().
-  const std::string& message() const {
-    static const std::string empty;
-    if (state_.index() == 1) return std::get<1>(state_).message;
-    if (state_.index() == 2) return std::get<2>(state_).message;
-    return empty;
+  bool ok() const { return kind_ == Kind::ok; }
+  /// The value; throws std::logic_error when the row holds a failure.
+  const R& value() const {
+    if (!ok()) throw std::logic_error("Row::value() called on a failed row: " + message_);
+    return *value_;
   }
+  /// True when the row holds a GroupFailure.
+  bool is_group_failure() const { return kind_ == Kind::group_failure; }
+  /// The failure message; empty when ok().
+  const std::string& message() const { return message_; }
 
  private:
-  std::variant<R, RecordFailure, GroupFailure> state_;
+  enum class Kind : std::uint8_t { ok, record_failure, group_failure };
+  std::optional<R> value_;
+  Kind kind_ = Kind::ok;
+  std::string message_;
 };
 
 /// The result for one root row and one output Port: a value or an OutputIssue.
