@@ -10,6 +10,23 @@
 
 namespace rayorch::bench {
 
+/// The simulated stage costs as JSON (milliseconds), shared by reports and peer inputs.
+inline nlohmann::json costs_json(const Costs& c) {
+  return {{"render_per_page", c.render_per_page},
+          {"ocr_per_batch", c.ocr_per_batch},
+          {"ocr_per_page", c.ocr_per_page},
+          {"assemble_per_doc", c.assemble_per_doc},
+          {"assemble_per_page", c.assemble_per_page}};
+}
+
+/// Actor counts and batch size as JSON.
+inline nlohmann::json topology_json(const Topology& t) {
+  return {{"render_replicas", t.render_replicas},
+          {"ocr_replicas", t.ocr_replicas},
+          {"ocr_batch", t.ocr_batch},
+          {"assemble_replicas", t.assemble_replicas}};
+}
+
 /// What a benchmark produced.
 struct Report {
   nlohmann::json json;  ///< one object; "targets" lists each target with "met"

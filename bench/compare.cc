@@ -78,20 +78,9 @@ Report run_compare(const CompareOptions& o) {
     fs::create_directories(work);
   }
 
-  const Costs& c = o.workload.costs;
-  const Topology& t = o.workload.topology;
   nlohmann::json corpus = {{"documents", nlohmann::json::array()},
-                           {"costs_ms",
-                            {{"render_per_page", c.render_per_page},
-                             {"ocr_per_batch", c.ocr_per_batch},
-                             {"ocr_per_page", c.ocr_per_page},
-                             {"assemble_per_doc", c.assemble_per_doc},
-                             {"assemble_per_page", c.assemble_per_page}}},
-                           {"topology",
-                            {{"render_replicas", t.render_replicas},
-                             {"ocr_replicas", t.ocr_replicas},
-                             {"ocr_batch", t.ocr_batch},
-                             {"assemble_replicas", t.assemble_replicas}}}};
+                           {"costs_ms", costs_json(o.workload.costs)},
+                           {"topology", topology_json(o.workload.topology)}};
   for (const Doc& d : docs) corpus["documents"].push_back({{"id", d.id}, {"pages", d.pages}});
   const fs::path corpus_path = work / "corpus.json";
   std::ofstream(corpus_path) << corpus.dump();

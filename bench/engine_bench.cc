@@ -112,7 +112,7 @@ class EngineDriver {
     const double cpu0 = thread_cpu_seconds();
     const auto t0 = Clock::now();
     for (std::size_t first = 0, index = 0; first < rows; first += per_batch, ++index) {
-      detail::Engine e(plan_, options(index, first), source_blocks_, sources_, first,
+      detail::Engine e(plan_, options(index), source_blocks_, sources_, first,
                        std::min(per_batch, rows - first));
       e.advance();
       while (!e.complete()) {
@@ -142,7 +142,7 @@ class EngineDriver {
     const std::size_t rows =
         input_batch_size == 0 ? docs_.size() : std::min(docs_.size(), input_batch_size);
     const auto before = static_cast<double>(heap_in_use());
-    detail::Engine e(plan_, options(0, 0), source_blocks_, sources_, 0, rows);
+    detail::Engine e(plan_, options(0), source_blocks_, sources_, 0, rows);
     e.advance();
     for (int c = 0; c < static_cast<int>(stages_.size()); ++c) {
       if (stages_[c] != Stage::render) continue;
@@ -156,10 +156,9 @@ class EngineDriver {
   }
 
  private:
-  static detail::EngineOptions options(std::size_t index, std::size_t first) {
+  static detail::EngineOptions options(std::size_t index) {
     detail::EngineOptions eo;
     eo.batch_index = index;
-    eo.first_row = first;
     return eo;
   }
 

@@ -90,25 +90,14 @@ std::string describe_workload(const WorkloadOptions& w, const std::vector<std::u
 }
 
 nlohmann::json workload_json(const WorkloadOptions& w, const std::vector<std::uint32_t>& pages) {
-  const Costs& c = w.costs;
-  const Topology& t = w.topology;
   return {{"documents", pages.size()},
           {"pages", sum_pages(pages)},
           {"max_pages", *std::max_element(pages.begin(), pages.end())},
           {"seed", w.corpus.seed},
           {"median_pages", w.corpus.median_pages},
           {"sigma", w.corpus.sigma},
-          {"costs_ms",
-           {{"render_per_page", c.render_per_page},
-            {"ocr_per_batch", c.ocr_per_batch},
-            {"ocr_per_page", c.ocr_per_page},
-            {"assemble_per_doc", c.assemble_per_doc},
-            {"assemble_per_page", c.assemble_per_page}}},
-          {"topology",
-           {{"render_replicas", t.render_replicas},
-            {"ocr_replicas", t.ocr_replicas},
-            {"ocr_batch", t.ocr_batch},
-            {"assemble_replicas", t.assemble_replicas}}},
+          {"costs_ms", costs_json(w.costs)},
+          {"topology", topology_json(w.topology)},
           {"input_batch_size", w.input_batch_size},
           {"max_active_input_batches", w.max_active_input_batches}};
 }

@@ -55,7 +55,6 @@ void RunState::admit() {
     const std::size_t rows = std::min(batch_rows_, sources_.rows - first);
     EngineOptions eo;
     eo.batch_index = next_batch_;
-    eo.first_row = first;
     eo.queue_order = options_.queue_order;
     eo.reservation = options_.reservation;
     active_.push_back(
@@ -140,13 +139,6 @@ void RunState::settle() {
 
 bool RunState::done() const {
   return next_batch_ >= batch_count_ && active_.empty();
-}
-
-bool RunState::nothing_in_flight() const {
-  for (const auto& e : active_) {
-    if (e->in_flight() > 0) return false;
-  }
-  return true;
 }
 
 void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,

@@ -50,8 +50,6 @@ class RunState {
   void settle();
   /// True when every row is delivered and every batch retired.
   bool done() const;
-  /// True when no engine has work in flight.
-  bool nothing_in_flight() const;
 
   /// Records a finished RPC in the metrics (and the timeline when requested).
   void record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,

@@ -179,12 +179,6 @@ void Graph::seal() {
   impl_->sealed = true;
 }
 
-void Graph::require_tracing(const char* what) const {
-  if (current_graph() != this) {
-    throw CompileError(fmt::format("{} used outside the trace of its pipeline", what));
-  }
-}
-
 std::string Graph::describe(int port) const {
   const Impl& g = *impl_;
   if (port < 0 || port >= static_cast<int>(g.ports.size())) return fmt::format("p{}", port);

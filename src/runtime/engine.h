@@ -42,7 +42,6 @@ std::optional<GrainPhase> grain_transition(GrainPhase phase, GrainEvent event);
 /// Options of one engine.
 struct EngineOptions {
   std::size_t batch_index = 0;
-  std::size_t first_row = 0;
   QueueOrder queue_order = QueueOrder::fifo;
   std::optional<Reservation> reservation;  ///< overrides each pool's policy when set
 };

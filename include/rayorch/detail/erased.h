@@ -41,12 +41,6 @@ class BoolBlock final : public Block {
   std::size_t size;
 };
 
-/// A value inside a block: the block that owns it and the value's address.
-struct ValueRef {
-  BlockRef block;
-  const void* value = nullptr;
-};
-
 /// Element access on a list-typed value, for expand.
 struct ListOps {
   std::size_t (*size)(const void* list) = nullptr;
@@ -57,9 +51,6 @@ struct ListOps {
 /// `*group` to the Group's address. `keep_alive` owns the members' storage.
 using GroupMaker = BlockRef (*)(std::vector<const void*> members,
                                 std::shared_ptr<const void> keep_alive, const void** group);
-
-/// Copies a value of a Port's type into a fresh block (used for outputs of views).
-using ValueCopier = std::function<void(const void* value)>;
 
 /// How a row of a UDF result failed.
 enum class RowKind : std::uint8_t { ok, record_failure, group_failure };

@@ -80,9 +80,6 @@ class Graph {
   /// Marks the trace as finished (no more recording).
   void seal();
 
-  /// Throws CompileError unless this Graph is being traced on this thread; `what` names the
-  /// operation for the message.
-  void require_tracing(const char* what) const;
   /// A short description of a Port for messages, e.g. "p3 (output 0 of OcrPage#2)".
   std::string describe(int port) const;
 
