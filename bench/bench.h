@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "workload.h"
 #include <nlohmann/json.hpp>
@@ -89,6 +90,27 @@ struct CompareOptions {
   int peer_timeout_s = 900;
 };
 Report run_compare(const CompareOptions& options);
+
+/// `bench memory`: peak resident memory of a fan-out whose children carry large payloads.
+/// Each source (a "video" id) lists `children` frame descriptors; the frames are expanded,
+/// decoded into `payload_kib` KiB payloads, summarised into 16 bytes each, reduced back
+/// into their source and folded into one small value per source. Every source count runs
+/// with the same input batching in its own child process, so each peak RSS is its own.
+struct MemoryOptions {
+  std::vector<std::size_t> sources = {16, 64};
+  std::size_t children = 2000;  ///< frames per source
+  std::size_t payload_kib = 64;
+  std::size_t input_batch_size = 8;
+  std::size_t max_active_input_batches = 2;
+  int decode_replicas = 2;
+  int decode_batch = 64;
+  int summary_replicas = 2;
+  int summary_batch = 64;
+  double rss_target_mib = 256;      ///< target: peak RSS at every size
+  double growth_target = 0.20;      ///< target: largest size's peak over the smallest's, minus 1
+  std::size_t rss_cap_mib = 12288;  ///< a child stops itself when its RSS passes this
+};
+Report run_memory(const MemoryOptions& options);
 
 /// One executor (actor pools built once) running the simulated pipeline.
 struct Harness {

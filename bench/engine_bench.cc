@@ -91,17 +91,6 @@ class EngineDriver {
       else
         stages_.push_back(Stage::assemble);
     }
-    pages_.resize(docs.size());
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-      pages_[i].resize(docs[i].pages);
-      for (std::uint32_t k = 0; k < docs[i].pages; ++k) pages_[i][k] = Page{docs[i].id, k, false};
-    }
-    auto block = std::make_shared<detail::VectorBlock<Doc>>(docs);
-    std::vector<const void*> column(docs.size());
-    for (std::size_t i = 0; i < docs.size(); ++i) column[i] = &block->values[i];
-    source_blocks_.push_back(block);
-    sources_.push_back(std::move(column));
-    results_ = std::make_shared<detail::VectorBlock<int>>(std::vector<int>{0});
   }
 
   // Times every input batch from construction to completion, on the calling thread.
@@ -112,8 +101,7 @@ class EngineDriver {
     const double cpu0 = thread_cpu_seconds();
     const auto t0 = Clock::now();
     for (std::size_t first = 0, index = 0; first < rows; first += per_batch, ++index) {
-      detail::Engine e(plan_, options(index), source_blocks_, sources_, first,
-                       std::min(per_batch, rows - first));
+      detail::Engine e(plan_, options(index), first, std::min(per_batch, rows - first));
       e.advance();
       while (!e.complete()) {
         bool progressed = false;
@@ -121,11 +109,13 @@ class EngineDriver {
           while (auto b = e.reserve(c)) {
             progressed = true;
             ++r.rpcs;
-            e.commit(b->id, result_for(*b));
+            detail::Report report = report_for(*b, first);
+            e.commit(report, {});
           }
         }
         e.advance();
-        (void)e.take_finished_roots();
+        for (std::uint32_t root : e.take_finished_roots()) e.root_delivered(root);
+        (void)e.take_store_commands();
         if (!progressed && !e.complete()) throw std::runtime_error(e.deadlock_report());
       }
       r.grains += e.grains_total();
@@ -142,11 +132,14 @@ class EngineDriver {
     const std::size_t rows =
         input_batch_size == 0 ? docs_.size() : std::min(docs_.size(), input_batch_size);
     const auto before = static_cast<double>(heap_in_use());
-    detail::Engine e(plan_, options(0), source_blocks_, sources_, 0, rows);
+    detail::Engine e(plan_, options(0), 0, rows);
     e.advance();
     for (int c = 0; c < static_cast<int>(stages_.size()); ++c) {
       if (stages_[c] != Stage::render) continue;
-      while (auto b = e.reserve(c)) e.commit(b->id, result_for(*b));
+      while (auto b = e.reserve(c)) {
+        detail::Report report = report_for(*b, 0);
+        e.commit(report, {});
+      }
     }
     e.advance();
     r.live_grains = e.grains_total();
@@ -162,23 +155,17 @@ class EngineDriver {
     return eo;
   }
 
-  detail::RpcOutput result_for(const detail::ReservedBatch& b) {
-    static const std::uint64_t page_result = 0;
-    static const std::uint64_t doc_result = 0;
-    detail::RpcOutput out;
-    out.blocks.push_back(results_);
-    auto& v = out.values.emplace_back(b.grains.size());
-    switch (stages_[b.call]) {
-      case Stage::render:
-        for (std::size_t i = 0; i < v.size(); ++i)
-          v[i] = &pages_[static_cast<const Doc*>(b.inputs[0][i])->id];
-        break;
-      case Stage::ocr:
-        for (auto& p : v) p = &page_result;
-        break;
-      case Stage::assemble:
-        for (auto& p : v) p = &doc_result;
-        break;
+  // The report a worker would send: only the render Call's list lengths matter to the
+  // engine. A render Grain's input is its source row, so the row names the document.
+  detail::Report report_for(const detail::Invocation& b, std::size_t first_row) const {
+    detail::Report out;
+    out.invocation = b.id;
+    out.input_batch = b.input_batch;
+    auto& o = out.outputs.emplace_back();
+    if (stages_[b.call] == Stage::render) {
+      o.lengths.resize(b.grains.size());
+      for (std::size_t i = 0; i < b.grains.size(); ++i)
+        o.lengths[i] = docs_[first_row + b.inputs[0][i].row].pages;
     }
     return out;
   }
@@ -186,10 +173,6 @@ class EngineDriver {
   std::shared_ptr<const detail::RuntimePlan> plan_;
   const std::vector<Doc>& docs_;
   std::vector<Stage> stages_;
-  std::vector<std::vector<Page>> pages_;
-  std::vector<detail::BlockRef> source_blocks_;
-  std::vector<std::vector<const void*>> sources_;
-  detail::BlockRef results_;
 };
 
 // The runtime-alone graph has the same shape as the simulated workload; its assemble has

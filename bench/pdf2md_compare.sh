@@ -58,7 +58,8 @@ echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); jobs $JOBS
 "$BIN" pdf2md "$WORK/corpus" -o "$WORK/limit" --dpi "$DPI" --ocr-replicas 1 --no-progress -q \
   --report "$WORK/limit.json" >"$WORK/limit.log" || [[ $? -eq 1 ]]
 OCR_SUM=$(jq '[.calls[] | select(.call | startswith("OcrPage")) | .busy_seconds] | add' "$WORK/limit.json")
-RENDER_SUM=$(jq '[.calls[] | select(.call | startswith("RenderPdf")) | .busy_seconds] | add' "$WORK/limit.json")
+# Render busy time, whether pages render one Grain each (RenderPage) or a document per RPC.
+RENDER_SUM=$(jq '[.calls[] | select(.call | startswith("Render")) | .busy_seconds] | add // 0' "$WORK/limit.json")
 LIMIT=$(ratio "$PAGES" "$(ratio "$OCR_SUM" "$JOBS")")
 printf 'limit: single-page OCR total %.2f s (render %.2f s) / %d cores = %.3f pages/s\n' \
   "$OCR_SUM" "$RENDER_SUM" "$JOBS" "$LIMIT"

@@ -22,6 +22,10 @@ PACKAGES=(
   tesseract-ocr
   tesseract-ocr-eng
   libcairo2-dev
+  libavformat-dev
+  libavcodec-dev
+  libswscale-dev
+  libavutil-dev
 )
 
 missing=()

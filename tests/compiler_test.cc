@@ -79,10 +79,11 @@ static_assert(!std::is_constructible_v<bool, ro::Port<int>>);
 static_assert(!std::is_convertible_v<ro::Port<bool>, bool>);
 
 // A Call needs at least one Port input. A UDF whose run() takes no ro::Column<T> (e.g.
-// `std::vector<int> run(int seed)`) is rejected when its Module is called, by the
+// `std::vector<int> run(int seed)`) is rejected where its Module is declared, by the
 // static_assert "a Call needs a Port input" in detail/udf_traits.h; being a hard error
 // inside a class template, it cannot be probed with a concept here. The same holds for a
-// Port whose type differs from the Column<T> parameter (detail::check_port_argument).
+// Port whose type differs from the Column<T> parameter. tests/diagnostics/ compiles such
+// snippets and checks that this message is the first and nearly only error.
 
 // ---------------------------------------------------------------------------------------
 // CompileError cases of DESIGN 4.
@@ -208,6 +209,38 @@ TEST(CompileErrors, CallWithInputsFromDifferentDomains) {
   ro::testing::SyncExecutor ex(fixed);
   // n -> sum over i < n of (i + n).
   EXPECT_EQ(values(ex.run({0, 1, 3}).outputs), (std::vector<int>{0, 1, 12}));
+}
+
+TEST(CompileErrors, CallWithInputsFromSiblingDomains) {
+  ro::Module<Split> split_a;
+  ro::Module<Split> split_b;
+  ro::Module<Add> add;
+  ro::Module<Sum> sum;
+  // Two expansions of the root: d1 and d2 are siblings, so no broadcast connects them.
+  const std::string msg = compile_error([&] {
+    ro::compile([&](ro::Port<int> x) {
+      auto a = ro::F::expand(split_a(x));
+      auto b = ro::F::expand(split_b(x));
+      return sum(ro::F::reduce(add(a, b)));
+    });
+  });
+  EXPECT_THAT(msg, AllOf(HasSubstr("Call Add#2 takes inputs from different Domains: p2 (expand of "
+                                   "p1) is in d1 but p4 (expand of p3) is in d2"),
+                         HasSubstr("d1 and d2 are siblings (neither is an ancestor of the other; "
+                                   "both descend from d0)"),
+                         HasSubstr("up to d0 with F::reduce first, then F::broadcast the result "
+                                   "into the other Domain"),
+                         Not(HasSubstr("bring the ancestor value down"))));
+  // The suggested fix: gather one side up to d0, then broadcast it into the other.
+  auto fixed = ro::compile([&](ro::Port<int> x) {
+    auto a = ro::F::expand(split_a(x));
+    auto b = ro::F::expand(split_b(x));
+    auto b_total = sum(ro::F::reduce(b));
+    return sum(ro::F::reduce(add(a, ro::F::broadcast(b_total, a))));
+  });
+  ro::testing::SyncExecutor ex(fixed);
+  // n -> sum over i < n of (i + n(n-1)/2).
+  EXPECT_EQ(values(ex.run({0, 1, 3}).outputs), (std::vector<int>{0, 0, 3 + 3 * 3}));
 }
 
 TEST(CompileErrors, ExpandOfANonCallOutput) {
@@ -384,6 +417,37 @@ TEST(CompileErrors, FilterWithSourceAndMaskInDifferentDomains) {
                     HasSubstr("F::broadcast(mask, like)")));
 }
 
+TEST(CompileErrors, FilterByAMaskFromASiblingOrDescendantDomain) {
+  ro::Module<Split> split_a;
+  ro::Module<Split> split_b;
+  ro::Module<IsEven> even;
+  ro::Module<Sum> sum;
+  // The mask lives in a sibling Domain.
+  EXPECT_THAT(compile_error([&] {
+                ro::compile([&](ro::Port<int> x) {
+                  auto a = ro::F::expand(split_a(x));
+                  auto b = ro::F::expand(split_b(x));
+                  return sum(ro::F::reduce(ro::F::filter(a, even(b))));
+                });
+              }),
+              AllOf(HasSubstr("F::filter of p2 (expand of p1) (d1) by mask p5 (output 0 of "
+                              "IsEven#2) (d2)"),
+                    HasSubstr("d2 and d1 are siblings"),
+                    HasSubstr("gather the mask (and turn each Group into one bool with a UDF) up "
+                              "to d0 with F::reduce first"),
+                    Not(HasSubstr("F::broadcast(mask, like) first"))));
+  // The mask lives below the source.
+  EXPECT_THAT(compile_error([&] {
+                ro::compile([&](ro::Port<int> x) {
+                  auto a = ro::F::expand(split_a(x));
+                  return ro::F::filter(x, even(a));
+                });
+              }),
+              AllOf(HasSubstr("by mask p3 (output 0 of IsEven#1) (d1)"),
+                    HasSubstr("the mask lives below the source: F::broadcast the source into d1 "
+                              "and filter there, or gather the mask up to d0 with F::reduce")));
+}
+
 TEST(CompileErrors, BroadcastFromANonAncestor) {
   ro::Module<Split> split;
   ro::Module<Double> dbl;
@@ -401,7 +465,9 @@ TEST(CompileErrors, BroadcastFromANonAncestor) {
               AllOf(HasSubstr("F::broadcast of p5 (output 0 of Double#2) (d1) like p4 (expand of "
                               "p3) (d2)"),
                     HasSubstr("d1 is not an ancestor of d2"),
-                    HasSubstr("only an ancestor value can be broadcast into a descendant")));
+                    HasSubstr("only an ancestor value can be broadcast into a descendant"),
+                    HasSubstr("d1 and d2 are siblings"),
+                    HasSubstr("gather the source up to d0 with F::reduce first")));
   // Descendant to ancestor.
   EXPECT_THAT(compile_error([&] {
                 ro::compile([&](ro::Port<int> x) {
@@ -613,6 +679,45 @@ TEST(Explain, ShowsMultiOutputSlotsFilterAndMembers) {
   // 2 -> children 0..3, even ones 0+2; 3 -> children 0..8, even ones 0+2+4+6+8.
   EXPECT_EQ(values(std::get<0>(r.outputs)), (std::vector<int>{2, 20}));
   EXPECT_EQ(values(std::get<1>(r.outputs)), (std::vector<std::string>{"2", "3"}));
+}
+
+TEST(Explain, NamesCallsThatReachNoOutput) {
+  ro::Module<Double> dbl;
+  ro::Module<IsEven> even;
+  ro::Module<Split> split;
+  ro::Module<Sum> sum;
+  auto program = ro::compile([&](ro::Port<int> x) {
+    (void)dbl(x);                          // a forgotten return value
+    auto child = ro::F::expand(split(x));  // a dead end: nothing gathers it
+    (void)even(child);
+    auto kept = ro::F::filter(x, even(x));  // used only as a mask: live
+    return sum(ro::F::reduce(ro::F::expand(split(kept))));
+  });
+  const auto text = lines(program.explain());
+  std::vector<std::string> unused;
+  for (const auto& line : text) {
+    if (line.find("unused Call") != std::string::npos) unused.push_back(line);
+  }
+  EXPECT_THAT(
+      unused,
+      ElementsAre("  unused Call Double#0 [p1]: no pipeline output depends on it, yet it "
+                  "runs on every Item and its failures count; return its output from "
+                  "forward() or remove it",
+                  HasSubstr("unused Call Split#1 [p2]"), HasSubstr("unused Call IsEven#2 [p4]")));
+  // The notes follow every Port line.
+  EXPECT_THAT(text.at(text.size() - 4), HasSubstr("output"));
+  // It is a note, not an error: the unused Calls still run on every row.
+  ro::testing::SyncExecutor ex(program);
+  EXPECT_EQ(values(ex.run({2, 4}).outputs), (std::vector<int>{0 + 1, 0 + 1 + 2 + 3}));
+  std::map<std::string, std::size_t> rows;
+  for (const auto& rpc : ex.rpcs()) rows[rpc.call] += rpc.grains.size();
+  EXPECT_EQ(rows["Double#0"], 2u);
+  EXPECT_EQ(rows["IsEven#2"], 2u + 4u);
+}
+
+TEST(Explain, NoUnusedNoteWhenEveryCallReachesAnOutput) {
+  PdfToMarkdown pipeline;
+  EXPECT_THAT(ro::compile(pipeline).explain(), Not(HasSubstr("unused Call")));
 }
 
 // x -> children i < x -> grandchildren j < i, each plus x broadcast through two levels.

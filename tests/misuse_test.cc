@@ -181,9 +181,10 @@ void expect_closed_then_recoverable(Ex& ex, const ro::Compiled<P>& fresh_program
 
 // ---- CompileErrors ---------------------------------------------------------------------------
 // A Call without a Port input, a Port of the wrong type and a wrong number of static arguments
-// are rejected by static_asserts when the Module is called (docs/SEMANTICS.md), so they have
-// no run-time entry here. A UDF cannot return the wrong number of outputs either: the count
-// comes from its run() signature; a wrong number of rows in any output is tested below.
+// are rejected by static_asserts (docs/SEMANTICS.md), so they have no run-time entry here;
+// tests/diagnostics/ checks those messages. A UDF cannot return the wrong number of outputs
+// either: the count comes from its run() signature; a wrong number of rows in any output is
+// tested below.
 
 TEST(Misuse, PortOfAnotherPipeline) {
   ro::Module<Inc> inc;

@@ -104,6 +104,7 @@ std::string show_natural(const rp::Expected& e) {
 struct Stats {
   std::uint64_t cases = 0;
   std::uint64_t comparisons = 0;  // runs checked against the SyncExecutor run
+  std::uint64_t wire_runs = 0;    // SyncExecutor runs whose protocol crossed as bytes
   std::uint64_t runs = 0;
   std::uint64_t outputs_compared = 0;
   std::uint64_t outputs_tainted = 0;
@@ -450,6 +451,32 @@ class Case {
       std::string run_problem;
       reference = execute<NIn>(ex, o, false, true, run_problem);
       if (!reference.aborted) check_rpc_log(ex, o, run_problem);
+      {
+        // The same schedule again with every invocation, report and store command encoded to
+        // bytes and decoded before the other side sees it: the protocol is plain data, so the
+        // outputs (and an abort's message) must be identical.
+        ro::testing::SyncExecutor wire(program, {.wire_protocol = true});
+        rt_->reset(0, 0, 0);
+        std::string wire_problem;
+        const RunRecord w = execute<NIn>(wire, o, false, true, wire_problem);
+        bool same = w.aborted == reference.aborted && w.error == reference.error &&
+                    w.table.size() == reference.table.size();
+        for (std::size_t r = 0; same && r < w.table.size(); ++r) {
+          for (std::size_t k = 0; same && k < w.table[r].size(); ++k) {
+            const Obs& got = w.table[r][k];
+            const Obs& want = reference.table[r][k];
+            same =
+                got.outcome == want.outcome && got.value == want.value && got.cause == want.cause;
+          }
+        }
+        if (!same) {
+          run_problem += fmt::format(
+              "wire-protocol SyncExecutor run differs from the direct run "
+              "(aborted {} vs {}: {} / {})\n",
+              w.aborted, reference.aborted, w.error, reference.error);
+        }
+        ++stats.wire_runs;
+      }
       if (verbose_) {
         rpc_log_ = "SyncExecutor RPCs:\n";
         for (const ro::RpcRecord& rpc : ex.rpcs()) rpc_log_ += "  " + rpc.to_string() + "\n";
@@ -617,13 +644,14 @@ class Watchdog {
 
 void print_stats(const Stats& s, double seconds) {
   std::printf(
-      "[randomized] %llu cases, %llu local-vs-sync comparisons, %llu runs in %.1f s; "
+      "[randomized] %llu cases, %llu local-vs-sync comparisons, %llu wire-protocol runs "
+      "identical to direct runs, %llu runs in %.1f s; "
       "%llu outputs compared exactly (%llu not present), %llu schedule-dependent (natural or "
       "suppressed); "
       "%llu aborting cases; %.1f Calls and %.1f Domains per program\n",
       static_cast<unsigned long long>(s.cases), static_cast<unsigned long long>(s.comparisons),
-      static_cast<unsigned long long>(s.runs), seconds,
-      static_cast<unsigned long long>(s.outputs_compared),
+      static_cast<unsigned long long>(s.wire_runs), static_cast<unsigned long long>(s.runs),
+      seconds, static_cast<unsigned long long>(s.outputs_compared),
       static_cast<unsigned long long>(s.outputs_non_present),
       static_cast<unsigned long long>(s.outputs_tainted),
       static_cast<unsigned long long>(s.aborted_cases),
@@ -686,6 +714,7 @@ TEST(Randomized, ExecutorsAgreeWithTheReference) {
   print_stats(stats,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   EXPECT_GT(stats.outputs_compared, stats.outputs_tainted);
+  EXPECT_EQ(stats.wire_runs, stats.cases);
 }
 
 // ---- Pinned regressions found by the generator ------------------------------------------------

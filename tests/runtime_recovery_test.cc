@@ -255,7 +255,7 @@ TEST(Recovery, BarrieredGrainsOfAFailedBatchAreSealedBeforeThePolicyIsConsulted)
     // A batch holding only barriered Grains fails: they are sealed, and there is nothing
     // left for the policy to decide, so even abort() lets the run continue.
     const rd::FailureVerdict vb = rig->fail(b.id, "std::runtime_error: boom");
-    rig->advance();
+    rig.advance();
     EXPECT_EQ(rig.item(g_out, 2), "suppressed(encrypted)");
     if (!retry) {
       // 1/0 is another parent: the abort names it alone.
@@ -300,7 +300,7 @@ TEST(Recovery, AFailedBatchOfOnlyBarrieredGrainsNeverReachesThePolicy) {
   auto b = rig.reserve(g_call);
   rig.commit(a, Rows{1, ro::GroupFailure{"encrypted"}});
   const rd::FailureVerdict v = rig->fail(b.id, "std::runtime_error: boom");
-  rig->advance();
+  rig.advance();
   EXPECT_FALSE(v.abort) << v.message;
   for (std::uint32_t e : {0u, 2u, 3u}) EXPECT_EQ(rig.item(g_out, e), "suppressed(encrypted)");
   EXPECT_EQ(rig.item(g_out, 1), "failed(encrypted)");
@@ -332,7 +332,7 @@ TEST(Recovery, ALostBatchReplaysOnlyItsLiveGrains) {
   ASSERT_EQ(rig.keys(c), "1/1");
   rig.commit(a, Rows{ro::GroupFailure{"encrypted"}, 5});
   EXPECT_FALSE(rig->lost(b.id, "rayorch::ActorLost: gone").abort);
-  rig->advance();
+  rig.advance();
   EXPECT_EQ(rig.item(g_out, 2), "suppressed(encrypted)");
   auto replay = rig.reserve(g_call);
   EXPECT_EQ(rig.keys(replay), "1/0");

@@ -42,18 +42,18 @@ class ChainDriver {
   void prepare(const std::map<std::uint32_t, Fate>& fates) {
     fates_ = fates;
     for (std::size_t i = 0; i < fates.size(); ++i) {
-      rd::ReservedBatch b = rig_.reserve(chain_.q_call);
+      rd::Invocation b = rig_.reserve(chain_.q_call);
       q_batch_.emplace(b.grains.at(0), b);
     }
     for (const auto& [e, fate] : fates) {
       if (fate == Fate::suppressed) continue;
-      const rd::ReservedBatch& b = q_batch_.at(e);
+      const rd::Invocation& b = q_batch_.at(e);
       EXPECT_EQ(rig_.commit(b, std::vector<ro::Row<int>>{ro::Row<int>(static_cast<int>(e))}),
                 rd::CommitStatus::accepted);
     }
     for (const auto& [e, fate] : fates) {
       if (fate == Fate::suppressed) continue;
-      rd::ReservedBatch b = rig_.reserve(chain_.p_call);
+      rd::Invocation b = rig_.reserve(chain_.p_call);
       p_batch_.emplace(b.grains.at(0), b);
     }
   }
@@ -105,8 +105,8 @@ class ChainDriver {
   Chain chain_;
   std::string tag_;
   std::map<std::uint32_t, Fate> fates_;
-  std::map<std::uint32_t, rd::ReservedBatch> q_batch_;
-  std::map<std::uint32_t, rd::ReservedBatch> p_batch_;
+  std::map<std::uint32_t, rd::Invocation> q_batch_;
+  std::map<std::uint32_t, rd::Invocation> p_batch_;
 };
 
 bool is_failing(Fate f) {
@@ -253,11 +253,11 @@ void check_call_input_rule() {
       }
       const Verdict final_v = call_input_model(fates, resolved, causes);
       if (final_v.item == "present") {
-        rd::ReservedBatch b = rig.reserve(c_call);
+        rd::Invocation b = rig.reserve(c_call);
         ASSERT_EQ(rig.keys(b), "0");
         int expected = 0;
         for (int i = 0; i < N; ++i) {
-          expected += *static_cast<const int*>(b.inputs[static_cast<std::size_t>(i)][0]);
+          expected += rig.input<int>(b, static_cast<std::size_t>(i), 0);
         }
         EXPECT_EQ(expected, N == 2 ? 30 : 60);  // each input carries P's value
         EXPECT_EQ(rig.commit(b, std::vector<int>{expected}), rd::CommitStatus::accepted);
@@ -420,7 +420,7 @@ TEST(ReduceRule, EveryExpansionOutcomeMemberMixAndArrivalOrder) {
             return;
           }
           ASSERT_EQ(rig.item(rp.out, 0), "present");
-          const auto* g = static_cast<const ro::Group<int>*>(rig->item_value(rp.out, 0));
+          const auto* g = static_cast<const ro::Group<int>*>(rig.value(rp.out, 0));
           std::vector<int> expected;
           for (int c : group) expected.push_back(200 + c);
           EXPECT_EQ(plain(*g), expected);
@@ -544,7 +544,7 @@ TEST(ReduceRule, ExplicitMembersEveryMemberAndValueOutcomeInEveryOrder) {
           ASSERT_EQ(rig.item(out, 0), "present");
           std::vector<int> expected;
           for (int k : group) expected.push_back(400 + k);
-          EXPECT_EQ(plain(*static_cast<const ro::Group<int>*>(rig->item_value(out, 0))), expected);
+          EXPECT_EQ(plain(*static_cast<const ro::Group<int>*>(rig.value(out, 0))), expected);
         }
       }
       EXPECT_TRUE(rig->complete());
@@ -628,8 +628,8 @@ TEST(FilterRule, EverySourceAndMaskOutcomeInBothOrders) {
         EXPECT_EQ(rig.item(out, 0), expected);
         if (expected == "present") {
           // Same value, no copy.
-          EXPECT_EQ(rig->item_value(out, 0), rig->item_value(schain.port, 0));
-          EXPECT_EQ(*static_cast<const int*>(rig->item_value(out, 0)), 42);
+          EXPECT_EQ(rig.value(out, 0), rig.value(schain.port, 0));
+          EXPECT_EQ(*static_cast<const int*>(rig.value(out, 0)), 42);
         }
         EXPECT_TRUE(rig->complete());
         ++runs;
@@ -689,7 +689,7 @@ TEST(BroadcastRule, EverySourceOutcomeBeforeAndAfterTheExpansion) {
         // A view: outcome, cause and value address of the ancestor Item.
         for (int c = 0; c < n; ++c) {
           EXPECT_EQ(rig.item(b_port, c), bd.expected_item(0));
-          EXPECT_EQ(rig->item_value(b_port, c), rig->item_value(bchain.port, 0));
+          EXPECT_EQ(rig.value(b_port, c), rig.value(bchain.port, 0));
         }
         std::string expected_out;
         if (f == Fate::present || f == Fate::dropped) {
@@ -699,7 +699,7 @@ TEST(BroadcastRule, EverySourceOutcomeBeforeAndAfterTheExpansion) {
         }
         EXPECT_EQ(rig.item(out, 0), expected_out);
         if (expected_out == "present") {
-          const auto* g = static_cast<const ro::Group<int>*>(rig->item_value(out, 0));
+          const auto* g = static_cast<const ro::Group<int>*>(rig.value(out, 0));
           const std::size_t survivors = f == Fate::present ? static_cast<std::size_t>(n) : 0;
           EXPECT_EQ(plain(*g), std::vector<int>(survivors, 55));
         }
@@ -759,7 +759,7 @@ TEST(BroadcastRule, TwoLevelsDeepInEveryInterleavingWithAndWithoutCanonicalisati
           EngineRig rig(program, {2});
           ChainDriver<int> bd(rig, bchain, "b");
           bd.prepare({{0u, f}});
-          std::vector<rd::ReservedBatch> s2_batches;
+          std::vector<rd::Invocation> s2_batches;
           for (int ev : order) {
             if (ev == 0) bd.resolve(0, 77);
             if (ev == 1) {
@@ -779,11 +779,11 @@ TEST(BroadcastRule, TwoLevelsDeepInEveryInterleavingWithAndWithoutCanonicalisati
           ASSERT_EQ(rig->entities(d2), 5u);
           for (std::uint32_t e = 0; e < 5; ++e) {
             EXPECT_EQ(rig.item(b2_port, e), bd.expected_item(0));
-            EXPECT_EQ(rig->item_value(b2_port, e), rig->item_value(bchain.port, 0));
+            EXPECT_EQ(rig.value(b2_port, e), rig.value(bchain.port, 0));
           }
           if (f == Fate::present) {
             ASSERT_EQ(rig.item(out, 0), "present");
-            const auto* g = static_cast<const ro::Group<ro::Group<int>>*>(rig->item_value(out, 0));
+            const auto* g = static_cast<const ro::Group<ro::Group<int>>*>(rig.value(out, 0));
             EXPECT_EQ(plain(*g), (std::vector<std::vector<int>>{{77, 77}, {77, 77, 77}}));
           } else {
             EXPECT_EQ(rig.item(out, 0), "suppressed(" + bd.cause(0) + ")");
@@ -847,7 +847,7 @@ TEST(BroadcastRule, EveryChildSeesItsOwnAncestorAmongManyParents) {
         };
         if (sources_first) resolve_sources(false);
         // Expand the roots in reverse order so that child Entity indices do not follow roots.
-        std::vector<rd::ReservedBatch> roots;
+        std::vector<rd::Invocation> roots;
         for (int r = 0; r < 5; ++r) roots.push_back(rig.reserve(s1_call));
         for (int r = 4; r >= 0; --r) {
           rig.commit(roots[static_cast<std::size_t>(r)],
@@ -857,7 +857,7 @@ TEST(BroadcastRule, EveryChildSeesItsOwnAncestorAmongManyParents) {
         if (!sources_first) resolve_sources(false);
         // Every level-1 child of root r gets r + 1 children.
         while (auto b = rig->reserve(s2_call)) {
-          const int root = *static_cast<const int*>(b->inputs[0][0]);
+          const int root = rig.input<int>(*b, 0, 0);
           rig.commit(*b, std::vector<ro::Row<std::vector<int>>>{
                              std::vector<int>(static_cast<std::size_t>(root + 1), root)});
         }
@@ -875,7 +875,7 @@ TEST(BroadcastRule, EveryChildSeesItsOwnAncestorAmongManyParents) {
             const std::string key = rig->entity_key(d, e);
             const auto root = static_cast<std::uint32_t>(std::stoi(key.substr(0, key.find('/'))));
             EXPECT_EQ(rig.item(port, e), bd.expected_item(root)) << key;
-            EXPECT_EQ(rig->item_value(port, e), rig->item_value(bchain.port, root)) << key;
+            EXPECT_EQ(rig.value(port, e), rig.value(bchain.port, root)) << key;
           }
         }
         EXPECT_TRUE(rig->complete());
@@ -922,21 +922,21 @@ TEST(ExpandRule, EveryTerminalOutcomeOfTheList) {
     for (int i = 0; i < n; ++i) list.push_back(10 * (i + 1));
     rig.commit(rig.reserve(s_call), SResult{list});
     ASSERT_EQ(rig->entities(cd), static_cast<std::size_t>(n));
-    const auto* stored = static_cast<const std::vector<int>*>(rig->item_value(s_out, 0));
+    const auto* stored = static_cast<const std::vector<int>*>(rig.value(s_out, 0));
     for (int i = 0; i < n; ++i) {
       const auto e = static_cast<std::uint32_t>(i);
       EXPECT_EQ(rig->entity_key(cd, e), "0/" + std::to_string(i));
       EXPECT_EQ(rig.item(child, e), "present");
-      EXPECT_EQ(rig->item_value(child, e), &(*stored)[static_cast<std::size_t>(i)]);
+      EXPECT_EQ(rig.value(child, e), &(*stored)[static_cast<std::size_t>(i)]);
       EXPECT_EQ(rig->grain_phase(q_call, e), GrainPhase::ready);
     }
     for (int i = 0; i < n; ++i) {
       auto b = rig.reserve(q_call);
       EXPECT_EQ(rig.keys(b), "0/" + std::to_string(i));  // ordinal order
-      rig.commit(b, std::vector<ro::Row<int>>{*static_cast<const int*>(b.inputs[0][0])});
+      rig.commit(b, std::vector<ro::Row<int>>{rig.input<int>(b, 0, 0)});
     }
     ASSERT_EQ(rig.item(out, 0), "present");
-    EXPECT_EQ(plain(*static_cast<const ro::Group<int>*>(rig->item_value(out, 0))), list);
+    EXPECT_EQ(plain(*static_cast<const ro::Group<int>*>(rig.value(out, 0))), list);
     EXPECT_TRUE(rig->complete());
   }
   // DROPPED, FAILED and SUPPRESSED lists: no children; the Expansion is DROPPED or FAILED.

@@ -328,7 +328,7 @@ TEST(Scenario, AGroupFailureRejectsInFlightSiblingsAndSealsReadyOnes) {
   EXPECT_EQ(rig->counters(g_call).suppressed_by_barrier, 5u);
   EXPECT_EQ(rig.item(kept, 0), "suppressed(encrypted)");
   EXPECT_EQ(rig.item(kept, 1), "present");
-  EXPECT_EQ(plain(*static_cast<const ro::Group<int>*>(rig->item_value(kept, 1))),
+  EXPECT_EQ(plain(*static_cast<const ro::Group<int>*>(rig.value(kept, 1))),
             (std::vector<int>{9, 10}));
   for (int i = 0; i < 10; ++i) rig.commit(rig.reserve(o_call), Rows{i});
   EXPECT_TRUE(rig->complete());
@@ -382,16 +382,16 @@ TEST(Scenario, AStaleGenerationReportIsRejected) {
   auto second = rig.reserve(call);
   EXPECT_EQ(second.generations, std::vector<std::uint32_t>{1});
   // The first attempt reports late: rejected, nothing published.
-  EXPECT_EQ(rig.commit_id(first.id, 1, std::vector<ro::Row<int>>{111}), rd::CommitStatus::stale);
+  EXPECT_EQ(rig.commit(first, std::vector<ro::Row<int>>{111}), rd::CommitStatus::stale);
   EXPECT_EQ(rig.item(out, 0), "unresolved");
   EXPECT_EQ(rig->grain_phase(call, 0), GrainPhase::in_flight);
   EXPECT_EQ(rig.commit(second, std::vector<ro::Row<int>>{222}), rd::CommitStatus::accepted);
-  EXPECT_EQ(*static_cast<const int*>(rig->item_value(out, 0)), 222);
+  EXPECT_EQ(*static_cast<const int*>(rig.value(out, 0)), 222);
   // A duplicate of the accepted report is rejected too, and so are failures of old attempts.
-  EXPECT_EQ(rig.commit_id(second.id, 1, std::vector<ro::Row<int>>{333}), rd::CommitStatus::stale);
+  EXPECT_EQ(rig.commit(second, std::vector<ro::Row<int>>{333}), rd::CommitStatus::stale);
   EXPECT_FALSE(rig->fail(first.id, "late").abort);
   EXPECT_FALSE(rig->lost(second.id, "late").abort);
-  EXPECT_EQ(*static_cast<const int*>(rig->item_value(out, 0)), 222);
+  EXPECT_EQ(*static_cast<const int*>(rig.value(out, 0)), 222);
   EXPECT_EQ(rig->stale_reports(), 4u);
   EXPECT_TRUE(rig->complete());
 }

@@ -68,8 +68,10 @@ class ExecutionCore {
 /// failure after cleaning up).
 std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
                                                const LocalBackend& backend);
-/// Creates the deterministic single-thread core used by testing::SyncExecutor.
-std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan);
+/// Creates the deterministic single-thread core used by testing::SyncExecutor; with `wire`,
+/// every protocol message is round-tripped through bytes.
+std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan,
+                                              bool wire = false);
 
 template <class T>
 Output<T> to_output(const ErasedOutput& e) {

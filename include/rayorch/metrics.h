@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "rayorch/detail/graph.h"
+#include "rayorch/module_options.h"
 
 namespace rayorch {
 
@@ -25,6 +25,11 @@ struct RunOptions {
   QueueOrder queue_order = QueueOrder::fifo;
   /// Overrides every Module's reservation policy when set.
   std::optional<Reservation> reservation{};
+  /// Backpressure between stages: a Call is not dispatched while a Call that consumes its
+  /// outputs has at least `backpressure` x batch_size x replicas READY Grains waiting, so a
+  /// fast producer (a decoder) cannot fill memory with values its consumer has not reached.
+  /// The consumer always has dispatchable work then, so this never stalls a run. 0: off.
+  std::size_t backpressure = 4;
   /// Progress on stderr, shown only when stderr is a terminal.
   bool progress = true;
   /// When non-empty, a Chrome-trace JSON timeline of every RPC is written here (atomically).

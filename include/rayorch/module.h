@@ -1,7 +1,9 @@
 // Modules: a UDF class plus how to build and resource it. Calling one records a Call.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -20,18 +22,162 @@ namespace rayorch {
 
 namespace detail {
 
-// Fails with a readable message when argument `I` is not the Port the UDF expects.
-template <std::size_t I, class Expected, class Arg>
-constexpr void check_port_argument() {
-  static_assert(IsPort<Arg>::value,
-                "Module call: the leading arguments must be ro::Port<T>, one per ro::Column<T> "
-                "parameter of the UDF's run(); see the argument index I in this instantiation");
+// Each check below is instantiated only for the first failing argument, so one mistake gives
+// one message. The template parameters name the argument: the compiler prints them in the
+// "In instantiation of ..." line above the message.
+template <std::size_t ArgumentIndex, class Passed>
+constexpr void argument_must_be_a_port() {
+  static_assert(IsPort<Passed>::value,
+                "Module call: this argument must be a ro::Port<T>, because the UDF's run() takes "
+                "a ro::Column<T> there; pass the Ports first (one per Column parameter), then the "
+                "static arguments (the instantiation line above names ArgumentIndex and its type)");
+}
+
+template <std::size_t ArgumentIndex, class PortValue, class ColumnValue>
+constexpr void port_type_must_match() {
+  static_assert(std::is_same_v<PortValue, ColumnValue>,
+                "Module call: Port type does not match the UDF's run() parameter: a "
+                "ro::Port<PortValue> was passed where run() takes ro::Column<ColumnValue> (the "
+                "instantiation line above names ArgumentIndex and both types)");
+}
+
+template <std::size_t PortsExpected, std::size_t ArgumentsPassed>
+constexpr void too_few_ports() {
+  static_assert(ArgumentsPassed >= PortsExpected,
+                "Module call: too few Ports: pass one ro::Port<T> per ro::Column<T> parameter "
+                "of the UDF's run()");
+}
+
+template <std::size_t StaticsExpected, std::size_t StaticsPassed>
+constexpr void static_argument_count_must_match() {
+  static_assert(
+      StaticsExpected == StaticsPassed,
+      "Module call: wrong number of static arguments: after the Ports, pass exactly the "
+      "static (non-Column) parameters of the UDF's run(), in order (the instantiation line "
+      "above gives both counts)");
+}
+
+template <std::size_t StaticIndex, class Parameter, class Passed>
+constexpr void static_argument_must_convert() {
+  static_assert(!IsPort<std::remove_cvref_t<Passed>>::value,
+                "Module call: a ro::Port was passed where the UDF's run() takes a static "
+                "argument: run() has fewer ro::Column<T> parameters than Ports passed");
+  static_assert(
+      IsPort<std::remove_cvref_t<Passed>>::value || std::is_constructible_v<Parameter, Passed>,
+      "Module call: a static argument does not convert to the type of the UDF's run() "
+      "parameter (the instantiation line above names StaticIndex, run()'s Parameter type and "
+      "the Passed type)");
+}
+
+template <class Arg, class Column>
+constexpr bool port_matches() {
   if constexpr (IsPort<Arg>::value) {
-    static_assert(std::is_same_v<typename Arg::value_type, Expected>,
-                  "Module call: Port type does not match the UDF's run() parameter "
-                  "(Arg is the Port passed, Expected the Column<T> element type, I the index)");
+    return std::is_same_v<typename Arg::value_type, typename ColumnOf<Column>::type>;
+  } else {
+    return true;  // reported as "must be a Port" instead
   }
 }
+
+/// Checks the arguments `A` (as forwarded) of a call of a Module of the valid UDF `U`.
+template <class U, class... A>
+struct CallCheck {
+  using traits = UdfTraits<U>;
+  using args = std::tuple<A...>;
+  static constexpr std::size_t ports = traits::column_count;
+  static constexpr std::size_t statics = std::tuple_size_v<typename traits::statics>;
+  static constexpr std::size_t passed = sizeof...(A);
+  static constexpr std::size_t leading = ports < passed ? ports : passed;
+
+  // How argument I reaches the static's constructor: as an lvalue of the forwarded tuple.
+  template <std::size_t I>
+  using passed_as = std::remove_reference_t<std::tuple_element_t<I, args>>&;
+
+  template <std::size_t... I>
+  static constexpr std::array<bool, sizeof...(I)> not_ports(std::index_sequence<I...>) {
+    return {!IsPort<std::remove_cvref_t<std::tuple_element_t<I, args>>>::value...};
+  }
+  template <std::size_t... I>
+  static constexpr std::array<bool, sizeof...(I)> wrong_types(std::index_sequence<I...>) {
+    return {!port_matches<std::remove_cvref_t<std::tuple_element_t<I, args>>,
+                          std::tuple_element_t<I, typename traits::columns>>()...};
+  }
+  template <std::size_t... J>
+  static constexpr std::array<bool, sizeof...(J)> bad_statics(std::index_sequence<J...>) {
+    return {(IsPort<std::remove_cvref_t<std::tuple_element_t<ports + J, args>>>::value ||
+             !std::is_constructible_v<std::tuple_element_t<J, typename traits::statics>,
+                                      passed_as<ports + J>>)...};
+  }
+
+  static constexpr std::size_t first_non_port =
+      first_true(not_ports(std::make_index_sequence<leading>{}));
+  static constexpr std::size_t first_wrong_type =
+      first_true(wrong_types(std::make_index_sequence<leading>{}));
+  static constexpr bool count_ok = passed == ports + statics;
+  static constexpr std::size_t find_bad_static() {
+    if constexpr (count_ok) {
+      return first_true(bad_statics(std::make_index_sequence<statics>{}));
+    } else {
+      return statics;
+    }
+  }
+  static constexpr std::size_t first_bad_static = find_bad_static();
+  static constexpr bool ok = first_non_port == leading && first_wrong_type == leading && count_ok &&
+                             first_bad_static == statics;
+
+  /// Reports the first problem (only called when !ok).
+  static constexpr void report() {
+    if constexpr (first_non_port < leading) {
+      argument_must_be_a_port<first_non_port,
+                              std::remove_cvref_t<std::tuple_element_t<first_non_port, args>>>();
+    } else if constexpr (first_wrong_type < leading) {
+      port_type_must_match<
+          first_wrong_type,
+          typename std::remove_cvref_t<std::tuple_element_t<first_wrong_type, args>>::value_type,
+          typename ColumnOf<
+              std::tuple_element_t<first_wrong_type, typename traits::columns>>::type>();
+    } else if constexpr (passed < ports) {
+      too_few_ports<ports, passed>();
+    } else if constexpr (!count_ok) {
+      static_argument_count_must_match<statics, passed - ports>();
+    } else if constexpr (first_bad_static < statics) {
+      static_argument_must_convert<first_bad_static,
+                                   std::tuple_element_t<first_bad_static, typename traits::statics>,
+                                   passed_as<ports + first_bad_static>>();
+    }
+  }
+};
+
+template <class Values>
+struct PortsOf;
+template <class V>
+struct PortsOf<std::tuple<V>> {
+  using type = Port<V>;
+};
+template <class V1, class V2, class... V>
+struct PortsOf<std::tuple<V1, V2, V...>> {
+  using type = std::tuple<Port<V1>, Port<V2>, Port<V>...>;
+};
+
+template <class U>
+struct CallPortsOf {
+  using type = InvalidPort;
+};
+template <class U>
+requires ValidUdf<U>
+struct CallPortsOf<U> {
+  using type = typename PortsOf<typename UdfTraits<U>::shape::values>::type;
+};
+
+/// What calling a Module of `U` returns: Port<R>, a std::tuple of Ports, or InvalidPort for
+/// a UDF that failed its checks.
+template <class U>
+using CallPorts = typename CallPortsOf<U>::type;
+
+/// The name of UDF `U` in explain(), metrics and messages; specialised by ro::function.
+template <class U>
+struct UdfNameOf {
+  static std::string get() { return short_type_name(type_name<U>()); }
+};
 
 template <class T>
 std::string printable(const T& value) {
@@ -52,25 +198,27 @@ std::vector<std::string> output_type_names(std::tuple<T...>*) {
 /// A user UDF class `U` plus how to build and resource it. Constructor arguments are
 /// captured by value and replayed on every actor. Calling a Module on Ports inside
 /// `forward` records a Call; one Module object used in several Calls gives one shared pool.
+/// A UDF that breaks the rules of DESIGN 3.1 (no single `run`, no Column parameter, a
+/// result that is not a vector or tuple of vectors) is reported where Module<U> is declared.
 template <class U>
 class Module {
+  // Instantiates the UDF's checks with the class: one static_assert names the first problem.
+  static_assert(sizeof(detail::UdfCheck<U>) > 0);
+
  public:
   using udf_type = U;
 
+  /// A Module of a default-constructed U. Not explicit, so a Module member of a pipeline
+  /// struct needs no initializer and the struct can be built with braces: ro::compile(P{}).
+  Module() : state_(std::make_shared<State>()) { set_factory(); }
+
   /// Captures the UDF's constructor arguments by value.
   template <class... A>
-  requires(!(sizeof...(A) == 1 &&
+  requires(sizeof...(A) > 0 &&
+           !(sizeof...(A) == 1 &&
              (std::is_same_v<std::remove_cvref_t<A>, Module> && ...))) explicit Module(A&&... args)
       : state_(std::make_shared<State>()) {
-    static_assert(std::is_constructible_v<U, const std::decay_t<A>&...>,
-                  "ro::Module<U>(args...): U is not constructible from these arguments");
-    state_->factory = [captured = std::make_tuple(std::decay_t<A>(std::forward<A>(args))...)]() {
-      return std::apply(
-          [](const auto&... a) -> std::unique_ptr<detail::UdfInstance> {
-            return std::make_unique<detail::UdfBox<U>>(a...);
-          },
-          captured);
-    };
+    set_factory(std::forward<A>(args)...);
   }
 
   /// A copy is a new Module (its own pool) with the same options and arguments.
@@ -167,30 +315,71 @@ class Module {
     return *this;
   }
 
+  /// The name of this Module's Calls ("name#k") and pool in explain(), metrics and
+  /// messages; by default the UDF's type name without namespaces.
+  Module&& name(std::string n) && {
+    state_->name = std::move(n);
+    return std::move(*this);
+  }
+  Module& name(std::string n) & {
+    state_->name = std::move(n);
+    return *this;
+  }
+  /// The current name.
+  std::string name() const {
+    return state_->name.empty() ? detail::UdfNameOf<U>::get() : state_->name;
+  }
+
   /// The current options.
   const ModuleOptions& options() const { return state_->options; }
 
   /// Records a Call of this Module on Ports (one per Column parameter of `run`), followed by
   /// static arguments passed through to `run` on every RPC. Returns the output Port, or a
-  /// std::tuple of Ports for several outputs.
+  /// std::tuple of Ports for several outputs. A wrong argument fails one static_assert that
+  /// names it; the declared return type keeps the rest of forward() free of follow-on errors.
   template <class... A>
-  auto operator()(A&&... args) const {
-    using traits = detail::UdfTraits<U>;
-    constexpr std::size_t n_cols = traits::column_count;
-    constexpr std::size_t n_statics = std::tuple_size_v<typename traits::statics>;
-    static_assert(sizeof...(A) == n_cols + n_statics,
-                  "Module call: pass one Port per ro::Column<T> parameter of the UDF's run(), "
-                  "then exactly its static arguments");
-    auto all = std::forward_as_tuple(std::forward<A>(args)...);
-    return call_impl(all, std::make_index_sequence<n_cols>{},
-                     std::make_index_sequence<n_statics>{});
+  detail::CallPorts<U> operator()(A&&... args) const {
+    if constexpr (!detail::UdfCheck<U>::ok) {
+      return {};  // reported where Module<U> was declared
+    } else if constexpr ((detail::is_invalid_port<A> || ...)) {
+      // An argument comes from a call that already failed its checks.
+      return detail::placeholder<detail::CallPorts<U>>();
+    } else if constexpr (!detail::CallCheck<U, A&&...>::ok) {
+      detail::CallCheck<U, A&&...>::report();
+      return detail::placeholder<detail::CallPorts<U>>();
+    } else {
+      using traits = detail::UdfTraits<U>;
+      auto all = std::forward_as_tuple(std::forward<A>(args)...);
+      return call_impl(all, std::make_index_sequence<traits::column_count>{},
+                       std::make_index_sequence<std::tuple_size_v<typename traits::statics>>{});
+    }
   }
 
  private:
   struct State {
     ModuleOptions options;
     detail::Factory factory;
+    std::string name;
   };
+
+  template <class... A>
+  void set_factory(A&&... args) {
+    if constexpr (detail::UdfCheck<U>::ok) {
+      constexpr bool constructible = std::is_constructible_v<U, const std::decay_t<A>&...>;
+      static_assert(constructible,
+                    "ro::Module<U>(args...): U is not constructible from these arguments");
+      if constexpr (constructible) {
+        state_->factory = [captured =
+                               std::make_tuple(std::decay_t<A>(std::forward<A>(args))...)]() {
+          return std::apply(
+              [](const auto&... a) -> std::unique_ptr<detail::UdfInstance> {
+                return std::make_unique<detail::UdfBox<U>>(a...);
+              },
+              captured);
+        };
+      }
+    }
+  }
 
   template <class All, std::size_t... I, std::size_t... J>
   auto call_impl(All& all, std::index_sequence<I...>, std::index_sequence<J...>) const {
@@ -198,12 +387,8 @@ class Module {
     using columns = typename traits::columns;
     using statics = typename traits::statics;
     using shape = typename traits::shape;
-    (detail::check_port_argument<I,
-                                 typename detail::ColumnOf<std::tuple_element_t<I, columns>>::type,
-                                 std::remove_cvref_t<std::tuple_element_t<I, All>>>(),
-     ...);
     detail::Graph* graph = detail::current_graph();
-    const std::string udf = detail::short_type_name(detail::type_name<U>());
+    const std::string udf = name();
     if (graph == nullptr) {
       throw CompileError("Module<" + udf +
                          "> was called outside a trace: call Modules only inside forward() "

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <tuple>
+#include <type_traits>
 
 #include "rayorch/detail/graph.h"
 
@@ -18,8 +20,9 @@ class Port {
   /// Internal: the Port `id` of `graph`.
   Port(std::shared_ptr<detail::Graph> graph, int id) : graph_(std::move(graph)), id_(id) {}
 
-  /// Deleted: a Port is symbolic; use F::filter for data-dependent branching.
-  explicit operator bool() const = delete;
+  /// Deleted: a Port is symbolic; use F::filter for data-dependent branching. The comment
+  /// on the next line is what the compiler quotes when a Port is used in `if`.
+  explicit operator bool() const = delete;  // a Port has no truth value: use F::filter
 
   /// The Port's id in its program (the N of "pN" in explain()).
   int id() const { return id_; }
@@ -43,6 +46,33 @@ template <class T>
 struct IsPort : std::false_type {};
 template <class T>
 struct IsPort<Port<T>> : std::true_type {};
+
+/// What a Module call returns when its UDF failed a static_assert: the error has been
+/// reported once, and code that passes this value on stays quiet instead of piling up
+/// follow-on errors. Never exists in a program that compiles.
+struct InvalidPort {};
+template <class T>
+constexpr bool is_invalid_port = std::is_same_v<std::remove_cvref_t<T>, InvalidPort>;
+
+template <class R>
+struct Placeholder {
+  static R make() { return R{}; }  // InvalidPort
+};
+template <class T>
+struct Placeholder<Port<T>> {
+  static Port<T> make() { return Port<T>(nullptr, -1); }
+};
+template <class... R>
+struct Placeholder<std::tuple<R...>> {
+  static std::tuple<R...> make() { return {Placeholder<R>::make()...}; }
+};
+
+/// What an operation that failed a static_assert returns in place of its Ports `R` (a Port,
+/// InvalidPort or a tuple of them), so the caller's code type-checks and adds no errors.
+template <class R>
+R placeholder() {
+  return Placeholder<R>::make();
+}
 }  // namespace detail
 
 }  // namespace rayorch

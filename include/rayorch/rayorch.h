@@ -4,6 +4,7 @@
 #include "rayorch/column.h"
 #include "rayorch/errors.h"
 #include "rayorch/executor.h"
+#include "rayorch/function.h"
 #include "rayorch/metrics.h"
 #include "rayorch/module.h"
 #include "rayorch/ops.h"

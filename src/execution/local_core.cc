@@ -23,11 +23,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Task {
   std::uint64_t run = 0;
-  int call = -1;
-  std::size_t input_batch = 0;
-  std::uint64_t batch_id = 0;
-  std::vector<std::vector<const void*>> inputs;
-  std::vector<BlockRef> keep_alive;  // input storage, for attempts that may be abandoned
+  Invocation invocation;
+  ResolvedInputs inputs;  // holds the input blocks, for attempts that may be abandoned
 };
 
 struct Completion {
@@ -35,8 +32,6 @@ struct Completion {
   int pool = -1;
   int slot = -1;
   std::uint64_t epoch = 0;
-  std::size_t input_batch = 0;
-  std::uint64_t batch_id = 0;
   Attempt attempt;
   bool replaced = false;
   std::string fatal;  // the actor could not (re)build its UDF instance
@@ -74,7 +69,7 @@ void actor_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std
                 std::shared_ptr<Mailbox> box, std::shared_ptr<CompletionQueue> done,
                 std::shared_ptr<Startup> startup) {
   std::string error;
-  std::unique_ptr<UdfInstance> instance = build_instance(plan->pools[pool], error);
+  std::unique_ptr<UdfInstance> instance = build_instance(*plan, pool, error);
   if (startup) {
     std::lock_guard<std::mutex> lock(startup->mutex);
     if (!instance && startup->error.empty()) {
@@ -97,16 +92,14 @@ void actor_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std
     c.pool = pool;
     c.slot = slot;
     c.epoch = epoch;
-    c.input_batch = task.input_batch;
-    c.batch_id = task.batch_id;
     if (!instance) {
       c.fatal = error;
     } else {
-      c.attempt = invoke_call(plan->calls[task.call], *instance, task.inputs);
+      c.attempt = invoke_call(*plan, task.invocation, *instance, task.inputs);
       if (c.attempt.kind == Attempt::Kind::lost) {
         // A lost actor is replaced by a fresh UDF instance.
         instance.reset();
-        instance = build_instance(plan->pools[pool], error);
+        instance = build_instance(*plan, pool, error);
         c.replaced = true;
         if (!instance) c.fatal = "replacing a lost actor failed: " + error;
       }
@@ -214,17 +207,10 @@ class LocalCore final : public ExecutionCore {
         const PlanCall& call = plan_->calls[d->batch.call];
         Task t;
         t.run = run_;
-        t.call = d->batch.call;
-        t.input_batch = d->engine->batch_index();
-        t.batch_id = d->batch.id;
-        t.inputs = d->batch.inputs;
+        t.inputs = state.store().resolve_inputs(d->batch);
+        t.invocation = d->batch;
         const auto timeout = plan_->pools[call.pool].options.timeout;
-        if (timeout.count() > 0) {
-          t.keep_alive = d->engine->input_blocks(d->batch);
-          a.deadline = Clock::now() + timeout;
-        } else {
-          a.deadline = Clock::time_point::max();
-        }
+        a.deadline = timeout.count() > 0 ? Clock::now() + timeout : Clock::time_point::max();
         a.busy = true;
         a.current = std::move(*d);
         {
@@ -253,7 +239,7 @@ class LocalCore final : public ExecutionCore {
     }
     if (owner == nullptr) {
       // The late report of an abandoned attempt: the generation fence rejects it.
-      state.reject_late(c.input_batch, c.batch_id, std::move(c.attempt.output));
+      state.reject_late(c.attempt.report);
       return;
     }
     Dispatch d = std::move(*owner->current);
@@ -265,7 +251,7 @@ class LocalCore final : public ExecutionCore {
     switch (c.attempt.kind) {
       case Attempt::Kind::ok:
         state.record_rpc(d, c.slot, c.attempt.start, c.attempt.end, "ok");
-        state.apply_result(d, std::move(c.attempt.output));
+        state.apply_result(d, c.attempt);
         break;
       case Attempt::Kind::failed:
         state.record_rpc(d, c.slot, c.attempt.start, c.attempt.end, "failed");

@@ -13,13 +13,17 @@
 
 #include "rayorch/errors.h"
 
+#include "runtime/protocol_codec.h"
+
 namespace rayorch::detail {
 
 RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
                    const RunOptions& options, const RootSink& sink,
-                   std::vector<int> actors_per_pool)
-    : plan_(std::move(plan)),
+                   std::vector<int> actors_per_pool, bool wire)
+    : plan_(plan),
       sources_(std::move(sources)),
+      store_(std::move(plan)),
+      wire_(wire),
       options_(options),
       sink_(sink),
       start_(std::chrono::steady_clock::now()) {
@@ -36,6 +40,39 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
   metrics_.root_completed_seconds.assign(rows, 0.0);
   done_per_call_.assign(plan_->calls.size(), 0);
   in_flight_per_call_.assign(plan_->calls.size(), 0);
+  consumers_.resize(plan_->calls.size());
+  backlog_limit_.resize(plan_->calls.size());
+  for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
+    const PlanCall& pc = plan_->calls[c];
+    const auto& pool = plan_->pools[pc.pool].options;
+    backlog_limit_[c] = options_.backpressure * static_cast<std::size_t>(pc.batch_size) *
+                        static_cast<std::size_t>(pool.replicas);
+    // Values flow unchanged through filters, broadcasts and expands; a reduce or a Call
+    // ends the path (the next Call downstream holds back its own producer).
+    std::vector<int> ports(pc.outputs.begin(), pc.outputs.end());
+    while (!ports.empty()) {
+      const int port = ports.back();
+      ports.pop_back();
+      for (const Consumer& k : plan_->ports[port].consumers) {
+        switch (k.kind) {
+          case ConsumerKind::call_input:
+            if (k.op != static_cast<int>(c)) consumers_[c].push_back(k.op);
+            break;
+          case ConsumerKind::expand_list:
+            ports.push_back(plan_->expands[k.op].children[k.slot]);
+            break;
+          case ConsumerKind::filter_source:
+            ports.push_back(plan_->filters[k.op].output);
+            break;
+          case ConsumerKind::broadcast_source:
+            ports.push_back(plan_->broadcasts[k.op].output);
+            break;
+          default:
+            break;
+        }
+      }
+    }
+  }
   for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
     CallMetrics m;
     m.call = plan_->calls[c].name;
@@ -57,8 +94,20 @@ void RunState::admit() {
     eo.batch_index = next_batch_;
     eo.queue_order = options_.queue_order;
     eo.reservation = options_.reservation;
-    active_.push_back(
-        std::make_unique<Engine>(plan_, eo, sources_.blocks, sources_.values, first, rows));
+    // The batch's slice of each source column becomes its own block, so the batch's engine
+    // names it like any other and the store frees it with the batch.
+    std::vector<std::vector<std::uint8_t>> truth(sources_.blocks.size());
+    for (std::size_t c = 0; c < sources_.blocks.size(); ++c) {
+      const auto begin = sources_.values[c].begin() + static_cast<std::ptrdiff_t>(first);
+      std::vector<const void*> slice(begin, begin + static_cast<std::ptrdiff_t>(rows));
+      if (plan_->ports[plan_->sources[c]].needs_truth) {
+        for (const void* v : slice) truth[c].push_back(*static_cast<const bool*>(v) ? 1 : 0);
+      }
+      store_.put(
+          make_block_id(next_batch_, static_cast<std::uint32_t>(c)),
+          std::make_shared<ViewBlock>(std::move(slice), std::vector<BlockRef>{sources_.blocks[c]}));
+    }
+    active_.push_back(std::make_unique<Engine>(plan_, eo, first, rows, truth));
     InputBatchMetrics bm;
     bm.index = next_batch_;
     bm.first_row = first;
@@ -72,6 +121,24 @@ void RunState::admit() {
   }
 }
 
+void RunState::apply_store_commands(Engine& e) {
+  std::vector<StoreCommand> commands = e.take_store_commands();
+  if (wire_) {
+    for (StoreCommand& c : commands) c = decode_store_command(encode(c));
+  }
+  store_.apply(commands);
+}
+
+bool RunState::held_back(int call) const {
+  if (options_.backpressure == 0) return false;
+  for (int consumer : consumers_[call]) {
+    std::size_t ready = 0;
+    for (const auto& e : active_) ready += e->ready_count(consumer);
+    if (ready >= backlog_limit_[consumer]) return true;
+  }
+  return false;
+}
+
 std::optional<Dispatch> RunState::pick(int pool) {
   const auto& calls = plan_->pools[pool].calls;
   const std::size_t n = calls.size();
@@ -79,7 +146,7 @@ std::optional<Dispatch> RunState::pick(int pool) {
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t idx = (rr_[pool] + k) % n;
       const int call = calls[idx];
-      if (!engine->has_work(call)) continue;
+      if (!engine->has_work(call) || held_back(call)) continue;
       auto batch = engine->reserve(call);
       if (!batch) continue;
       rr_[pool] = idx + 1;
@@ -104,6 +171,8 @@ void RunState::fold_counters(const Engine& e) {
 
 void RunState::retire(std::size_t slot) {
   fold_counters(*active_[slot]);
+  apply_store_commands(*active_[slot]);
+  store_.release_batch(active_[slot]->batch_index());
   active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(slot));
 }
 
@@ -114,17 +183,22 @@ void RunState::settle() {
       Engine& e = *active_[i];
       e.advance();
       if (!e.fatal_error().empty()) throw ExecutionError(e.fatal_error());
+      apply_store_commands(e);  // groups first: outputs may be groups
       for (std::uint32_t root : e.take_finished_roots()) {
         const std::size_t row = e.first_row() + root;
         e.root_outputs(root, outcomes_, causes_, values_);
         erased_.resize(outcomes_.size());
         for (std::size_t k = 0; k < outcomes_.size(); ++k) {
-          erased_[k] = ErasedOutput{outcomes_[k], causes_[k], values_[k]};
+          const void* value =
+              outcomes_[k] == Outcome::present ? store_.resolve(values_[k]) : nullptr;
+          erased_[k] = ErasedOutput{outcomes_[k], causes_[k], value};
         }
         metrics_.root_completed_seconds[row] = now_seconds();
         ++roots_delivered_;
         sink_(row, erased_);
+        e.root_delivered(root);
       }
+      apply_store_commands(e);
       if (e.complete()) {
         retire(i);
         retired = true;
@@ -176,14 +250,20 @@ void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_cloc
   }
 }
 
-void RunState::apply_result(Dispatch& d, RpcOutput&& out) {
+void RunState::apply_result(Dispatch& d, Attempt& attempt) {
   const PlanCall& pc = plan_->calls[d.batch.call];
-  const CommitStatus st = d.engine->commit(d.batch.id, std::move(out));
+  std::vector<BlockId> created;
+  created.reserve(attempt.blocks.size());
+  for (auto& [id, block] : attempt.blocks) {
+    store_.put(id, std::move(block));
+    created.push_back(id);
+  }
+  const CommitStatus st = d.engine->commit(attempt.report, created);
   if (st == CommitStatus::contract_error) {
     throw ExecutionError(fmt::format(
         "contract error: Call {} (UDF {}) returned a result that breaks the UDF contract for an "
         "RPC of {} rows: {}; run() must return one element per input row for every output",
-        pc.name, pc.udf, d.batch.grains.size(), out.contract_error));
+        pc.name, pc.udf, d.batch.grains.size(), attempt.report.contract_error));
   }
   if (st == CommitStatus::accepted) done_per_call_[d.batch.call] += d.batch.grains.size();
 }
@@ -198,10 +278,11 @@ void RunState::apply_lost(Dispatch& d, const std::string& reason) {
   if (v.abort) throw ExecutionError(v.message);
 }
 
-void RunState::reject_late(std::size_t input_batch, std::uint64_t batch_id, RpcOutput&& out) {
+void RunState::reject_late(Report& report) {
+  // The attempt was abandoned: its blocks were never stored, so there is nothing to free.
   for (auto& e : active_) {
-    if (e->batch_index() == input_batch) {
-      if (e->commit(batch_id, std::move(out)) != CommitStatus::stale) {
+    if (e->batch_index() == report.input_batch) {
+      if (e->commit(report, {}) != CommitStatus::stale) {
         throw ExecutionError(
             "internal error: the late report of an abandoned attempt was accepted");
       }
@@ -290,17 +371,6 @@ RunMetrics RunState::finish() {
     write_file_atomically(options_.report_path, doc.dump(2));
   }
   return std::move(metrics_);
-}
-
-std::string describe_current_exception() {
-  std::string type = current_exception_type();
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return type + ": " + e.what();
-  } catch (...) {
-    return type;
-  }
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

@@ -12,6 +12,8 @@
 
 #include "rayorch/executor.h"
 
+#include "execution/invoke.h"
+#include "execution/value_store.h"
 #include "program/plan.h"
 #include "runtime/engine.h"
 
@@ -20,7 +22,7 @@ namespace rayorch::detail {
 /// One RPC handed to an actor.
 struct Dispatch {
   Engine* engine = nullptr;
-  ReservedBatch batch;
+  Invocation batch;
 };
 
 /// One RPC as recorded for the timeline.
@@ -39,7 +41,7 @@ struct TimelineEntry {
 class RunState {
  public:
   RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources, const RunOptions& options,
-           const RootSink& sink, std::vector<int> actors_per_pool);
+           const RootSink& sink, std::vector<int> actors_per_pool, bool wire = false);
 
   /// Admits input batches up to the active limit.
   void admit();
@@ -55,15 +57,16 @@ class RunState {
   void record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
                   std::chrono::steady_clock::time_point end, const char* status);
 
-  /// Applies a successful result; throws ExecutionError on a contract error.
-  void apply_result(Dispatch& d, RpcOutput&& out);
+  /// Applies a successful attempt (stores its blocks, commits its report); throws
+  /// ExecutionError on a contract error.
+  void apply_result(Dispatch& d, Attempt& attempt);
   /// Applies a UDF exception; throws ExecutionError when the policy aborts.
   void apply_failure(Dispatch& d, const std::string& error);
   /// Applies a lost actor; throws ExecutionError when the budget is exhausted.
   void apply_lost(Dispatch& d, const std::string& reason);
 
   /// Offers the late report of an abandoned attempt to its engine, which rejects it.
-  void reject_late(std::size_t input_batch, std::uint64_t batch_id, RpcOutput&& out);
+  void reject_late(Report& report);
   /// Counts a report rejected without an engine (its attempt belongs to an earlier run).
   void count_stale_report() { ++metrics_.stale_reports_rejected; }
 
@@ -74,14 +77,20 @@ class RunState {
   /// One-line progress text.
   std::string progress_line() const;
   const RuntimePlan& plan() const { return *plan_; }
+  /// The values of this run (driver thread only).
+  const ValueStore& store() const { return store_; }
   std::uint64_t& actors_replaced() { return metrics_.actors_replaced; }
 
  private:
   void retire(std::size_t slot);
   void fold_counters(const Engine& e);
+  bool held_back(int call) const;
+  void apply_store_commands(Engine& e);
 
   std::shared_ptr<const RuntimePlan> plan_;
   SourceData sources_;
+  ValueStore store_;
+  bool wire_ = false;  // store commands cross as bytes (testing::SyncOptions)
   RunOptions options_;
   const RootSink& sink_;
   std::size_t batch_rows_;
@@ -89,6 +98,10 @@ class RunState {
   std::size_t next_batch_ = 0;
   std::vector<std::unique_ptr<Engine>> active_;  // ordered by batch index
   std::vector<std::size_t> rr_;                  // round-robin cursor per pool
+  // Per Call: the Calls that read its outputs (through filters, broadcasts and expands),
+  // and how many of their READY Grains hold it back (RunOptions::backpressure).
+  std::vector<std::vector<int>> consumers_;
+  std::vector<std::size_t> backlog_limit_;
   std::size_t roots_delivered_ = 0;
   std::chrono::steady_clock::time_point start_;
   RunMetrics metrics_;
@@ -98,12 +111,9 @@ class RunState {
   // Reused buffers for root delivery.
   std::vector<Outcome> outcomes_;
   std::vector<const std::string*> causes_;
-  std::vector<const void*> values_;
+  std::vector<Binding> values_;
   std::vector<ErasedOutput> erased_;
 };
-
-/// Formats the exception being handled as "Type: message".
-std::string describe_current_exception();
 
 /// Writes `content` to `path` atomically (temporary file + rename); throws on failure.
 void write_file_atomically(const std::string& path, const std::string& content);

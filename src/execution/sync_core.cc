@@ -6,16 +6,18 @@
 
 #include "execution/invoke.h"
 #include "execution/run_state.h"
+#include "runtime/protocol_codec.h"
 
 namespace rayorch::detail {
 namespace {
 
 class SyncCore final : public ExecutionCore {
  public:
-  explicit SyncCore(std::shared_ptr<const RuntimePlan> plan) : plan_(std::move(plan)) {
-    for (const PlanPool& pool : plan_->pools) {
+  SyncCore(std::shared_ptr<const RuntimePlan> plan, bool wire)
+      : plan_(std::move(plan)), wire_(wire) {
+    for (std::size_t pool = 0; pool < plan_->pools.size(); ++pool) {
       std::string error;
-      auto instance = build_instance(pool, error);
+      auto instance = build_instance(*plan_, static_cast<int>(pool), error);
       if (!instance) {
         instances_.clear();
         throw ExecutionError(error);
@@ -48,7 +50,7 @@ class SyncCore final : public ExecutionCore {
  private:
   RunMetrics run_impl(SourceData sources, const RunOptions& options, const RootSink& sink) {
     RunState state(plan_, std::move(sources), options, sink,
-                   std::vector<int>(plan_->pools.size(), 1));
+                   std::vector<int>(plan_->pools.size(), 1), wire_);
     state.admit();
     state.settle();
     std::size_t cursor = 0;
@@ -86,13 +88,16 @@ class SyncCore final : public ExecutionCore {
       rec.grains.push_back(d.engine->entity_key(call.domain, d.batch.grains[i]));
       rec.generations.push_back(d.batch.generations[i]);
     }
-    Attempt a = invoke_call(call, *instances_[pool], d.batch.inputs);
+    // With `wire_`, the worker sees only what crossed as bytes, and so does the engine.
+    const Invocation inv = wire_ ? decode_invocation(encode(d.batch)) : d.batch;
+    Attempt a = invoke_call(*plan_, inv, *instances_[pool], state.store().resolve_inputs(inv));
+    if (wire_) a.report = decode_report(encode(a.report));
     rec.failed = a.kind != Attempt::Kind::ok;
     log_.push_back(rec);
     switch (a.kind) {
       case Attempt::Kind::ok:
         state.record_rpc(d, 0, a.start, a.end, "ok");
-        state.apply_result(d, std::move(a.output));
+        state.apply_result(d, a);
         break;
       case Attempt::Kind::failed:
         state.record_rpc(d, 0, a.start, a.end, "failed");
@@ -101,7 +106,7 @@ class SyncCore final : public ExecutionCore {
       case Attempt::Kind::lost: {
         state.record_rpc(d, 0, a.start, a.end, "lost");
         std::string error;
-        auto fresh = build_instance(plan_->pools[pool], error);
+        auto fresh = build_instance(*plan_, pool, error);
         if (!fresh) throw ExecutionError("replacing a lost actor failed: " + error);
         instances_[pool] = std::move(fresh);
         ++state.actors_replaced();
@@ -114,13 +119,14 @@ class SyncCore final : public ExecutionCore {
   std::shared_ptr<const RuntimePlan> plan_;
   std::vector<std::unique_ptr<UdfInstance>> instances_;
   std::vector<RpcRecord> log_;
+  bool wire_ = false;
   bool closed_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan) {
-  return std::make_unique<SyncCore>(std::move(plan));
+std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan, bool wire) {
+  return std::make_unique<SyncCore>(std::move(plan), wire);
 }
 
 }  // namespace rayorch::detail

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,12 +12,30 @@
 
 #include "program/logical.h"
 #include "program/plan.h"
+#include "program/plan_code.h"
 
 namespace rayorch::detail {
 namespace {
 
 std::string call_name(const Graph::Impl& g, int call) {
   return fmt::format("{}#{}", g.modules[g.calls[call].module].record.udf_name, call);
+}
+
+// The closest Domain that is `a` or an ancestor of it and also `b` or an ancestor of it.
+int common_ancestor(const RuntimePlan& plan, int a, int b) {
+  while (!plan.is_ancestor_or_self(a, b)) a = plan.domains[a].parent;
+  return a;
+}
+
+// F::broadcast only moves a value down a Domain's ancestry, so values of two sibling Domains
+// can only meet after one side is gathered up to an ancestor both share.
+std::string siblings_hint(const RuntimePlan& plan, int a, int b, const char* gather) {
+  const int common = common_ancestor(plan, a, b);
+  return fmt::format(
+      "d{} and d{} are siblings (neither is an ancestor of the other; both descend from d{}), "
+      "so F::broadcast cannot bring one into the other: {} up to d{} with F::reduce first, "
+      "then F::broadcast the result into the other Domain",
+      a, b, common, gather, common);
 }
 
 void check_module_options(const Graph::Impl& g, int module) {
@@ -93,10 +112,16 @@ class Compiler {
           int d = domain_[c.record.inputs[0]];
           for (int in : c.record.inputs) {
             if (domain_[in] != d) {
+              const int e = domain_[in];
+              const bool related = plan.is_ancestor_or_self(d, e) || plan.is_ancestor_or_self(e, d);
               throw CompileError(fmt::format(
-                  "Call {} takes inputs from different Domains: {} is in d{} but {} is in d{}; "
-                  "bring the ancestor value down with F::broadcast(value, like) first",
-                  call_name(g_, lp.op), port(c.record.inputs[0]), d, port(in), domain_[in]));
+                  "Call {} takes inputs from different Domains: {} is in d{} but {} is in d{}; {}",
+                  call_name(g_, lp.op), port(c.record.inputs[0]), d, port(in), e,
+                  related ? std::string("bring the ancestor value down with "
+                                        "F::broadcast(value, like) first")
+                          : siblings_hint(plan, d, e,
+                                          "gather one side (a UDF can turn its Group "
+                                          "into one value)")));
             }
           }
           domain_[id] = d;
@@ -176,11 +201,26 @@ class Compiler {
         }
         case PortKind::filter: {
           const LogicalFilter& f = g_.filters[lp.op];
-          if (domain_[f.source] != domain_[f.mask]) {
+          const int ds = domain_[f.source];
+          const int dm = domain_[f.mask];
+          if (ds != dm) {
+            std::string hint;
+            if (plan.is_ancestor_or_self(dm, ds)) {
+              hint = "broadcast the mask with F::broadcast(mask, like) first";
+            } else if (plan.is_ancestor_or_self(ds, dm)) {
+              hint = fmt::format(
+                  "the mask lives below the source: F::broadcast the source into d{} and filter "
+                  "there, or gather the mask up to d{} with F::reduce and turn each Group into "
+                  "one bool with a UDF",
+                  dm, ds);
+            } else {
+              hint = siblings_hint(
+                  plan, dm, ds, "gather the mask (and turn each Group into one bool with a UDF)");
+            }
             throw CompileError(fmt::format(
                 "F::filter of {} (d{}) by mask {} (d{}): source and mask must be in the same "
-                "Domain; broadcast the mask with F::broadcast(mask, like) first",
-                port(f.source), domain_[f.source], port(f.mask), domain_[f.mask]));
+                "Domain; {}",
+                port(f.source), ds, port(f.mask), dm, hint));
           }
           domain_[id] = domain_[f.source];
           break;
@@ -193,6 +233,13 @@ class Compiler {
             throw CompileError(fmt::format(
                 "F::broadcast of {} like {}: both are already in d{}; use the Port directly",
                 port(b.source), port(b.like), from));
+          }
+          if (!plan.is_ancestor_or_self(from, to) && !plan.is_ancestor_or_self(to, from)) {
+            throw CompileError(fmt::format(
+                "F::broadcast of {} (d{}) like {} (d{}): d{} is not an ancestor of d{}; only an "
+                "ancestor value can be broadcast into a descendant Domain, and {}",
+                port(b.source), from, port(b.like), to, from, to,
+                siblings_hint(plan, from, to, "gather the source")));
           }
           if (!plan.is_ancestor_or_self(from, to)) {
             throw CompileError(fmt::format(
@@ -235,6 +282,7 @@ class Compiler {
   }
 
   void lower(RuntimePlan& plan) {
+    PlanCode code;
     // Ports.
     plan.ports.resize(g_.ports.size());
     for (std::size_t id = 0; id < g_.ports.size(); ++id) {
@@ -257,7 +305,7 @@ class Compiler {
       int k = udf_seen[pool.udf]++;
       pool.name = udf_count[pool.udf] > 1 ? fmt::format("{}/{}", pool.udf, k) : pool.udf;
       pool.options = m.record.options;
-      pool.factory = m.record.factory;
+      code.factories.push_back(m.record.factory);
       plan.pools.push_back(std::move(pool));
     }
     // Calls.
@@ -270,7 +318,7 @@ class Compiler {
       pc.domain = domain_[lc.outputs.empty() ? lc.record.inputs[0] : lc.outputs[0]];
       pc.inputs = lc.record.inputs;
       pc.outputs = lc.outputs;
-      pc.invoker = lc.record.invoker;
+      code.invokers.push_back(lc.record.invoker);
       pc.static_args = lc.record.static_args;
       const int parent = plan.domains[pc.domain].parent;
       pc.barrier_domain = parent >= 0 ? parent : pc.domain;
@@ -294,13 +342,14 @@ class Compiler {
       pe.call = g_.ports[le.lists[0]].op;
       pe.lists = le.lists;
       pe.children = le.children;
-      pe.ops = le.ops;
+      code.list_ops.push_back(le.ops);
       pe.parent_domain = domain_[le.lists[0]];
       pe.child_domain = expand_domain_[e];
       for (std::size_t i = 0; i < pe.lists.size(); ++i) {
         plan.ports[pe.lists[i]].consumers.push_back(
             Consumer{ConsumerKind::expand_list, static_cast<int>(e), static_cast<int>(i)});
         plan.ports[pe.children[i]].inputs = {pe.lists[i]};
+        plan.ports[pe.lists[i]].expanded_by = static_cast<int>(e);
       }
       plan.expands.push_back(std::move(pe));
     }
@@ -312,7 +361,7 @@ class Compiler {
       pr.members = lr.members >= 0 ? lr.members : lr.values[0];
       pr.members_is_value = pr.members == lr.values[0];
       pr.outputs = lr.outputs;
-      pr.makers = lr.makers;
+      code.makers.push_back(lr.makers);
       pr.child_domain = domain_[lr.values[0]];
       pr.parent_domain = plan.domains[pr.child_domain].parent;
       for (std::size_t i = 0; i < pr.values.size(); ++i) {
@@ -358,6 +407,25 @@ class Compiler {
     plan.sources = g_.sources;
     plan.outputs = g_.outputs;
     for (int out : plan.outputs) plan.ports[out].is_output = true;
+    mark_truth_producers(plan);
+    plan.code = std::make_shared<const PlanCode>(std::move(code));
+  }
+
+  // A mask's boolean travels with the reports (DESIGN 6.2), so the producer of every value
+  // that reaches a mask (through filters and broadcasts, which pass values on unchanged)
+  // must report it. A Port is created after its inputs, so one pass from the last Port down
+  // reaches every producer.
+  static void mark_truth_producers(RuntimePlan& plan) {
+    for (const PlanFilter& f : plan.filters) plan.ports[f.mask].needs_truth = true;
+    for (std::size_t id = plan.ports.size(); id-- > 0;) {
+      if (!plan.ports[id].needs_truth) continue;
+      for (const PlanFilter& f : plan.filters) {
+        if (f.output == static_cast<int>(id)) plan.ports[f.source].needs_truth = true;
+      }
+      for (const PlanBroadcast& b : plan.broadcasts) {
+        if (b.output == static_cast<int>(id)) plan.ports[b.source].needs_truth = true;
+      }
+    }
   }
 
   // Internal consistency of the lowered plan; a failure here is a compiler bug.
@@ -449,6 +517,30 @@ std::string explain_plan(const RuntimePlan& plan) {
     out += fmt::format("  p{} {} d{} <- [{}] => {}{}{}\n", p, to_string(pp.kind), pp.domain, inputs,
                        rule, note, pp.is_output ? " output" : "");
     for (const std::string& r : plan.rewrites[p]) out += "    " + r + "\n";
+  }
+  // A Call that no output depends on still runs (an input batch completes only when every
+  // Grain is sealed, DESIGN 5) and its failures can still abort the run. It is not an error
+  // (docs/SEMANTICS.md), but usually a forgotten return value, so the plan says so.
+  std::vector<char> live(plan.ports.size(), 0);
+  for (int o : plan.outputs) live[o] = 1;
+  // Ports are created after their inputs, so one pass from the last Port down suffices.
+  for (std::size_t id = plan.ports.size(); id-- > 0;) {
+    if (!live[id]) continue;
+    for (int in : plan.ports[id].inputs) live[in] = 1;
+  }
+  for (const PlanCall& c : plan.calls) {
+    bool used = false;
+    std::string outs;
+    for (int o : c.outputs) {
+      used = used || live[o];
+      outs += fmt::format("{}p{}", outs.empty() ? "" : ",", o);
+    }
+    if (!used) {
+      out += fmt::format(
+          "  unused Call {} [{}]: no pipeline output depends on it, yet it runs on every Item "
+          "and its failures count; return its output from forward() or remove it\n",
+          c.name, outs);
+    }
   }
   return out;
 }

@@ -7,13 +7,9 @@
 
 #include "rayorch/detail/graph.h"
 
+#include "program/port_kind.h"
+
 namespace rayorch::detail {
-
-/// What produced a Port.
-enum class PortKind : std::uint8_t { source, call_output, expand, reduce, broadcast, filter };
-
-/// Lower-case name of a Port kind, as printed by explain().
-const char* to_string(PortKind kind);
 
 struct LogicalPort {
   PortKind kind = PortKind::source;

@@ -1,15 +1,17 @@
 // The immutable RuntimePlan: pre-indexed effects the runtime follows without
-// re-interpreting the graph.
+// re-interpreting the graph. Plain data only: the code that touches payloads (invokers,
+// factories, list and group accessors) lives apart in PlanCode (plan_code.h), which only the
+// worker side includes, so the runtime cannot dereference a value.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "rayorch/detail/erased.h"
-#include "rayorch/detail/graph.h"
+#include "rayorch/module_options.h"
+#include "rayorch/recovery.h"
 
-#include "program/logical.h"
+#include "program/port_kind.h"
 
 namespace rayorch::detail {
 
@@ -49,6 +51,11 @@ struct PlanPort {
   int slot = 0;
   std::vector<Consumer> consumers;
   bool is_output = false;
+  /// Some filter reads this Port's value as a mask (directly or through filters and
+  /// broadcasts): its producer reports the boolean of each row (DESIGN 6.2).
+  bool needs_truth = false;
+  /// The expand that splits this list Port into children, or -1.
+  int expanded_by = -1;
 };
 
 struct PlanCall {
@@ -58,7 +65,6 @@ struct PlanCall {
   int domain = 0;
   std::vector<int> inputs;
   std::vector<int> outputs;
-  Invoker invoker;
   std::vector<std::string> static_args;
   /// Domain whose Entity keys the GroupFailure barrier: the parent Domain, or the Call's own
   /// Domain for root Calls.
@@ -72,7 +78,6 @@ struct PlanPool {
   std::string name;  ///< the UDF name, plus "/k" when several pools share a UDF type
   std::string udf;
   ModuleOptions options;
-  Factory factory;
   std::vector<int> calls;
 };
 
@@ -80,7 +85,6 @@ struct PlanExpand {
   int call = -1;
   std::vector<int> lists;
   std::vector<int> children;
-  std::vector<ListOps> ops;
   int parent_domain = 0;
   int child_domain = 0;
 };
@@ -90,7 +94,6 @@ struct PlanReduce {
   int members = -1;              ///< the membership Port (always set after lowering)
   bool members_is_value = true;  ///< members is values[0]
   std::vector<int> outputs;
-  std::vector<GroupMaker> makers;
   int child_domain = 0;
   int parent_domain = 0;
 };
@@ -109,6 +112,8 @@ struct PlanBroadcast {
   int target_domain = 0;
 };
 
+struct PlanCode;
+
 struct RuntimePlan {
   bool optimized = true;
   std::vector<PlanDomain> domains;
@@ -123,6 +128,8 @@ struct RuntimePlan {
   std::vector<int> outputs;
   /// Rewrite notes per Port (printed under the Port's line).
   std::vector<std::vector<std::string>> rewrites;
+  /// The typed code of the program; read only at the worker boundary (plan_code.h).
+  std::shared_ptr<const PlanCode> code;
 
   /// True when `ancestor` is `domain` or one of its ancestors.
   bool is_ancestor_or_self(int ancestor, int domain) const {

@@ -54,9 +54,8 @@ std::optional<GrainPhase> grain_transition(GrainPhase phase, GrainEvent event) {
 }
 
 Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
-               const std::vector<BlockRef>& source_blocks,
-               const std::vector<std::vector<const void*>>& sources, std::size_t first_row,
-               std::size_t rows)
+               std::size_t first_row, std::size_t rows,
+               const std::vector<std::vector<std::uint8_t>>& source_truth)
     : plan_(std::move(plan)), p_(*plan_), options_(options), first_row_(first_row), rows_(rows) {
   const std::size_t nd = p_.domains.size();
   parent_.resize(nd);
@@ -78,17 +77,26 @@ Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
   call_inputs_.resize(p_.calls.size());
   for (std::size_t c = 0; c < p_.calls.size(); ++c) call_inputs_[c] = p_.calls[c].inputs.size();
   root_outputs_resolved_.assign(rows, 0);
+  root_delivered_.assign(rows, 0);
+  splits_.resize(p_.ports.size());
 
   create_entities(0, static_cast<std::uint32_t>(rows), kNone);
-  std::vector<std::int32_t> block_index;
-  for (const BlockRef& b : source_blocks) block_index.push_back(add_block(b));
   for (std::size_t s = 0; s < p_.sources.size(); ++s) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      publish(p_.sources[s], static_cast<std::uint32_t>(r), ItemState::present, block_index[s],
-              sources[s][first_row + r], -1);
+    const std::int32_t block = new_block();  // source column s is local block s
+    make_live(block);
+    const int port = p_.sources[s];
+    const bool truth = p_.ports[port].needs_truth;
+    if (truth && (s >= source_truth.size() || source_truth[s].size() != rows)) {
+      throw std::logic_error(fmt::format(
+          "internal error: source column {} feeds a mask but its booleans were not given", s));
     }
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::uint8_t flags = truth && source_truth[s][r] ? kTruth : 0;
+      publish(port, static_cast<std::uint32_t>(r), ItemState::present, block,
+              static_cast<std::uint32_t>(r), -1, flags);
+    }
+    release_if_unused(block);
   }
-  if (rows == 0) return;
 }
 
 Engine::~Engine() = default;
@@ -98,9 +106,93 @@ std::int32_t Engine::intern(std::string cause) {
   return static_cast<std::int32_t>(causes_.size()) - 1;
 }
 
-std::int32_t Engine::add_block(BlockRef block) {
-  blocks_.push_back(std::move(block));
+std::int32_t Engine::new_block() {
+  blocks_.push_back(BlockState{});
   return static_cast<std::int32_t>(blocks_.size()) - 1;
+}
+
+void Engine::make_live(std::int32_t block) {
+  blocks_[block].live = true;
+  ++live_blocks_;
+}
+
+void Engine::release_if_unused(std::int32_t block) {
+  BlockState& b = blocks_[block];
+  if (!b.live || b.uses > 0) return;
+  b.live = false;
+  --live_blocks_;
+  StoreCommand c;
+  c.kind = StoreCommand::Kind::release;
+  c.block = block_id(block);
+  store_commands_.push_back(std::move(c));
+}
+
+void Engine::drop_use(std::int32_t block) {
+  BlockState& b = blocks_[block];
+  if (b.uses == 0) throw std::logic_error("internal error: block use count underflow");
+  --b.uses;
+  release_if_unused(block);
+}
+
+// ---- Value lifetime -------------------------------------------------------------------
+//
+// A PRESENT Item holds one use of its block until every consumer that reads its value is
+// done with it: the consuming Grain is sealed, the expansion is decided, the parent's reduce
+// is published, the filter's output is published, the root's outputs are materialised.
+// Broadcast sources are kept until the input batch retires, because descendants keep
+// appearing as deeper expansions resolve. Whether an Item is still needed is a pure
+// function of the engine's state, so maybe_release may be called from every point where a
+// consumer finishes and from fact processing; the kReleased flag makes it idempotent.
+
+bool Engine::value_needed(int port, std::uint32_t entity) const {
+  const PlanPort& pp = p_.ports[port];
+  if (pp.is_output && pp.domain == 0 && !root_delivered_[entity]) return true;
+  for (const Consumer& c : pp.consumers) {
+    switch (c.kind) {
+      case ConsumerKind::call_input:
+        if (grains_[c.op][entity].phase != GrainPhase::sealed) return true;
+        break;
+      case ConsumerKind::expand_list:
+        if (expansions_[p_.expands[c.op].child_domain][entity].state == 0) return true;
+        break;
+      case ConsumerKind::reduce_value:
+      case ConsumerKind::reduce_member: {
+        const std::uint32_t parent = parent_[pp.domain][entity];
+        if (!reduce_progress_[c.op][parent].published) return true;
+        break;
+      }
+      case ConsumerKind::filter_source:
+        if (items_[p_.filters[c.op].output][entity].state == ItemState::unresolved) return true;
+        break;
+      case ConsumerKind::filter_mask:
+        break;  // a mask is read through its boolean, never its value
+      case ConsumerKind::broadcast_source:
+        return true;
+    }
+  }
+  return false;
+}
+
+void Engine::maybe_release(int port, std::uint32_t entity) {
+  Item& it = items_[port][entity];
+  if (it.block < 0 || (it.flags & kReleased) != 0) return;
+  if (value_needed(port, entity)) return;
+  it.flags |= kReleased;
+  drop_use(it.block);
+}
+
+void Engine::release_grain_inputs(int call, std::uint32_t entity) {
+  for (int in : p_.calls[call].inputs) maybe_release(in, entity);
+}
+
+void Engine::release_reduce_members(int reduce, std::uint32_t parent) {
+  const PlanReduce& pr = p_.reduces[reduce];
+  const Expansion& x = expansions_[pr.child_domain][parent];
+  if (x.state != 1) return;
+  for (std::uint32_t k = 0; k < x.count; ++k) {
+    for (int v : pr.values) maybe_release(v, x.first + k);
+    if (!pr.members_is_value) maybe_release(pr.members, x.first + k);
+  }
 }
 
 void Engine::create_entities(int domain, std::uint32_t count, std::uint32_t parent) {
@@ -112,7 +204,10 @@ void Engine::create_entities(int domain, std::uint32_t count, std::uint32_t pare
   ordinals.resize(total);
   for (std::uint32_t i = 0; i < count; ++i) ordinals[first + i] = domain == 0 ? first + i : i;
   const PlanDomain& pd = p_.domains[domain];
-  for (int port : pd.ports) items_[port].resize(total);
+  for (int port : pd.ports) {
+    items_[port].resize(total);
+    if (p_.ports[port].expanded_by >= 0) splits_[port].resize(total);
+  }
   for (int call : pd.calls) {
     Grain g;
     g.unresolved = static_cast<std::uint16_t>(call_inputs_[call]);
@@ -125,18 +220,21 @@ void Engine::create_entities(int domain, std::uint32_t count, std::uint32_t pare
 }
 
 void Engine::publish(int port, std::uint32_t entity, ItemState state, std::int32_t block,
-                     const void* value, std::int32_t cause) {
+                     std::uint32_t row, std::int32_t cause, std::uint8_t flags) {
   Item& item = items_[port][entity];
   if (item.state != ItemState::unresolved) {
-    if (item.state == state && item.value == value) return;  // the same fact again: no-op
+    if (item.state == state && item.block == block && item.row == row)
+      return;  // the same fact again: no-op
     throw std::logic_error(
         fmt::format("internal error: conflicting facts for p{} at entity {} ({} then {})", port,
                     entity_key(p_.ports[port].domain, entity), static_cast<int>(item.state),
                     static_cast<int>(state)));
   }
   item.state = state;
-  item.block = block;
-  item.value = value;
+  item.block = state == ItemState::present ? block : -1;
+  item.row = row;
+  item.flags = flags;
+  if (item.block >= 0) ++blocks_[item.block].uses;
   item.cause = state == ItemState::dropped && cause < 0 ? -1 : cause;
   facts_.push_back(Fact{port, entity});
   const PlanPort& pp = p_.ports[port];
@@ -177,6 +275,8 @@ void Engine::advance() {
           break;
       }
     }
+    // Consumers that finished before this fact arrived (or none at all) free it here.
+    maybe_release(f.port, f.entity);
   }
   facts_.clear();
   fact_head_ = 0;
@@ -220,7 +320,8 @@ void Engine::seal_grain(int call, std::uint32_t entity, ItemState outputs_state,
   move_grain(call, entity, event);
   ++grains_sealed_;
   ++counters_[call].sealed;
-  for (int out : p_.calls[call].outputs) publish(out, entity, outputs_state, -1, nullptr, cause);
+  for (int out : p_.calls[call].outputs) publish_failure(out, entity, outputs_state, cause);
+  release_grain_inputs(call, entity);
 }
 
 void Engine::seal_suppressed_by_barrier(int call, std::uint32_t entity) {
@@ -273,10 +374,9 @@ void Engine::on_expand_list(int expand, std::uint32_t parent) {
   }
   const Item& first = items_[pe.lists[0]][parent];
   if (first.state == ItemState::present) {
-    const std::size_t n = pe.ops[0].size(first.value);
+    const std::size_t n = splits_[pe.lists[0]][parent].length;
     for (std::size_t i = 1; i < pe.lists.size(); ++i) {
-      const Item& li = items_[pe.lists[i]][parent];
-      const std::size_t ni = pe.ops[i].size(li.value);
+      const std::size_t ni = splits_[pe.lists[i]][parent].length;
       if (ni != n) {
         // Aligned expansions publish nothing unless every list has the same length.
         if (fatal_.empty()) {
@@ -294,11 +394,11 @@ void Engine::on_expand_list(int expand, std::uint32_t parent) {
     x.count = static_cast<std::uint32_t>(n);
     create_entities(pe.child_domain, x.count, parent);
     for (std::size_t i = 0; i < pe.lists.size(); ++i) {
-      const Item& li = items_[pe.lists[i]][parent];
+      const ListSplit split = splits_[pe.lists[i]][parent];
       for (std::uint32_t k = 0; k < x.count; ++k) {
-        publish(pe.children[i], x.first + k, ItemState::present, li.block,
-                pe.ops[i].at(li.value, k), -1);
+        publish(pe.children[i], x.first + k, ItemState::present, split.block, split.offset + k, -1);
       }
+      drop_use(split.block);  // the pending expansion's hold on the child block
     }
     // Broadcasts into the new Domain whose ancestor Item is already terminal.
     for (int b : p_.domains[pe.child_domain].broadcasts_into) {
@@ -312,6 +412,7 @@ void Engine::on_expand_list(int expand, std::uint32_t parent) {
     x.state = first.state == ItemState::dropped ? 2 : 3;
     x.cause = first.cause;
   }
+  for (int l : pe.lists) maybe_release(l, parent);
   for (int r : p_.domains[pe.child_domain].reduces_of_children) {
     if (x.state == 2) {
       publish_reduce(r, parent, ItemState::dropped, -1);
@@ -329,7 +430,8 @@ void Engine::publish_reduce(int reduce, std::uint32_t parent, ItemState state, s
   ReduceProgress& rp = reduce_progress_[reduce][parent];
   if (rp.published) return;
   rp.published = true;
-  for (int out : p_.reduces[reduce].outputs) publish(out, parent, state, -1, nullptr, cause);
+  for (int out : p_.reduces[reduce].outputs) publish_failure(out, parent, state, cause);
+  release_reduce_members(reduce, parent);
 }
 
 void Engine::on_reduce_fact(int reduce, std::uint32_t child) {
@@ -381,31 +483,27 @@ void Engine::settle_reduce(int reduce, std::uint32_t parent) {
   const PlanReduce& pr = p_.reduces[reduce];
   const Expansion& x = expansions_[pr.child_domain][parent];
   const std::size_t nv = pr.values.size();
-  std::vector<std::vector<const void*>> members(nv);
-  std::vector<std::int32_t> blocks;
-  for (std::uint32_t k = 0; k < x.count; ++k) {
-    const std::uint32_t child = x.first + k;
-    if (items_[pr.members][child].state != ItemState::present) continue;
-    for (std::size_t v = 0; v < nv; ++v) {
-      const Item& it = items_[pr.values[v]][child];
-      members[v].push_back(it.value);
-      if (it.block >= 0) blocks.push_back(it.block);
-    }
-  }
-  std::sort(blocks.begin(), blocks.end());
-  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
-  auto keep = std::make_shared<std::vector<BlockRef>>();
-  keep->reserve(blocks.size());
-  for (std::int32_t b : blocks) keep->push_back(blocks_[b]);
-  std::shared_ptr<const void> keep_alive = keep;
-  ReduceProgress& rp = reduce_progress_[reduce][parent];
-  rp.published = true;
+  // The store composes each group from the members' bindings (it holds their blocks), so
+  // the members' own Items are released right after.
   for (std::size_t v = 0; v < nv; ++v) {
-    const void* group = nullptr;
-    BlockRef block = pr.makers[v](std::move(members[v]), keep_alive, &group);
-    const std::int32_t bi = add_block(std::move(block));
-    publish(pr.outputs[v], parent, ItemState::present, bi, group, -1);
+    StoreCommand c;
+    c.kind = StoreCommand::Kind::compose_group;
+    c.reduce = reduce;
+    c.value = static_cast<int>(v);
+    for (std::uint32_t k = 0; k < x.count; ++k) {
+      const std::uint32_t child = x.first + k;
+      if (items_[pr.members][child].state != ItemState::present) continue;
+      const Item& it = items_[pr.values[v]][child];
+      c.members.push_back(Binding{block_id(it.block), it.row});
+    }
+    const std::int32_t block = new_block();
+    make_live(block);
+    c.block = block_id(block);
+    store_commands_.push_back(std::move(c));
+    publish(pr.outputs[v], parent, ItemState::present, block, 0, -1);
   }
+  reduce_progress_[reduce][parent].published = true;
+  release_reduce_members(reduce, parent);
 }
 
 // ---- Filter ---------------------------------------------------------------------------
@@ -417,20 +515,20 @@ void Engine::on_filter(int filter, std::uint32_t entity) {
   const Item& src = items_[pf.source][entity];
   if (src.state == ItemState::unresolved) return;
   if (src.state != ItemState::present) {
-    publish(pf.output, entity, src.state, -1, nullptr, src.cause);
-    return;
-  }
-  const Item& mask = items_[pf.mask][entity];
-  if (mask.state == ItemState::unresolved) return;
-  if (mask.state != ItemState::present) {
-    publish(pf.output, entity, mask.state, -1, nullptr, mask.cause);
-    return;
-  }
-  if (*static_cast<const bool*>(mask.value)) {
-    publish(pf.output, entity, ItemState::present, src.block, src.value, -1);
+    publish_failure(pf.output, entity, src.state, src.cause);
   } else {
-    publish(pf.output, entity, ItemState::dropped, -1, nullptr, -1);
+    const Item& mask = items_[pf.mask][entity];
+    if (mask.state == ItemState::unresolved) return;
+    if (mask.state != ItemState::present) {
+      publish_failure(pf.output, entity, mask.state, mask.cause);
+    } else if ((mask.flags & kTruth) != 0) {
+      publish(pf.output, entity, ItemState::present, src.block, src.row, -1, src.flags & kTruth);
+    } else {
+      publish_failure(pf.output, entity, ItemState::dropped, -1);
+    }
   }
+  maybe_release(pf.source, entity);
+  maybe_release(pf.mask, entity);
 }
 
 // ---- Broadcast ------------------------------------------------------------------------
@@ -451,7 +549,7 @@ void Engine::publish_broadcast_range(int broadcast, int domain, std::uint32_t fi
   const std::uint32_t a = ancestor_in(domain, first, pb.source_domain);
   const Item src = items_[pb.source][a];
   for (std::uint32_t k = 0; k < count; ++k) {
-    publish(pb.output, first + k, src.state, src.block, src.value, src.cause);
+    publish(pb.output, first + k, src.state, src.block, src.row, src.cause, src.flags & kTruth);
   }
 }
 
@@ -527,11 +625,12 @@ std::vector<std::uint32_t> Engine::take_live(int call, const std::vector<std::ui
   return live;
 }
 
-ReservedBatch Engine::make_reservation(int call, std::vector<std::uint32_t> grains,
-                                       std::uint16_t retries_used, bool tail_used) {
+Invocation Engine::make_reservation(int call, std::vector<std::uint32_t> grains,
+                                    std::uint16_t retries_used, bool tail_used) {
   const PlanCall& pc = p_.calls[call];
-  ReservedBatch r;
+  Invocation r;
   r.id = next_batch_id_++;
+  r.input_batch = options_.batch_index;
   r.call = call;
   r.generations.reserve(grains.size());
   r.inputs.assign(pc.inputs.size(), {});
@@ -540,15 +639,26 @@ ReservedBatch Engine::make_reservation(int call, std::vector<std::uint32_t> grai
     move_grain(call, e, GrainEvent::reserve);
     r.generations.push_back(grains_[call][e].generation);
     for (std::size_t i = 0; i < pc.inputs.size(); ++i) {
-      r.inputs[i].push_back(items_[pc.inputs[i]][e].value);
+      const Item& it = items_[pc.inputs[i]][e];
+      r.inputs[i].push_back(Binding{block_id(it.block), it.row});
     }
   }
+  r.outputs.reserve(pc.outputs.size());
+  for (int out : pc.outputs) {
+    const PlanPort& pp = p_.ports[out];
+    OutputSlot slot;
+    slot.block = block_id(new_block());
+    if (pp.expanded_by >= 0) slot.child_block = block_id(new_block());
+    slot.truth = pp.needs_truth;
+    r.outputs.push_back(slot);
+  }
   r.grains = std::move(grains);
-  in_flight_.emplace(r.id, InFlight{call, r.grains, r.generations, retries_used, tail_used});
+  in_flight_.emplace(r.id,
+                     InFlight{call, r.grains, r.generations, r.outputs, retries_used, tail_used});
   return r;
 }
 
-std::optional<ReservedBatch> Engine::reserve(int call) {
+std::optional<Invocation> Engine::reserve(int call) {
   CallQueues& q = queues_[call];
   const PlanCall& pc = p_.calls[call];
   const std::size_t limit = static_cast<std::size_t>(pc.batch_size);
@@ -616,69 +726,77 @@ std::optional<ReservedBatch> Engine::reserve(int call) {
   return std::nullopt;
 }
 
-std::vector<BlockRef> Engine::input_blocks(const ReservedBatch& batch) const {
-  const PlanCall& pc = p_.calls[batch.call];
-  std::vector<std::int32_t> ids;
-  for (std::uint32_t e : batch.grains) {
-    for (int in : pc.inputs) {
-      const std::int32_t b = items_[in][e].block;
-      if (b >= 0) ids.push_back(b);
-    }
-  }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::vector<BlockRef> out;
-  for (std::int32_t b : ids) out.push_back(blocks_[b]);
-  return out;
-}
-
 // ---- Commit and failures --------------------------------------------------------------
 
-CommitStatus Engine::commit(std::uint64_t batch_id, RpcOutput&& out) {
-  auto it = in_flight_.find(batch_id);
-  if (it == in_flight_.end()) {
-    ++stale_reports_;
-    return CommitStatus::stale;
+std::string Engine::check_report(const InFlight& batch, const Report& report) const {
+  const std::size_t rows = batch.grains.size();
+  for (const RowFailure& rf : report.failures) {
+    if (rf.row >= rows)
+      return fmt::format("a failure names row {} of an RPC of {} rows", rf.row, rows);
   }
+  if (report.outputs.size() != batch.outputs.size()) {
+    return fmt::format("{} outputs for {} declared", report.outputs.size(), batch.outputs.size());
+  }
+  for (std::size_t k = 0; k < batch.outputs.size(); ++k) {
+    const OutputReport& o = report.outputs[k];
+    if (batch.outputs[k].child_block != 0 && o.lengths.size() != rows) {
+      return fmt::format("expanded output {} reports {} list lengths for {} rows", k,
+                         o.lengths.size(), rows);
+    }
+    if (batch.outputs[k].truth && o.truth.size() != rows) {
+      return fmt::format("mask output {} reports {} booleans for {} rows", k, o.truth.size(), rows);
+    }
+  }
+  return {};
+}
+
+CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created) {
+  auto stale = [&] {
+    ++stale_reports_;
+    for (BlockId b : created) {
+      // A duplicate of an accepted report names blocks that are live: those stay.
+      const std::uint32_t local = block_local(b);
+      if (block_batch(b) == options_.batch_index && local < blocks_.size() && blocks_[local].live)
+        continue;
+      StoreCommand c;
+      c.kind = StoreCommand::Kind::release;
+      c.block = b;
+      store_commands_.push_back(std::move(c));
+    }
+    return CommitStatus::stale;
+  };
+  auto it = in_flight_.find(report.invocation);
+  if (it == in_flight_.end()) return stale();
   const InFlight& f = it->second;
   const int call = f.call;
   // Validate the whole report before publishing anything: generation fence.
   for (std::size_t i = 0; i < f.grains.size(); ++i) {
     const Grain& g = grains_[call][f.grains[i]];
     if (g.phase != GrainPhase::in_flight || g.generation != f.generations[i]) {
-      ++stale_reports_;
       in_flight_.erase(it);
-      return CommitStatus::stale;
+      return stale();
     }
   }
-  if (!out.contract_error.empty()) return CommitStatus::contract_error;
-  for (const RowFailure& rf : out.failures) {
-    if (rf.row >= f.grains.size()) {
-      out.contract_error =
-          fmt::format("a failure names row {} of an RPC of {} rows", rf.row, f.grains.size());
-      return CommitStatus::contract_error;
-    }
-  }
+  if (!report.contract_error.empty()) return CommitStatus::contract_error;
+  report.contract_error = check_report(f, report);
+  if (!report.contract_error.empty()) return CommitStatus::contract_error;
   const PlanCall& pc = p_.calls[call];
-  if (out.values.size() != pc.outputs.size()) {
-    out.contract_error =
-        fmt::format("{} outputs for {} declared", out.values.size(), pc.outputs.size());
-    return CommitStatus::contract_error;
-  }
-  for (const auto& column : out.values) {
-    if (column.size() != f.grains.size()) {
-      out.contract_error =
-          fmt::format("an output has {} rows for {} input rows", column.size(), f.grains.size());
-      return CommitStatus::contract_error;
-    }
-  }
   InFlight batch = std::move(it->second);
   in_flight_.erase(it);
-  std::vector<std::int32_t> blocks;
-  for (auto& b : out.blocks) blocks.push_back(add_block(std::move(b)));
+  const std::size_t nout = pc.outputs.size();
+  std::vector<std::int32_t> blocks(nout, -1);
+  std::vector<std::int32_t> child_blocks(nout, -1);
+  for (std::size_t k = 0; k < nout; ++k) {
+    blocks[k] = static_cast<std::int32_t>(block_local(batch.outputs[k].block));
+    make_live(blocks[k]);
+    if (batch.outputs[k].child_block != 0) {
+      child_blocks[k] = static_cast<std::int32_t>(block_local(batch.outputs[k].child_block));
+      make_live(child_blocks[k]);
+    }
+  }
   std::vector<std::uint8_t> failed_row(batch.grains.size(), 0);
   // GroupFailures first: install barriers, fail the triggering Grains.
-  for (const RowFailure& rf : out.failures) {
+  for (const RowFailure& rf : report.failures) {
     if (rf.kind != RowKind::group_failure) continue;
     const std::uint32_t e = batch.grains[rf.row];
     const std::int32_t cause = intern(rf.message);
@@ -687,16 +805,27 @@ CommitStatus Engine::commit(std::uint64_t batch_id, RpcOutput&& out) {
     failed_row[rf.row] = 1;
     seal_grain(call, e, ItemState::failed, cause, GrainEvent::commit);
   }
-  for (const RowFailure& rf : out.failures) {
+  for (const RowFailure& rf : report.failures) {
     if (rf.kind != RowKind::record_failure || failed_row[rf.row]) continue;
     failed_row[rf.row] = 1;
     seal_grain(call, batch.grains[rf.row], ItemState::failed, intern(rf.message),
                GrainEvent::commit);
   }
+  std::vector<std::uint32_t> offsets(nout, 0);
   for (std::size_t row = 0; row < batch.grains.size(); ++row) {
-    if (failed_row[row]) continue;
     const std::uint32_t e = batch.grains[row];
-    if (barrier_cause(call, e) >= 0) {
+    const bool publishable = !failed_row[row] && barrier_cause(call, e) < 0;
+    for (std::size_t k = 0; k < nout; ++k) {
+      if (child_blocks[k] < 0) continue;
+      const std::uint32_t length = report.outputs[k].lengths[row];
+      if (publishable) {
+        splits_[pc.outputs[k]][e] = ListSplit{child_blocks[k], offsets[k], length};
+        ++blocks_[child_blocks[k]].uses;  // held until the expansion is decided
+      }
+      offsets[k] += length;
+    }
+    if (failed_row[row]) continue;
+    if (!publishable) {
       // In-flight siblings may finish, but their successes are rejected.
       seal_suppressed_by_barrier(call, e);
       continue;
@@ -704,9 +833,17 @@ CommitStatus Engine::commit(std::uint64_t batch_id, RpcOutput&& out) {
     move_grain(call, e, GrainEvent::commit);
     ++grains_sealed_;
     ++counters_[call].sealed;
-    for (std::size_t k = 0; k < pc.outputs.size(); ++k) {
-      publish(pc.outputs[k], e, ItemState::present, blocks[k], out.values[k][row], -1);
+    for (std::size_t k = 0; k < nout; ++k) {
+      const std::uint8_t flags =
+          batch.outputs[k].truth && report.outputs[k].truth[row] != 0 ? kTruth : 0;
+      publish(pc.outputs[k], e, ItemState::present, blocks[k], static_cast<std::uint32_t>(row), -1,
+              flags);
     }
+    release_grain_inputs(call, e);
+  }
+  for (std::size_t k = 0; k < nout; ++k) {
+    release_if_unused(blocks[k]);
+    if (child_blocks[k] >= 0) release_if_unused(child_blocks[k]);
   }
   return CommitStatus::accepted;
 }
@@ -855,7 +992,7 @@ std::vector<std::uint32_t> Engine::take_finished_roots() {
 
 void Engine::root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
                           std::vector<const std::string*>& causes,
-                          std::vector<const void*>& values) const {
+                          std::vector<Binding>& values) const {
   outcomes.clear();
   causes.clear();
   values.clear();
@@ -863,8 +1000,19 @@ void Engine::root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
     const Item& it = items_[out][root];
     outcomes.push_back(to_outcome(it.state));
     causes.push_back(it.cause >= 0 ? &causes_[it.cause] : nullptr);
-    values.push_back(it.value);
+    values.push_back(it.block >= 0 ? Binding{block_id(it.block), it.row} : Binding{});
   }
+}
+
+void Engine::root_delivered(std::uint32_t root) {
+  root_delivered_[root] = 1;
+  for (int out : p_.outputs) maybe_release(out, root);
+}
+
+std::vector<StoreCommand> Engine::take_store_commands() {
+  std::vector<StoreCommand> out;
+  out.swap(store_commands_);
+  return out;
 }
 
 std::string Engine::entity_key(int domain, std::uint32_t entity) const {

@@ -1,6 +1,11 @@
 // The semantic engine of one input batch: the single writer of its Entities, Items,
-// Expansions, lineage and Grain states (DESIGN 5). No threads, no I/O: the execution layer
-// drives it through reserve / commit / fail / lost and advance.
+// Expansions, lineage and Grain states (DESIGN 5). No threads, no I/O, no payloads: the
+// execution layer drives it through reserve / commit / fail / lost and advance, in the
+// plain-data terms of the worker protocol (protocol.h). Values are bindings; the engine
+// counts who still needs each block and asks the store to free it (take_store_commands).
+//
+// Threading: one thread at a time (the driver's). Ownership: the engine owns its state; the
+// plan is shared and immutable.
 #pragma once
 
 #include <cstdint>
@@ -12,11 +17,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rayorch/detail/erased.h"
 #include "rayorch/metrics.h"
 #include "rayorch/outcome.h"
 
 #include "program/plan.h"
+#include "runtime/protocol.h"
 
 namespace rayorch::detail {
 
@@ -46,15 +51,6 @@ struct EngineOptions {
   std::optional<Reservation> reservation;  ///< overrides each pool's policy when set
 };
 
-/// One RPC's worth of Grains of one Call, reserved from one engine.
-struct ReservedBatch {
-  std::uint64_t id = 0;
-  int call = -1;
-  std::vector<std::uint32_t> grains;  ///< Entity indices in the Call's Domain
-  std::vector<std::uint32_t> generations;
-  std::vector<std::vector<const void*>> inputs;  ///< [input][row] value addresses
-};
-
 /// What the engine asks of the executor after a failure report.
 struct FailureVerdict {
   bool abort = false;
@@ -66,11 +62,11 @@ enum class CommitStatus : std::uint8_t { accepted, stale, contract_error };
 
 class Engine {
  public:
-  /// `sources[c][r]` is the value of source column c for row first_row + r.
-  Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
-         const std::vector<BlockRef>& source_blocks,
-         const std::vector<std::vector<const void*>>& sources, std::size_t first_row,
-         std::size_t rows);
+  /// Source column c of this batch is block make_block_id(batch_index, c), one row per
+  /// source row. `source_truth[c]` holds the booleans of column c when the plan says the
+  /// column needs_truth (else it may be empty).
+  Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options, std::size_t first_row,
+         std::size_t rows, const std::vector<std::vector<std::uint8_t>>& source_truth = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -81,14 +77,12 @@ class Engine {
   /// True when the Call has queued work (possibly stale entries).
   bool has_work(int call) const;
   /// Reserves up to the Call's batch_size Grains, or nullopt when none is dispatchable.
-  std::optional<ReservedBatch> reserve(int call);
+  std::optional<Invocation> reserve(int call);
 
-  /// The blocks holding a reserved batch's inputs (to keep them alive for an attempt that
-  /// may outlive the engine).
-  std::vector<BlockRef> input_blocks(const ReservedBatch& batch) const;
-
-  /// Commits a successful RPC result. Validated as a whole before anything is published.
-  CommitStatus commit(std::uint64_t batch_id, RpcOutput&& output);
+  /// Commits the report of a successful RPC. Validated as a whole before anything is
+  /// published. A stale report's blocks (`created`, those its worker made) are released.
+  /// On contract_error, `report.contract_error` says what was wrong.
+  CommitStatus commit(Report& report, const std::vector<BlockId>& created);
   /// The UDF threw: seals barriered Grains, then applies the Call's RecoveryPolicy.
   FailureVerdict fail(std::uint64_t batch_id, const std::string& error);
   /// The actor was lost (or timed out): replays the Grains at a higher generation within
@@ -106,10 +100,17 @@ class Engine {
 
   /// Root rows (batch-local) whose outputs all became terminal since the last call.
   std::vector<std::uint32_t> take_finished_roots();
-  /// The output Items of a batch-local root row, in output order.
+  /// The output Items of a batch-local root row, in output order; a binding is meaningful
+  /// only where the outcome is present.
   void root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
-                    std::vector<const std::string*>& causes,
-                    std::vector<const void*>& values) const;
+                    std::vector<const std::string*>& causes, std::vector<Binding>& values) const;
+  /// The root's outputs were materialised: their values are no longer needed.
+  void root_delivered(std::uint32_t root);
+
+  /// What the value store must do, in order (group compositions, releases); emptied.
+  std::vector<StoreCommand> take_store_commands();
+  /// Blocks this engine holds alive now (for tests and memory accounting).
+  std::size_t live_blocks() const { return live_blocks_; }
 
   /// Prints an Entity of a Domain as its ordinal path from the source row, e.g. "7/3".
   std::string entity_key(int domain, std::uint32_t entity) const;
@@ -140,9 +141,14 @@ class Engine {
     const std::int32_t c = items_[port][entity].cause;
     return c >= 0 ? &causes_[c] : nullptr;
   }
-  /// The value address of one PRESENT Item, or null.
-  const void* item_value(int port, std::uint32_t entity) const {
-    return items_[port][entity].value;
+  /// The binding of one PRESENT Item (block 0 when it has none).
+  Binding item_binding(int port, std::uint32_t entity) const {
+    const Item& it = items_[port][entity];
+    return it.block >= 0 ? Binding{block_id(it.block), it.row} : Binding{};
+  }
+  /// True when an Item's value was released (nothing needs it any more).
+  bool item_released(int port, std::uint32_t entity) const {
+    return (items_[port][entity].flags & kReleased) != 0;
   }
   /// Number of Entities created so far in a Domain.
   std::size_t entities(int domain) const { return parent_[domain].size(); }
@@ -155,11 +161,24 @@ class Engine {
   }
 
  private:
+  static constexpr std::uint8_t kTruth = 1;     // the value is boolean true (masks)
+  static constexpr std::uint8_t kReleased = 2;  // the Item no longer holds its block
   struct Item {
-    const void* value = nullptr;
-    std::int32_t block = -1;
+    std::int32_t block = -1;  // engine-local block of the value; -1: none
+    std::uint32_t row = 0;
     std::int32_t cause = -1;
     ItemState state = ItemState::unresolved;
+    std::uint8_t flags = 0;
+  };
+  // Where an expanded list's elements are: rows [offset, offset + length) of a child block.
+  struct ListSplit {
+    std::int32_t block = -1;
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+  };
+  struct BlockState {
+    std::uint32_t uses = 0;  // Items holding it plus pending expansions into it
+    bool live = false;       // created and not yet released
   };
   struct Grain {
     std::uint32_t generation = 0;
@@ -192,6 +211,7 @@ class Engine {
     int call = -1;
     std::vector<std::uint32_t> grains;
     std::vector<std::uint32_t> generations;
+    std::vector<OutputSlot> outputs;
     std::uint16_t retries_used = 0;
     bool tail_used = false;
   };
@@ -203,7 +223,10 @@ class Engine {
 
   void create_entities(int domain, std::uint32_t count, std::uint32_t parent);
   void publish(int port, std::uint32_t entity, ItemState state, std::int32_t block,
-               const void* value, std::int32_t cause);
+               std::uint32_t row, std::int32_t cause, std::uint8_t flags = 0);
+  void publish_failure(int port, std::uint32_t entity, ItemState state, std::int32_t cause) {
+    publish(port, entity, state, -1, 0, cause);
+  }
   void on_call_input(int call, std::uint32_t entity, const Item& item);
   void on_expand_list(int expand, std::uint32_t parent);
   void on_reduce_fact(int reduce, std::uint32_t child);
@@ -221,11 +244,22 @@ class Engine {
   std::int32_t barrier_cause(int call, std::uint32_t entity) const;
   void set_barrier(int call, std::uint32_t entity, std::int32_t cause);
   std::int32_t intern(std::string cause);
-  std::int32_t add_block(BlockRef block);
+  std::int32_t new_block();
+  BlockId block_id(std::int32_t local) const {
+    return make_block_id(options_.batch_index, static_cast<std::uint32_t>(local));
+  }
+  void make_live(std::int32_t block);
+  void drop_use(std::int32_t block);
+  void release_if_unused(std::int32_t block);
+  bool value_needed(int port, std::uint32_t entity) const;
+  void maybe_release(int port, std::uint32_t entity);
+  void release_grain_inputs(int call, std::uint32_t entity);
+  void release_reduce_members(int reduce, std::uint32_t parent);
   std::vector<std::uint32_t> take_live(int call, const std::vector<std::uint32_t>& grains,
                                        const std::vector<std::uint32_t>* generations);
-  ReservedBatch make_reservation(int call, std::vector<std::uint32_t> grains,
-                                 std::uint16_t retries_used, bool tail_used);
+  Invocation make_reservation(int call, std::vector<std::uint32_t> grains,
+                              std::uint16_t retries_used, bool tail_used);
+  std::string check_report(const InFlight& batch, const Report& report) const;
   void requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
                bool tail_used, bool immediate);
   std::string describe_grains(int call, const std::vector<std::uint32_t>& grains) const;
@@ -262,10 +296,15 @@ class Engine {
 
   std::vector<Fact> facts_;
   std::size_t fact_head_ = 0;
-  std::vector<BlockRef> blocks_;
+  std::vector<BlockState> blocks_;
+  std::size_t live_blocks_ = 0;
+  std::vector<StoreCommand> store_commands_;
+  // Per Port that is expanded (else empty), indexed by the parent Entity.
+  std::vector<std::vector<ListSplit>> splits_;
   std::vector<std::string> causes_;
 
   std::vector<std::uint16_t> root_outputs_resolved_;
+  std::vector<std::uint8_t> root_delivered_;
   std::vector<std::uint32_t> finished_roots_;
   std::size_t roots_finished_ = 0;
   std::uint64_t grains_total_ = 0;

@@ -5,6 +5,17 @@
 #   src/runtime/    must not include execution/...
 #   include/rayorch must not include program/..., runtime/... or execution/...
 #
+# and the seams of the worker protocol (DESIGN 6.2):
+#
+#   src/runtime/    must not include anything that can dereference a payload: the typed
+#                   value machinery (rayorch/detail/erased.h, udf_traits.h, rayorch/column.h)
+#                   or the plan's typed code (program/plan_code.h). The engine decides every
+#                   rule from reports; only the worker boundary touches values.
+#   src/program/plan.h must stay plain data (no rayorch/detail/erased.h, graph.h, logical.h).
+#   backend files (src/execution/backends/...) must not include the engine or the run's
+#                   driver state (runtime/..., execution/driver.h, execution/run_state.h):
+#                   a backend only runs invocations; it holds no driver logic.
+#
 # Both #include "x/..." and #include <x/...> are checked; a leading "src/" or
 # "../" components are also recognised. Prints FILE:LINE for each violation.
 #
@@ -43,10 +54,33 @@ check() {
   fi
 }
 
+# check_file_includes FILE_OR_DIR RULE REGEX: forbids includes of exact header paths.
+check_headers() {
+  local target="$1" rule="$2" regex="$3"
+  [[ -e "${root}/${target}" ]] || return 0
+  local pattern="^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"](\.\./)*(src/)?(${regex})[>\"]"
+  local hits
+  hits="$(cd "${root}" && grep -rnHIE --include="*.h" --include="*.cc" -e "${pattern}" "${target}" || true)"
+  if [[ -n "${hits}" ]]; then
+    while IFS= read -r hit; do
+      local file="${hit%%:*}" rest="${hit#*:}"
+      local line="${rest%%:*}" text="${rest#*:}"
+      echo "${file}:${line}: layering violation (${rule}): ${text#"${text%%[![:space:]]*}"}"
+      violations=$((violations + 1))
+    done <<<"${hits}"
+  fi
+}
+
 check src/program     "src/program must not depend on runtime or execution" runtime execution
 check src/runtime     "src/runtime must not depend on execution"            execution
 check include/rayorch "public headers must not include internal program/runtime/execution headers" \
   program runtime execution
+check_headers src/runtime "src/runtime must not include what can dereference a payload" \
+  'rayorch/detail/erased\.h|rayorch/detail/udf_traits\.h|rayorch/column\.h|rayorch/detail/graph\.h|rayorch/rayorch\.h|rayorch/executor\.h|rayorch/module\.h|rayorch/ops\.h|rayorch/program\.h|program/plan_code\.h|program/logical\.h'
+check_headers src/program/plan.h "the runtime plan must stay plain data" \
+  'rayorch/detail/erased\.h|rayorch/detail/graph\.h|program/logical\.h'
+check_headers src/execution/backends "a backend runs invocations and holds no driver logic" \
+  'runtime/[a-z_]+\.h|execution/driver\.h|execution/run_state\.h'
 
 if [[ ${violations} -gt 0 ]]; then
   echo "layering: ${violations} violation(s) found" >&2

@@ -28,7 +28,13 @@ CC
   cat >"${t}/src/runtime/scheduler.cc" <<'CC'
 #include "runtime/scheduler.h"
 #include "program/graph.h"
-#include <rayorch/rayorch.h>
+#include "program/plan.h"
+#include <rayorch/outcome.h>
+CC
+  mkdir -p "${t}/src/execution/backends"
+  cat >"${t}/src/execution/backends/threads.cc" <<'CC'
+#include "execution/worker_pool.h"
+#include "execution/invoke.h"
 CC
   cat >"${t}/src/execution/executor.cc" <<'CC'
 #include "execution/executor.h"
@@ -83,6 +89,12 @@ plant src/runtime/bad.h         '#include <execution/executor.h>'   "runtime -> 
 plant include/rayorch/bad.h     '#include "program/graph.h"'        "public header -> program"
 plant include/rayorch/bad2.h    '#include <runtime/scheduler.h>'    "public header -> runtime"
 plant include/rayorch/detail/x.h '#include "execution/executor.h"'  "public header -> execution"
+plant src/runtime/payload.cc    '#include "rayorch/detail/erased.h"' "runtime -> typed values"
+plant src/runtime/code.h        '#include <program/plan_code.h>'    "runtime -> the plan's typed code"
+plant src/runtime/all.cc        '#include <rayorch/rayorch.h>'      "runtime -> the umbrella header"
+plant src/program/plan.h        '#include "program/logical.h"'      "plan -> logical program"
+plant src/execution/backends/b.cc '#include "runtime/engine.h"'     "backend -> engine"
+plant src/execution/backends/c.cc '#include "execution/driver.h"'   "backend -> driver"
 
 # The rule name must be reported.
 make_clean_tree "${tree}"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +17,8 @@
 
 #include <rayorch/rayorch.h>
 
+#include "execution/invoke.h"
+#include "execution/value_store.h"
 #include "program/plan.h"
 #include "runtime/engine.h"
 
@@ -112,20 +115,30 @@ auto plain(const ro::Group<T>& g) {
   return out;
 }
 
-/// An Engine over a compiled program with one int source column, plus lookups of Calls by
-/// name and helpers to build RPC results the way the worker boundary does.
+/// An Engine over a compiled program with one int source column and the worker side's
+/// value store, plus lookups of Calls by name and helpers that turn UDF-shaped results into
+/// reports the way the worker boundary does.
 class EngineRig {
  public:
   template <class P>
   EngineRig(const ro::Compiled<P>& program, std::vector<int> rows, rd::EngineOptions options = {})
-      : plan_(program.plan()), block_(std::make_shared<rd::VectorBlock<int>>(std::move(rows))) {
-    const auto& values = static_cast<const rd::VectorBlock<int>&>(*block_).values;
-    std::vector<const void*> column;
-    for (const int& v : values) column.push_back(&v);
-    engine_ = std::make_unique<rd::Engine>(plan_, options, std::vector<rd::BlockRef>{block_},
-                                           std::vector<std::vector<const void*>>{column}, 0,
-                                           values.size());
+      : plan_(program.plan()), store_(plan_) {
+    const std::size_t n = rows.size();
+    const rd::BlockId source = rd::make_block_id(options.batch_index, 0);
+    retained_.emplace(source, std::make_shared<rd::VectorBlock<int>>(std::move(rows)));
+    store_.put(source, retained_.at(source));
+    engine_ = std::make_unique<rd::Engine>(plan_, options, 0, n);
+    advance();
+  }
+
+  /// Advances the engine and applies what it asks of the store.
+  void advance() {
     engine_->advance();
+    for (const rd::StoreCommand& c : engine_->take_store_commands()) {
+      store_.apply({c});
+      if (c.kind == rd::StoreCommand::Kind::compose_group)
+        retained_.emplace(c.block, store_.block(c.block));
+    }
   }
 
   rd::Engine& engine() { return *engine_; }
@@ -142,14 +155,14 @@ class EngineRig {
   int domain_of_port(int port) const { return plan_->ports[port].domain; }
 
   /// Reserves one batch of `call`; fails the test when nothing is dispatchable.
-  rd::ReservedBatch reserve(int call) {
+  rd::Invocation reserve(int call) {
     auto b = engine_->reserve(call);
     if (!b) throw std::logic_error("nothing to reserve for " + plan_->calls[call].name);
     return std::move(*b);
   }
 
   /// Entity keys of a reserved batch, e.g. "0/1 0/2".
-  std::string keys(const rd::ReservedBatch& b) const {
+  std::string keys(const rd::Invocation& b) const {
     std::string s;
     for (std::uint32_t e : b.grains) {
       s += (s.empty() ? "" : " ") + engine_->entity_key(plan_->calls[b.call].domain, e);
@@ -159,19 +172,37 @@ class EngineRig {
 
   /// Commits `result` (a UDF-shaped result: vector or tuple of vectors) for batch `b`.
   template <class R>
-  rd::CommitStatus commit(const rd::ReservedBatch& b, R result) {
+  rd::CommitStatus commit(const rd::Invocation& b, R result) {
     rd::RpcOutput out = rd::convert_result(std::move(result), b.grains.size());
-    const rd::CommitStatus st = engine_->commit(b.id, std::move(out));
-    engine_->advance();
+    std::vector<std::pair<rd::BlockId, rd::BlockRef>> blocks;
+    rd::Report report = rd::make_report(*plan_, b, std::move(out), blocks);
+    std::vector<rd::BlockId> created;
+    for (auto& [id, block] : blocks) {
+      retained_.emplace(id, block);
+      store_.put(id, std::move(block));
+      created.push_back(id);
+    }
+    const rd::CommitStatus st = engine_->commit(report, created);
+    advance();
     return st;
   }
-  template <class R>
-  rd::CommitStatus commit_id(std::uint64_t id, std::size_t rows, R result) {
-    rd::RpcOutput out = rd::convert_result(std::move(result), rows);
-    const rd::CommitStatus st = engine_->commit(id, std::move(out));
-    engine_->advance();
-    return st;
+
+  /// The value of a PRESENT Item (null for any other), even after the engine released it (the rig
+  /// retains every block it ever stored, so rule tests can inspect values that nothing needs any
+  /// more).
+  const void* value(int port, std::uint32_t entity) const {
+    const rd::Binding b = engine_->item_binding(port, entity);
+    if (b.block == 0) return nullptr;  // not PRESENT: no value
+    auto it = retained_.find(b.block);
+    if (it == retained_.end()) throw std::logic_error("the Item has no value");
+    return it->second->at(b.row);
   }
+  /// The value of input `input` of row `row` of a reserved batch.
+  template <class T>
+  const T& input(const rd::Invocation& b, std::size_t input, std::size_t row) const {
+    return *static_cast<const T*>(store_.resolve(b.inputs[input][row]));
+  }
+  const rd::ValueStore& store() const { return store_; }
 
   /// The outcome and cause of an Item, as "state" or "state(cause)".
   std::string item(int port, std::uint32_t entity) const {
@@ -190,7 +221,8 @@ class EngineRig {
 
  private:
   std::shared_ptr<const rd::RuntimePlan> plan_;
-  rd::BlockRef block_;
+  rd::ValueStore store_;
+  std::map<rd::BlockId, rd::BlockRef> retained_;
   std::unique_ptr<rd::Engine> engine_;
   std::vector<std::uint32_t> finished_;
 };

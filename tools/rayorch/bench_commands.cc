@@ -1,9 +1,10 @@
-// `rayorch bench engine | ablation | failure | scaling | compare`: the benchmark programs of
-// bench/ behind one command. Each prints a table, or one JSON object with --json.
+// `rayorch bench engine | ablation | failure | scaling | compare | memory`: the benchmark
+// programs of bench/ behind one command. Each prints a table, or one JSON object with --json.
 #include <cstdio>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "bench.h"
 #include "commands.h"
@@ -216,6 +217,59 @@ void add_compare(CLI::App* bench) {
   });
 }
 
+void add_memory(CLI::App* bench) {
+  auto o = std::make_shared<rb::MemoryOptions>();
+  auto c = std::make_shared<Common>();
+  auto* sub = bench->add_subcommand(
+      "memory",
+      "Peak RSS of a fan-out with large child payloads (source -> frames -> 64 KiB decoded "
+      "payloads -> 16-byte summaries -> one value per source) at two input sizes with the same "
+      "input batching, each in its own process");
+  add_common(sub, *c);
+  sub->add_option("--sources", o->sources,
+                  "Source counts, each run in a fresh process (e.g. 16,64 or 16 64)")
+      ->delimiter(',')
+      ->capture_default_str();
+  sub->add_option("--children", o->children, "Frames per source")->capture_default_str();
+  sub->add_option("--payload-kib", o->payload_kib, "Payload of one decoded frame (KiB)")
+      ->capture_default_str();
+  sub->add_option("--input-batch-size", o->input_batch_size, "Sources per input batch (0: all)")
+      ->capture_default_str();
+  sub->add_option("--max-active", o->max_active_input_batches, "Input batches admitted at once")
+      ->capture_default_str();
+  sub->add_option("--decode-replicas", o->decode_replicas, "Decode actors")->capture_default_str();
+  sub->add_option("--decode-batch", o->decode_batch, "Decode batch size")->capture_default_str();
+  sub->add_option("--summary-replicas", o->summary_replicas, "Summarise actors")
+      ->capture_default_str();
+  sub->add_option("--summary-batch", o->summary_batch, "Summarise batch size")
+      ->capture_default_str();
+  sub->add_option("--rss-cap", o->rss_cap_mib,
+                  "A run stops itself when its resident memory passes this (MiB)")
+      ->capture_default_str();
+  sub->footer(
+      "Why these defaults: each source carries 2,000 x 64 KiB = 125 MiB of payload\n"
+      "(64 sources: 7.8 GiB). Input batches of 8 sources with 2 active admit 16 sources at a\n"
+      "time, so 16 sources fill the admission window exactly and 64 sources pass 8 input\n"
+      "batches through the same window. If values live until their input batch retires, up\n"
+      "to 2 GiB of payload (the 16 admitted sources) stays resident at both sizes. If each\n"
+      "value is released once its consumers are done, only the frames between decode and\n"
+      "summarise stay (2 actors each, batches of 64, so 4 MiB per RPC output), which fits\n"
+      "the 256 MiB target, and the peak no longer depends on the number of sources (target:\n"
+      "within 20%). Nothing holds decode back while summarise lags: 'peak frames awaiting\n"
+      "summary' shows how far it ran ahead, a floor for any release policy.\n"
+      "Peak RSS is the kernel's high-water mark of each child process (getrusage ru_maxrss\n"
+      "and VmHWM). --quick: 2 and 4 sources of 64 frames of 16 KiB, one source per batch.\n");
+  sub->callback([sub, o, c] {
+    if (c->quick) {
+      quick_default(sub, "--sources", o->sources, std::vector<std::size_t>{2, 4});
+      quick_default(sub, "--children", o->children, std::size_t{64});
+      quick_default(sub, "--payload-kib", o->payload_kib, std::size_t{16});
+      quick_default(sub, "--input-batch-size", o->input_batch_size, std::size_t{1});
+    }
+    finish(rb::run_memory(*o), *c);
+  });
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app) {
@@ -227,6 +281,7 @@ void add_bench_commands(CLI::App& app) {
   add_failure(bench);
   add_scaling(bench);
   add_compare(bench);
+  add_memory(bench);
 }
 
 }  // namespace rayorch::cli

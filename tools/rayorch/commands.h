@@ -9,6 +9,8 @@ namespace rayorch::cli {
 void add_explain_command(CLI::App& app);
 /// `rayorch pdf2md` and `rayorch make-samples`: the document workload.
 void add_pdf2md_commands(CLI::App& app);
+/// `rayorch video2jsonl`, `rayorch make-videos` and `rayorch check-videos`: the video workload.
+void add_video_commands(CLI::App& app);
 /// `rayorch bench ...`: benchmarks.
 void add_bench_commands(CLI::App& app);
 

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   rayorch::cli::add_explain_command(app);
   rayorch::cli::add_pdf2md_commands(app);
+  rayorch::cli::add_video_commands(app);
   rayorch::cli::add_bench_commands(app);
   try {
     app.parse(argc, argv);

@@ -31,13 +31,19 @@ struct Pdf2mdArgs {
 };
 
 void add_stage_options(CLI::App* cmd, const std::string& stage, const std::string& what,
-                       pdf2md::StageConfig& cfg) {
+                       pdf2md::StageConfig& cfg, const std::string& items = "items") {
   cmd->add_option("--" + stage + "-replicas", cfg.replicas, what + " actors")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  cmd->add_option("--" + stage + "-batch", cfg.batch_size, what + " items per call")
+  cmd->add_option("--" + stage + "-batch", cfg.batch_size, what + " " + items + " per call")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+}
+
+// Earlier releases opened documents in a "meta" stage; its options keep working, unlisted.
+void add_hidden_stage_aliases(CLI::App* cmd, const std::string& stage, pdf2md::StageConfig& cfg) {
+  cmd->add_option("--" + stage + "-replicas", cfg.replicas)->check(CLI::Range(1, 256))->group("");
+  cmd->add_option("--" + stage + "-batch", cfg.batch_size)->check(CLI::Range(1, 4096))->group("");
 }
 
 void run_pdf2md(Pdf2mdArgs& args) {
@@ -65,13 +71,17 @@ void run_pdf2md(Pdf2mdArgs& args) {
 
 void add_pdf2md(CLI::App& app) {
   auto args = std::make_shared<Pdf2mdArgs>();
-  // One single-threaded OCR engine per core saturates the machine.
-  args->convert.pipeline.ocr.replicas =
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // One single-threaded OCR engine per core saturates the machine. A page renders in a tenth
+  // of its OCR time or less, so one renderer per eight OCR engines keeps them fed without
+  // taking a core from them on small machines.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  args->convert.pipeline.ocr.replicas = cores;
+  args->convert.pipeline.render.replicas = std::max(1, cores / 8);
   CLI::App* cmd = app.add_subcommand(
       "pdf2md",
-      "Convert PDFs to Markdown: render pages, OCR them across documents, write each document "
-      "as OUTDIR/<stem>.md as soon as its own pages are done");
+      "Convert PDFs to Markdown: list each document's pages, render and OCR every page on its "
+      "own, batched across documents, write each document as OUTDIR/<stem>.md as soon as its "
+      "own pages are done");
   cmd->footer(kExitCodes);
   pdf2md::ConvertOptions& c = args->convert;
   cmd->add_option("inputs", c.inputs,
@@ -82,9 +92,11 @@ void add_pdf2md(CLI::App& app) {
   cmd->add_option("--dpi", c.pipeline.dpi, "rendering resolution")
       ->check(CLI::Range(30, 1200))
       ->capture_default_str();
-  add_stage_options(cmd, "render", "page renderer", c.pipeline.render);
-  add_stage_options(cmd, "ocr", "OCR engine", c.pipeline.ocr);
-  add_stage_options(cmd, "meta", "document metadata", c.pipeline.meta);
+  add_stage_options(cmd, "open", "document opener (page count, no rendering)", c.pipeline.open,
+                    "documents");
+  add_hidden_stage_aliases(cmd, "meta", c.pipeline.open);
+  add_stage_options(cmd, "render", "page renderer", c.pipeline.render, "pages (of any documents)");
+  add_stage_options(cmd, "ocr", "OCR engine", c.pipeline.ocr, "pages");
   add_stage_options(cmd, "assemble", "Markdown assembly", c.pipeline.assemble);
   cmd->add_option("--lang", c.pipeline.lang, "Tesseract language")->capture_default_str();
   cmd->add_option("--tessdata", c.pipeline.tessdata,

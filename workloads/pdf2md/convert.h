@@ -23,7 +23,7 @@ struct ConvertOptions {
   std::vector<std::string> inputs;  ///< PDF files and directories (searched recursively)
   std::string out_dir;
   PipelineConfig pipeline;
-  // Rendering is ~20x faster than OCR, so admitting every document at once would hold
+  // Rendering is 10-40x faster than OCR, so admitting every document at once would hold
   // nearly every rendered page in memory; two batches of 16 documents keep OCR fed while
   // bounding that to the pages of 32 documents.
   std::size_t input_batch_size = 16;  ///< documents per input batch; 0: all in one

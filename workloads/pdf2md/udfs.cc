@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -78,48 +79,146 @@ void serialise_openmp_on_this_thread() {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// RenderPdf
+// OpenPdf
 
-RenderPdf::RenderPdf(int dpi) : dpi_(dpi) {
-  if (dpi < 30 || dpi > 1200) {
-    throw std::invalid_argument(fmt::format("RenderPdf: dpi must be in [30, 1200], got {}", dpi));
-  }
-  install_poppler_hook();
-  if (!poppler::page_renderer::can_render()) {
-    throw std::runtime_error("RenderPdf: this poppler build cannot render pages");
-  }
-}
-
-std::vector<ro::Row<std::vector<PageImage>>> RenderPdf::run(ro::Column<std::string> paths) {
-  std::vector<ro::Row<std::vector<PageImage>>> out;
-  out.reserve(paths.size());
-  poppler::page_renderer renderer;
-  renderer.set_image_format(poppler::image::format_gray8);
-  renderer.set_render_hint(poppler::page_renderer::antialiasing, true);
-  renderer.set_render_hint(poppler::page_renderer::text_antialiasing, true);
+std::tuple<std::vector<ro::Row<std::vector<PageRef>>>, std::vector<ro::Row<DocumentInfo>>>
+OpenPdf::run(ro::Column<std::string> paths) {
+  std::vector<ro::Row<std::vector<PageRef>>> pages;
+  std::vector<ro::Row<DocumentInfo>> info;
+  pages.reserve(paths.size());
+  info.reserve(paths.size());
   for (const std::string& path : paths) {
     LoadedDocument loaded = load_document(path);
     if (!loaded.doc) {
-      out.emplace_back(ro::RecordFailure{loaded.error});
+      pages.emplace_back(ro::RecordFailure{loaded.error});
+      info.emplace_back(ro::RecordFailure{loaded.error});
       continue;
     }
-    const int count = loaded.doc->pages();
-    std::vector<PageImage> pages;
-    pages.reserve(static_cast<std::size_t>(count));
-    std::string error;
-    for (int i = 0; i < count && error.empty(); ++i) {
-      std::unique_ptr<poppler::page> page(loaded.doc->create_page(i));
+    const auto count = static_cast<std::uint32_t>(std::max(loaded.doc->pages(), 0));
+    std::vector<PageRef> refs(count);
+    for (std::uint32_t i = 0; i < count; ++i) refs[i].number = i + 1;
+    pages.emplace_back(std::move(refs));
+    info.emplace_back(DocumentInfo{stem_of(path), count});
+  }
+  return {std::move(pages), std::move(info)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// RenderPage
+
+namespace {
+
+// Identifies the file behind a path, so a document kept open is never used after the file
+// was replaced (an executor outlives its runs).
+struct FileStamp {
+  std::uintmax_t size = 0;
+  std::filesystem::file_time_type modified{};
+  bool operator==(const FileStamp&) const = default;
+};
+
+std::optional<FileStamp> stamp_of(const std::string& path) {
+  std::error_code ec;
+  FileStamp s;
+  s.size = std::filesystem::file_size(path, ec);
+  if (ec) return std::nullopt;
+  s.modified = std::filesystem::last_write_time(path, ec);
+  if (ec) return std::nullopt;
+  return s;
+}
+
+}  // namespace
+
+struct RenderPage::State {
+  struct OpenDocument {
+    std::string path;
+    FileStamp stamp;
+    std::unique_ptr<poppler::document> doc;
+  };
+  // Pages of one document arrive over many RPCs, mostly back to back; a handful of open
+  // documents covers that while bounding what an actor holds (parsed objects and fonts,
+  // never pixels).
+  static constexpr std::size_t kKeepOpen = 4;
+
+  int dpi = 0;
+  poppler::page_renderer renderer;
+  std::vector<OpenDocument> recent;  // most recently used first
+
+  // The open document for `path`, or nullptr with `error` set.
+  poppler::document* acquire(const std::string& path, std::string& error) {
+    const std::optional<FileStamp> stamp = stamp_of(path);
+    if (!stamp) {
+      error = fmt::format("cannot open PDF {}: not a readable file", path);
+      return nullptr;
+    }
+    auto hit = std::find_if(recent.begin(), recent.end(),
+                            [&](const OpenDocument& d) { return d.path == path; });
+    if (hit != recent.end() && hit->stamp == *stamp) {
+      std::rotate(recent.begin(), hit, hit + 1);
+      return recent.front().doc.get();
+    }
+    if (hit != recent.end()) recent.erase(hit);
+    LoadedDocument loaded = load_document(path);
+    if (!loaded.doc) {
+      error = loaded.error;
+      return nullptr;
+    }
+    if (recent.size() == kKeepOpen) recent.pop_back();
+    recent.insert(recent.begin(), OpenDocument{path, *stamp, std::move(loaded.doc)});
+    return recent.front().doc.get();
+  }
+};
+
+RenderPage::RenderPage(int dpi) : state_(std::make_unique<State>()) {
+  if (dpi < 30 || dpi > 1200) {
+    throw std::invalid_argument(fmt::format("RenderPage: dpi must be in [30, 1200], got {}", dpi));
+  }
+  install_poppler_hook();
+  if (!poppler::page_renderer::can_render()) {
+    throw std::runtime_error("RenderPage: this poppler build cannot render pages");
+  }
+  state_->dpi = dpi;
+  state_->renderer.set_image_format(poppler::image::format_gray8);
+  state_->renderer.set_render_hint(poppler::page_renderer::antialiasing, true);
+  state_->renderer.set_render_hint(poppler::page_renderer::text_antialiasing, true);
+}
+
+RenderPage::~RenderPage() = default;
+
+std::vector<ro::Row<PageImage>> RenderPage::run(ro::Column<std::string> paths,
+                                                ro::Column<PageRef> pages) {
+  const std::size_t n = paths.size();
+  std::vector<ro::Row<PageImage>> out(n, ro::Row<PageImage>(ro::RecordFailure{}));
+  // Rows grouped by document, in order of first appearance, so each distinct document of
+  // the RPC is looked up (and at worst opened) once.
+  std::vector<bool> done(n, false);
+  for (std::size_t first = 0; first < n; ++first) {
+    if (done[first]) continue;
+    const std::string& path = paths[first];
+    std::string open_error;
+    poppler::document* doc = state_->acquire(path, open_error);
+    for (std::size_t i = first; i < n; ++i) {
+      if (done[i] || paths[i] != path) continue;
+      done[i] = true;
+      const std::uint32_t number = pages[i].number;
+      if (doc == nullptr) {
+        out[i] = ro::GroupFailure{open_error};
+        continue;
+      }
+      std::unique_ptr<poppler::page> page;
+      if (number >= 1 && number <= static_cast<std::uint32_t>(doc->pages())) {
+        page.reset(doc->create_page(static_cast<int>(number - 1)));
+      }
       poppler::image img;
-      if (page) img = renderer.render_page(page.get(), dpi_, dpi_);
+      if (page) img = state_->renderer.render_page(page.get(), state_->dpi, state_->dpi);
       if (!page || !img.is_valid() || img.format() != poppler::image::format_gray8) {
-        error = fmt::format("cannot render page {} of {}", i + 1, path);
-        break;
+        out[i] = ro::GroupFailure{fmt::format("cannot render page {} of {}", number, path)};
+        continue;
       }
       PageImage p;
-      p.number = static_cast<std::uint32_t>(i + 1);
+      p.number = number;
       p.width = static_cast<std::uint32_t>(img.width());
       p.height = static_cast<std::uint32_t>(img.height());
-      p.dpi = static_cast<std::uint32_t>(dpi_);
+      p.dpi = static_cast<std::uint32_t>(state_->dpi);
       p.pixels.resize(static_cast<std::size_t>(p.width) * p.height);
       const char* src = img.const_data();
       const std::size_t stride = static_cast<std::size_t>(img.bytes_per_row());
@@ -127,12 +226,7 @@ std::vector<ro::Row<std::vector<PageImage>>> RenderPdf::run(ro::Column<std::stri
         std::memcpy(p.pixels.data() + static_cast<std::size_t>(y) * p.width, src + y * stride,
                     p.width);
       }
-      pages.push_back(std::move(p));
-    }
-    if (!error.empty()) {
-      out.emplace_back(ro::RecordFailure{error});
-    } else {
-      out.emplace_back(std::move(pages));
+      out[i] = std::move(p);
     }
   }
   return out;
@@ -185,24 +279,6 @@ std::vector<ro::Row<std::string>> OcrPage::run(ro::Column<PageImage> pages) {
       out.emplace_back(std::string(text.get()));
     }
     api.Clear();
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// DocumentMeta
-
-std::vector<ro::Row<DocumentInfo>> DocumentMeta::run(ro::Column<std::string> paths) {
-  std::vector<ro::Row<DocumentInfo>> out;
-  out.reserve(paths.size());
-  for (const std::string& path : paths) {
-    LoadedDocument loaded = load_document(path);
-    if (!loaded.doc) {
-      out.emplace_back(ro::RecordFailure{loaded.error});
-    } else {
-      out.emplace_back(
-          DocumentInfo{stem_of(path), static_cast<std::uint32_t>(loaded.doc->pages())});
-    }
   }
   return out;
 }
@@ -262,7 +338,11 @@ std::vector<ro::Row<Markdown>> Assemble::run(ro::Column<ro::Group<std::string>> 
 // Pipeline
 
 PdfToMarkdown::PdfToMarkdown(const PipelineConfig& c)
-    : render(ro::Module<RenderPdf>(c.dpi)
+    : open(ro::Module<OpenPdf>()
+               .replicas(c.open.replicas)
+               .batch_size(c.open.batch_size)
+               .recovery(ro::RecoveryPolicy::isolate_tail())),
+      render(ro::Module<RenderPage>(c.dpi)
                  .replicas(c.render.replicas)
                  .batch_size(c.render.batch_size)
                  .recovery(ro::RecoveryPolicy::isolate_tail())),
@@ -270,19 +350,17 @@ PdfToMarkdown::PdfToMarkdown(const PipelineConfig& c)
               .replicas(c.ocr.replicas)
               .batch_size(c.ocr.batch_size)
               .recovery(ro::RecoveryPolicy::isolate_tail())),
-      meta(ro::Module<DocumentMeta>()
-               .replicas(c.meta.replicas)
-               .batch_size(c.meta.batch_size)
-               .recovery(ro::RecoveryPolicy::isolate_tail())),
       assemble(ro::Module<Assemble>()
                    .replicas(c.assemble.replicas)
                    .batch_size(c.assemble.batch_size)
                    .recovery(ro::RecoveryPolicy::isolate_tail())) {}
 
 ro::Port<Markdown> PdfToMarkdown::forward(ro::Port<std::string> pdf) {
-  ro::Port<PageImage> pages = ro::F::expand(render(pdf));
-  ro::Port<ro::Group<std::string>> texts = ro::F::reduce(ocr(pages));
-  return assemble(texts, meta(pdf));
+  auto [page_list, info] = open(pdf);
+  ro::Port<PageRef> pages = ro::F::expand(page_list);
+  ro::Port<PageImage> images = render(ro::F::broadcast(pdf, pages), pages);
+  ro::Port<ro::Group<std::string>> texts = ro::F::reduce(ocr(images));
+  return assemble(texts, info);
 }
 
 ro::Compiled<PdfToMarkdown> compile_pipeline(const PipelineConfig& config, bool optimize) {

@@ -11,12 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "rayorch/detail/row_failure.h"
+
 namespace rayorch::detail {
 
-/// A coarse block of values: one returned output column, one source column, one group.
+/// A coarse block of values: one output column of an RPC, one source column, one group, the
+/// elements of expanded lists. Immutable once made; shared by the store and by attempts.
 class Block {
  public:
   virtual ~Block() = default;
+  /// The address of row `row`'s value; null where that row holds a failure.
+  virtual const void* at(std::size_t row) const = 0;
+  /// Number of rows.
+  virtual std::size_t size() const = 0;
 };
 
 /// Shared, immutable ownership of a block.
@@ -27,6 +34,8 @@ template <class T>
 class VectorBlock final : public Block {
  public:
   explicit VectorBlock(std::vector<T> v) : values(std::move(v)) {}
+  const void* at(std::size_t row) const override { return &values[row]; }
+  std::size_t size() const override { return values.size(); }
   std::vector<T> values;
 };
 
@@ -34,11 +43,29 @@ class VectorBlock final : public Block {
 class BoolBlock final : public Block {
  public:
   explicit BoolBlock(const std::vector<bool>& v)
-      : values(std::make_unique<bool[]>(v.size())), size(v.size()) {
-    for (std::size_t i = 0; i < size; ++i) values[i] = v[i];
+      : values(std::make_unique<bool[]>(v.size())), size_(v.size()) {
+    for (std::size_t i = 0; i < size_; ++i) values[i] = v[i];
   }
+  const void* at(std::size_t row) const override { return &values[row]; }
+  std::size_t size() const override { return size_; }
   std::unique_ptr<bool[]> values;
-  std::size_t size;
+
+ private:
+  std::size_t size_;
+};
+
+/// Rows that live in other blocks: a slice of a source column, the elements of expanded
+/// lists. Holds the blocks it points into.
+class ViewBlock final : public Block {
+ public:
+  ViewBlock(std::vector<const void*> rows, std::vector<BlockRef> keep)
+      : rows_(std::move(rows)), keep_(std::move(keep)) {}
+  const void* at(std::size_t row) const override { return rows_[row]; }
+  std::size_t size() const override { return rows_.size(); }
+
+ private:
+  std::vector<const void*> rows_;
+  std::vector<BlockRef> keep_;
 };
 
 /// Element access on a list-typed value, for expand.
@@ -51,16 +78,6 @@ struct ListOps {
 /// `*group` to the Group's address. `keep_alive` owns the members' storage.
 using GroupMaker = BlockRef (*)(std::vector<const void*> members,
                                 std::shared_ptr<const void> keep_alive, const void** group);
-
-/// How a row of a UDF result failed.
-enum class RowKind : std::uint8_t { ok, record_failure, group_failure };
-
-/// One failed row of an RPC result.
-struct RowFailure {
-  std::uint32_t row = 0;
-  RowKind kind = RowKind::record_failure;
-  std::string message;
-};
 
 /// The type-erased result of one RPC.
 struct RpcOutput {

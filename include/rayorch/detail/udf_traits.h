@@ -1,7 +1,9 @@
 // Compile-time analysis of a UDF's `run` signature and conversion of its result.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -100,40 +102,136 @@ struct ResultShape<std::vector<E, A>> {
   using elements = std::tuple<E>;
   using values = std::tuple<typename RowOf<E>::type>;
 };
-template <class... V>
-struct ResultShape<std::tuple<V...>> {
-  static constexpr bool valid = (IsVector<V>::value && ...) && sizeof...(V) > 0;
-  static constexpr std::size_t outputs = sizeof...(V);
-  using elements = std::tuple<typename V::value_type...>;
-  using values = std::tuple<typename RowOf<typename V::value_type>::type...>;
+// Only tuples of vectors match, so asking whether `std::tuple<int>` is valid is not an error.
+template <class... E, class... A>
+struct ResultShape<std::tuple<std::vector<E, A>...>> {
+  static constexpr bool valid = sizeof...(E) > 0;
+  static constexpr std::size_t outputs = sizeof...(E);
+  using elements = std::tuple<E...>;
+  using values = std::tuple<typename RowOf<E>::type...>;
 };
+
+/// The index of the first true flag, or N.
+template <std::size_t N>
+constexpr std::size_t first_true(const std::array<bool, N>& flags) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (flags[i]) return i;
+  }
+  return N;
+}
 
 template <class U>
 concept HasRun = requires {
   &U::run;
 };
 
-/// What the front end needs to know about a UDF type.
+/// True for a generated UDF (ro::function) whose own checks already reported a problem:
+/// its UdfCheck stays silent so the user sees that one message.
 template <class U>
-struct UdfTraits {
-  static_assert(HasRun<U>,
+struct ReportedElsewhere : std::false_type {};
+
+/// The first thing wrong with a UDF type, in the order a user should fix them.
+enum class UdfProblem : std::uint8_t {
+  none,
+  reported,             ///< see ReportedElsewhere
+  no_run,               ///< no `run`, or an overloaded or template `run`
+  run_not_member,       ///< a static or &&-qualified `run`
+  no_column,            ///< `run` takes no ro::Column<T>
+  column_after_static,  ///< a ro::Column<T> parameter after a static one
+  bad_result,           ///< `run` returns neither std::vector<R> nor a tuple of vectors
+  static_not_copyable,  ///< a static parameter type that cannot be copied
+};
+
+template <class Tuple, std::size_t From>
+constexpr bool copyable_from() {
+  return []<std::size_t... I>(std::index_sequence<I...>) {
+    return (std::is_copy_constructible_v<std::tuple_element_t<From + I, Tuple>> && ...);
+  }
+  (std::make_index_sequence<std::tuple_size_v<Tuple> - From>{});
+}
+
+template <class U>
+constexpr UdfProblem udf_problem() {
+  if constexpr (ReportedElsewhere<U>::value) {
+    return UdfProblem::reported;
+  } else if constexpr (!HasRun<U>) {
+    return UdfProblem::no_run;
+  } else if constexpr (!requires { typename MemberFn<decltype(&U::run)>::result; }) {
+    return UdfProblem::run_not_member;
+  } else {
+    using fn = MemberFn<decltype(&U::run)>;
+    constexpr std::size_t columns = leading_columns<typename fn::params>();
+    if constexpr (columns == 0) {
+      return UdfProblem::no_column;
+    } else if constexpr (columns != total_columns<typename fn::params>()) {
+      return UdfProblem::column_after_static;
+    } else if constexpr (!ResultShape<typename fn::result>::valid) {
+      return UdfProblem::bad_result;
+    } else if constexpr (!copyable_from<typename fn::params, columns>()) {
+      return UdfProblem::static_not_copyable;
+    } else {
+      return UdfProblem::none;
+    }
+  }
+}
+
+/// A class usable as a UDF: one non-overloaded member `run(ro::Column<T>..., statics...)`
+/// returning std::vector<R> or a std::tuple of vectors.
+template <class U>
+concept ValidUdf = (udf_problem<U>() == UdfProblem::none);
+
+/// Instantiating this reports the first problem of UDF `U` as one static_assert; the others
+/// stay silent, so a user sees one message per mistake.
+template <class U>
+struct UdfCheck {
+  static constexpr UdfProblem problem = udf_problem<U>();
+  static_assert(problem != UdfProblem::no_run,
                 "a UDF must have exactly one non-template, non-overloaded member function `run` "
                 "taking ro::Column<T> inputs (then any static arguments)");
+  static_assert(problem != UdfProblem::run_not_member,
+                "UDF run() must be a non-static member function (it may be const); an "
+                "&&-qualified run() cannot be called on the actor's instance");
+  static_assert(problem != UdfProblem::no_column,
+                "UDF run() needs at least one ro::Column<T> parameter: a Call needs a Port input");
+  static_assert(problem != UdfProblem::column_after_static,
+                "UDF run(): every ro::Column<T> parameter must come before the static arguments");
+  static_assert(problem != UdfProblem::bad_result,
+                "UDF run() must return std::vector<R> (one output) or std::tuple<std::vector<R1>, "
+                "std::vector<R2>, ...> (several outputs); elements may be ro::Row<R>");
+  static_assert(problem != UdfProblem::static_not_copyable,
+                "UDF run(): every static argument type must be copyable: the Call keeps one "
+                "copy and passes it on every RPC");
+  static constexpr bool ok = problem == UdfProblem::none;
+};
+
+/// What the front end needs to know about a UDF type. Only valid UDFs have traits: check
+/// with UdfCheck first so that a bad UDF is reported once.
+template <ValidUdf U>
+struct UdfTraits {
   using fn = MemberFn<decltype(&U::run)>;
   using params = typename fn::params;
   using result = typename fn::result;
   static constexpr std::size_t column_count = leading_columns<params>();
-  static_assert(column_count == total_columns<params>(),
-                "UDF run(): every ro::Column<T> parameter must come before the static arguments");
-  static_assert(column_count >= 1,
-                "UDF run() needs at least one ro::Column<T> parameter: a Call needs a Port input");
   using columns = decltype(tuple_slice_type<params, 0>(std::make_index_sequence<column_count>{}));
   using statics = decltype(tuple_slice_type<params, column_count>(
       std::make_index_sequence<std::tuple_size_v<params> - column_count>{}));
-  static_assert(ResultShape<result>::valid,
-                "UDF run() must return std::vector<R> (one output) or std::tuple<std::vector<R1>, "
-                "std::vector<R2>, ...> (several outputs); elements may be ro::Row<R>");
   using shape = ResultShape<result>;
+};
+
+/// One output column of a UDF result as returned; a failed ro::Row has no value address.
+template <class E>
+class ResultBlock final : public Block {
+ public:
+  explicit ResultBlock(std::vector<E> v) : values(std::move(v)) {}
+  const void* at(std::size_t row) const override {
+    if constexpr (RowOf<E>::value) {
+      return values[row].ok() ? &values[row].value() : nullptr;
+    } else {
+      return &values[row];
+    }
+  }
+  std::size_t size() const override { return values.size(); }
+  std::vector<E> values;
 };
 
 template <class E>
@@ -146,7 +244,7 @@ BlockRef make_block(std::vector<E>&& values, std::vector<const void*>& pointers,
     for (std::size_t i = 0; i < n; ++i) pointers[i] = &block->values[i];
     return block;
   } else {
-    auto block = std::make_shared<VectorBlock<E>>(std::move(values));
+    auto block = std::make_shared<ResultBlock<E>>(std::move(values));
     for (std::size_t i = 0; i < n; ++i) {
       const E& e = block->values[i];
       if constexpr (RowOf<E>::value) {

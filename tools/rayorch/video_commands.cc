@@ -1,0 +1,272 @@
+// `rayorch video2jsonl`, `rayorch make-videos` and `rayorch check-videos`: the video workload
+// on the command line.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands.h"
+#include "video/check.h"
+#include "video/convert.h"
+#include "video/samples.h"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace rayorch::cli {
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit status: 0 every video has a record; 1 the run finished but some videos failed "
+    "(listed in OUTDIR/failures.jsonl); 2 bad command line or options, missing or unreadable "
+    "input, duplicate video names, unwritable output, or an OCR language that cannot be loaded "
+    "(nothing is processed); 3 the run stopped on an unrecoverable error (records appended "
+    "before it are complete).";
+
+struct VideoArgs {
+  video::ConvertOptions convert;
+  bool quiet = false;
+  bool no_progress = false;
+};
+
+void add_stage_options(CLI::App* cmd, const std::string& stage, const std::string& what,
+                       video::StageConfig& cfg) {
+  cmd->add_option("--" + stage + "-replicas", cfg.replicas, what + " actors")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--" + stage + "-batch", cfg.batch_size, what + " items per call")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+}
+
+void run_video2jsonl(VideoArgs& args) {
+  video::ConvertSummary summary;
+  args.convert.progress = !args.no_progress;
+  try {
+    summary = video::convert(args.convert);
+  } catch (const video::InputError& e) {
+    std::fprintf(stderr, "rayorch video2jsonl: error: %s\n", e.what());
+    throw CLI::RuntimeError(kUsage);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rayorch video2jsonl: the run stopped: %s\n", e.what());
+    std::fprintf(stderr, "records appended before the error are complete in %s/videos.jsonl\n",
+                 args.convert.out_dir.c_str());
+    throw CLI::RuntimeError(kAborted);
+  }
+  if (!args.quiet || !summary.failures.empty()) {
+    std::fputs(video::format_summary(summary).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  if (!summary.failures.empty()) throw CLI::RuntimeError(kSomeFailed);
+}
+
+void add_video2jsonl(CLI::App& app) {
+  auto args = std::make_shared<VideoArgs>();
+  // One single-threaded OCR engine per core saturates the machine; decoding a seeked frame
+  // costs a fraction of recognising it.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  args->convert.pipeline.ocr.replicas = cores;
+  args->convert.pipeline.decode.replicas = std::max(1, cores / 4);
+  CLI::App* cmd = app.add_subcommand(
+      "video2jsonl",
+      "Turn videos into one JSON record each: find scene cuts, sample frames per scene, decode, "
+      "OCR and hash them across videos, append each video's record to OUTDIR/videos.jsonl as "
+      "soon as its own frames are done");
+  cmd->footer(kExitCodes);
+  video::ConvertOptions& c = args->convert;
+  video::PipelineConfig& p = c.pipeline;
+  cmd->add_option("inputs", c.inputs,
+                  "video files and directories (searched recursively for .mp4 .mkv .avi .mov "
+                  ".webm ...); video names (file stems) must be unique")
+      ->required();
+  cmd->add_option("-o,--output", c.out_dir, "output directory (created if missing)")->required();
+  cmd->add_option("--scene-threshold", p.scene_threshold,
+                  "mean absolute gray difference (0-255) between consecutive frames that cuts")
+      ->check(CLI::Range(0.001, 254.999))
+      ->capture_default_str();
+  cmd->add_option("--analysis-width", p.analysis_width, "width of the frames compared for cuts")
+      ->check(CLI::Range(8, 1024))
+      ->capture_default_str();
+  auto* per_scene = cmd->add_option("--frames-per-scene", p.sampling.per_scene,
+                                    "frames sampled per scene, spread from its first to its last")
+                        ->check(CLI::Range(1, 100000))
+                        ->capture_default_str();
+  auto* every =
+      cmd->add_option("--every", p.sampling.every, "sample every Nth frame of each scene instead")
+          ->check(CLI::Range(1, 100000));
+  every->excludes(per_scene);
+  cmd->add_option("--frame-width", p.frame_width, "decoded frames wider than this are downscaled")
+      ->check(CLI::Range(16, 8192))
+      ->capture_default_str();
+  cmd->add_option("--near-duplicate-bits", p.near_duplicate_bits,
+                  "frames whose signatures differ in at most this many bits are near-duplicates")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  add_stage_options(cmd, "open", "container opening (metadata)", p.open);
+  add_stage_options(cmd, "detect", "scene detection (decodes every frame small)", p.detect);
+  add_stage_options(cmd, "sample", "frame sampling", p.sample);
+  add_stage_options(cmd, "decode", "frame decoding (seek per frame, one cached decoder per actor)",
+                    p.decode);
+  add_stage_options(cmd, "ocr", "OCR engine", p.ocr);
+  add_stage_options(cmd, "signature", "frame signature", p.signature);
+  add_stage_options(cmd, "scene", "scene record", p.scene);
+  add_stage_options(cmd, "assemble", "video record", p.assemble);
+  cmd->add_option("--lang", p.lang, "Tesseract language")->capture_default_str();
+  cmd->add_option("--tessdata", p.tessdata, "Tesseract data directory (default: Tesseract's own)");
+  cmd->add_option("--input-batch-size", c.input_batch_size,
+                  "videos per input batch (0: all in one). With --max-active it bounds how many "
+                  "videos' frames are in flight")
+      ->capture_default_str();
+  cmd->add_option("--max-active", c.max_active_input_batches, "input batches in flight at once")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
+      ->capture_default_str();
+  cmd->add_option("--trace", c.trace_path, "write a Chrome trace of every call to FILE");
+  cmd->add_option("--report", c.report_path, "write a JSON metrics report to FILE");
+  cmd->add_flag("--no-progress", args->no_progress, "no progress line on the terminal");
+  cmd->add_flag("-q,--quiet", args->quiet, "print the summary only when something failed");
+  cmd->callback([args, every] {
+    if (every->count() > 0) args->convert.pipeline.sampling.per_scene = 0;
+    run_video2jsonl(*args);
+  });
+}
+
+void add_make_videos(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  auto o = std::make_shared<video::CorpusOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "make-videos",
+      "Generate MPEG-4 videos of known structure (long-tailed scene counts, a caption per "
+      "scene) plus corrupt files, with OUTDIR/expected.jsonl to check runs against");
+  cmd->add_option("outdir", *dir, "directory to write the corpus into")->required();
+  cmd->add_option("--videos", o->videos, "readable videos")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "random seed")->capture_default_str();
+  cmd->add_option("--max-scenes", o->max_scenes, "most scenes in one video")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--min-scene-frames", o->min_scene_frames, "shortest scene")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--max-scene-frames", o->max_scene_frames, "longest scene")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--fps", o->fps, "frame rate")->check(CLI::Range(1, 240))->capture_default_str();
+  cmd->add_option("--width", o->width, "frame width (even)")
+      ->check(CLI::Range(16, 4096))
+      ->capture_default_str();
+  cmd->add_option("--height", o->height, "frame height (even)")
+      ->check(CLI::Range(16, 4096))
+      ->capture_default_str();
+  cmd->add_option("--gop", o->gop, "frames per keyframe interval")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  cmd->add_option("--corrupt", o->corrupt, "corrupt files")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->callback([dir, o] {
+    video::VideoCorpus corpus;
+    try {
+      corpus = video::make_videos(*dir, *o);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rayorch make-videos: error: %s\n", e.what());
+      throw CLI::RuntimeError(kUsage);
+    }
+    std::size_t most = 0;
+    for (const auto& v : corpus.videos) most = std::max(most, v.scenes.size());
+    std::fputs(fmt::format("make-videos: {} videos, {} scenes (most {}), {} frames, {} corrupt "
+                           "in {}\n",
+                           corpus.videos.size(), corpus.total_scenes(), most, corpus.total_frames(),
+                           corpus.corrupt.size(), *dir)
+                   .c_str(),
+               stdout);
+  });
+}
+
+void add_check_videos(CLI::App& app) {
+  auto expected = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto min_scene_match = std::make_shared<double>(1.0);
+  auto min_accuracy = std::make_shared<double>(0.9);
+  CLI::App* cmd = app.add_subcommand(
+      "check-videos",
+      "Score a video2jsonl output directory against the known structure of a make-videos corpus");
+  cmd->footer(
+      "Exit status: 0 the scene-count match rate and the caption word accuracy reach their "
+      "minimums and exactly the corrupt files are listed as failed; 1 otherwise; 2 bad command "
+      "line or unreadable corpus or output.");
+  cmd->add_option("expected", *expected, "the make-videos directory (with expected.jsonl)")
+      ->required();
+  cmd->add_option("outdir", *out, "the video2jsonl output directory")->required();
+  cmd->add_option("--min-scene-match", *min_scene_match,
+                  "required share of videos with exactly the expected scene count")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--min-accuracy", *min_accuracy, "required caption word accuracy overall")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->callback([expected, out, min_scene_match, min_accuracy] {
+    video::VideoCorpus corpus;
+    video::CorpusCheck check;
+    try {
+      corpus = video::load_corpus(*expected);
+      check = video::check_outputs(corpus, *out);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rayorch check-videos: error: %s\n", e.what());
+      throw CLI::RuntimeError(kUsage);
+    }
+    for (const video::VideoCheck& v : check.videos) {
+      if (v.present && v.scene_count_ok && v.ranges_ok && v.accuracy >= *min_accuracy) continue;
+      std::string what;
+      if (!v.present) {
+        what = "missing";
+      } else if (!v.scene_count_ok) {
+        what = fmt::format("{} scenes, expected {}", v.actual_scenes, v.expected_scenes);
+      } else if (!v.ranges_ok) {
+        what = "scene frame ranges differ";
+      } else {
+        what = fmt::format("caption word accuracy {:.1f}%", 100 * v.accuracy);
+      }
+      std::fputs(fmt::format("  {}: {}\n", v.video, what).c_str(), stdout);
+    }
+    std::vector<std::string> corrupt = corpus.corrupt;
+    std::sort(corrupt.begin(), corrupt.end());
+    const bool failures_ok = check.failed_listed == corrupt;
+    if (!failures_ok) {
+      std::fputs(fmt::format("  failures.jsonl lists [{}], expected [{}]\n",
+                             fmt::join(check.failed_listed, ", "), fmt::join(corrupt, ", "))
+                     .c_str(),
+                 stdout);
+    }
+    if (!check.unexpected.empty()) {
+      std::fputs(fmt::format("  records of videos not in the corpus: {}\n",
+                             fmt::join(check.unexpected, ", "))
+                     .c_str(),
+                 stdout);
+    }
+    const bool ok = check.scene_count_match_rate >= *min_scene_match &&
+                    check.accuracy >= *min_accuracy && failures_ok;
+    std::fputs(
+        fmt::format("check-videos: {} videos, {} scenes: scene counts exact {:.1f}%, frame "
+                    "ranges exact {:.1f}%, caption word accuracy {:.2f}%, failures listed "
+                    "{}: {}\n",
+                    check.videos.size(), corpus.total_scenes(), 100 * check.scene_count_match_rate,
+                    100 * check.range_match_rate, 100 * check.accuracy,
+                    failures_ok ? "as expected" : "WRONG", ok ? "OK" : "FAILED")
+            .c_str(),
+        stdout);
+    if (!ok) throw CLI::RuntimeError(kSomeFailed);
+  });
+}
+
+}  // namespace
+
+void add_video_commands(CLI::App& app) {
+  add_video2jsonl(app);
+  add_make_videos(app);
+  add_check_videos(app);
+}
+
+}  // namespace rayorch::cli

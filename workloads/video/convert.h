@@ -1,0 +1,86 @@
+// Turning a set of videos into one JSON Lines file of per-video records: input discovery,
+// streaming durable output, failure listing and the run summary.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "video/video.h"
+
+namespace video {
+
+/// A problem with the command's inputs, output locations, options or engines, found before
+/// anything is processed (exit code 2 on the command line).
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What `convert` does.
+struct ConvertOptions {
+  std::vector<std::string> inputs;  ///< video files and directories (searched recursively)
+  std::string out_dir;
+  PipelineConfig pipeline;
+  // Each video's frames wait in memory only between decoding and their per-frame stages;
+  // two batches of eight videos keep OCR busy while decoding runs ahead.
+  std::size_t input_batch_size = 8;  ///< videos per input batch; 0: all in one
+  std::size_t max_active_input_batches = 2;
+  std::string trace_path;   ///< Chrome trace of every RPC, when non-empty
+  std::string report_path;  ///< JSON metrics report (plus a "video2jsonl" section)
+  bool progress = true;     ///< progress line on a terminal
+};
+
+/// A video that produced no record.
+struct FailedVideo {
+  std::string video;
+  std::string input;
+  std::string outcome;  ///< failed / suppressed / dropped
+  std::string cause;
+};
+
+/// Busy time of one stage of the run.
+struct StageSummary {
+  std::string call;
+  std::size_t rpcs = 0;
+  std::size_t grains = 0;
+  double busy_seconds = 0.0;
+};
+
+/// What a conversion did.
+struct ConvertSummary {
+  std::size_t videos = 0;             ///< videos found in the inputs
+  std::vector<std::string> written;   ///< videos with a record, in completion order
+  std::vector<FailedVideo> failures;  ///< sorted by video
+  std::size_t scenes = 0;             ///< scenes of the written videos
+  std::size_t frames_analysed = 0;    ///< sampled frames of the written videos
+  double startup_seconds = 0.0;       ///< building the actor pools (engine loading)
+  double run_seconds = 0.0;
+  double first_video_seconds = -1.0;  ///< run start to the first written record; -1: none
+  std::vector<StageSummary> stages;
+  std::string records_path;   ///< OUT_DIR/videos.jsonl
+  std::string failures_path;  ///< OUT_DIR/failures.jsonl
+};
+
+/// File name extensions (lower case, with the dot) searched for in input directories.
+const std::vector<std::string>& video_extensions();
+
+/// The videos named by `inputs`: files as given, directories searched recursively for
+/// video_extensions() (any case), sorted by path, the same file once. Throws InputError for a
+/// missing or unreadable input, no videos at all, or two files with the same stem (their
+/// records would share a name).
+std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs);
+
+/// Processes every input video. OUT_DIR/videos.jsonl is replaced by an empty file, then each
+/// video's record is appended as one line (and synced) as soon as that video is complete;
+/// videos without a record are listed in OUT_DIR/failures.jsonl, written atomically at the
+/// end (empty when none failed; absent while the run is in progress or after it aborted). Throws
+/// InputError before processing anything when the inputs, the options, the output locations or the
+/// engines are unusable, and rayorch::ExecutionError when the run aborts.
+ConvertSummary convert(const ConvertOptions& options);
+
+/// The human-readable end-of-run summary.
+std::string format_summary(const ConvertSummary& summary);
+
+}  // namespace video
