@@ -1,5 +1,6 @@
 // The compiler: verify the logical program, analyse it, canonicalise broadcast chains,
 // lower it to an immutable RuntimePlan and verify the plan.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -408,6 +409,7 @@ class Compiler {
     plan.outputs = g_.outputs;
     for (int out : plan.outputs) plan.ports[out].is_output = true;
     mark_truth_producers(plan);
+    find_reduce_guards(plan);
     plan.code = std::make_shared<const PlanCode>(std::move(code));
   }
 
@@ -415,6 +417,35 @@ class Compiler {
   // that reaches a mask (through filters and broadcasts, which pass values on unchanged)
   // must report it. A Port is created after its inputs, so one pass from the last Port down
   // reaches every producer.
+  // The Calls of a reduce's child Domain that its values or membership depend on: walk up
+  // through Calls, filters and broadcasts while staying in that Domain.
+  static void find_reduce_guards(RuntimePlan& plan) {
+    for (PlanReduce& r : plan.reduces) {
+      std::vector<int> ports(r.values.begin(), r.values.end());
+      ports.push_back(r.members);
+      std::vector<char> seen(plan.ports.size(), 0);
+      while (!ports.empty()) {
+        const int p = ports.back();
+        ports.pop_back();
+        if (seen[p] || plan.ports[p].domain != r.child_domain) continue;
+        seen[p] = 1;
+        const PlanPort& pp = plan.ports[p];
+        if (pp.kind == PortKind::call_output) {
+          const PlanCall& c = plan.calls[pp.op];
+          if (std::find(r.guards.begin(), r.guards.end(), pp.op) == r.guards.end())
+            r.guards.push_back(pp.op);
+          ports.insert(ports.end(), c.inputs.begin(), c.inputs.end());
+        } else if (pp.kind == PortKind::filter) {
+          ports.push_back(plan.filters[pp.op].source);
+          ports.push_back(plan.filters[pp.op].mask);
+        } else if (pp.kind == PortKind::broadcast) {
+          ports.push_back(plan.broadcasts[pp.op].source);
+        }
+      }
+      std::sort(r.guards.begin(), r.guards.end());
+    }
+  }
+
   static void mark_truth_producers(RuntimePlan& plan) {
     for (const PlanFilter& f : plan.filters) plan.ports[f.mask].needs_truth = true;
     for (std::size_t id = plan.ports.size(); id-- > 0;) {

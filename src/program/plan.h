@@ -94,6 +94,10 @@ struct PlanReduce {
   int members = -1;              ///< the membership Port (always set after lowering)
   bool members_is_value = true;  ///< members is values[0]
   std::vector<int> outputs;
+  /// Calls of the child Domain upstream of the values or the membership. A GroupFailure of
+  /// one of them decides this reduce for that parent (DESIGN 5), so a PRESENT group waits
+  /// until every Grain of these Calls under the parent is sealed.
+  std::vector<int> guards;
   int child_domain = 0;
   int parent_domain = 0;
 };

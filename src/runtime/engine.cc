@@ -64,8 +64,11 @@ Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
   reduces_into_.resize(nd);
   for (std::size_t d = 1; d < nd; ++d)
     child_domains_[p_.domains[d].parent].push_back(static_cast<int>(d));
+  guarded_reduces_.resize(p_.calls.size());
+  unsealed_.resize(p_.calls.size());
   for (std::size_t r = 0; r < p_.reduces.size(); ++r) {
     reduces_into_[p_.reduces[r].parent_domain].push_back(static_cast<int>(r));
+    for (int g : p_.reduces[r].guards) guarded_reduces_[g].push_back(static_cast<int>(r));
   }
   items_.resize(p_.ports.size());
   expansions_.resize(nd);
@@ -208,6 +211,14 @@ void Engine::create_entities(int domain, std::uint32_t count, std::uint32_t pare
     items_[port].resize(total);
     if (p_.ports[port].expanded_by >= 0) splits_[port].resize(total);
   }
+  if (domain > 0) {
+    for (int call : pd.calls) {
+      if (guarded_reduces_[call].empty()) continue;
+      auto& unsealed = unsealed_[call];
+      if (unsealed.size() <= parent) unsealed.resize(parent_[pd.parent].size(), 0);
+      unsealed[parent] += count;
+    }
+  }
   for (int call : pd.calls) {
     Grain g;
     g.unresolved = static_cast<std::uint16_t>(call_inputs_[call]);
@@ -318,10 +329,23 @@ void Engine::move_grain(int call, std::uint32_t entity, GrainEvent event) {
 void Engine::seal_grain(int call, std::uint32_t entity, ItemState outputs_state, std::int32_t cause,
                         GrainEvent event) {
   move_grain(call, entity, event);
+  for (int out : p_.calls[call].outputs) publish_failure(out, entity, outputs_state, cause);
+  grain_sealed(call, entity);
+}
+
+void Engine::grain_sealed(int call, std::uint32_t entity) {
   ++grains_sealed_;
   ++counters_[call].sealed;
-  for (int out : p_.calls[call].outputs) publish_failure(out, entity, outputs_state, cause);
   release_grain_inputs(call, entity);
+  if (guarded_reduces_[call].empty()) return;
+  const std::uint32_t parent = parent_[p_.calls[call].domain][entity];
+  // The last Grain of a guard Call under this parent: a waiting group may be decided now.
+  if (--unsealed_[call][parent] > 0) return;
+  for (int r : guarded_reduces_[call]) {
+    if (!reduce_progress_[r][parent].published &&
+        expansions_[p_.reduces[r].child_domain][parent].state == 1)
+      advance_reduce(r, parent);
+  }
 }
 
 void Engine::seal_suppressed_by_barrier(int call, std::uint32_t entity) {
@@ -475,6 +499,19 @@ void Engine::advance_reduce(int reduce, std::uint32_t parent) {
       }
     }
     ++rp.cursor;  // DROPPED members are left out
+  }
+  // No member decided SUPPRESSED. Which siblings of a GroupFailure committed before it
+  // depends on timing, so the GroupFailure decides the group (DESIGN 5): a PRESENT group
+  // waits until every Grain of the guard Calls under the parent is sealed, and is
+  // SUPPRESSED with the cause of a GroupFailure among them (lowest Call index first).
+  for (int g : pr.guards) {
+    if (parent < unsealed_[g].size() && unsealed_[g][parent] > 0) return;
+  }
+  for (int g : pr.guards) {
+    if (parent < barriers_[g].size() && barriers_[g][parent] >= 0) {
+      publish_reduce(reduce, parent, ItemState::suppressed, barriers_[g][parent]);
+      return;
+    }
   }
   settle_reduce(reduce, parent);
 }
@@ -787,11 +824,15 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
   std::vector<std::int32_t> blocks(nout, -1);
   std::vector<std::int32_t> child_blocks(nout, -1);
   for (std::size_t k = 0; k < nout; ++k) {
+    // Each new block is held while its rows are published: sealing a row can settle a group
+    // and release that row before the later rows of the same block exist.
     blocks[k] = static_cast<std::int32_t>(block_local(batch.outputs[k].block));
     make_live(blocks[k]);
+    ++blocks_[blocks[k]].uses;
     if (batch.outputs[k].child_block != 0) {
       child_blocks[k] = static_cast<std::int32_t>(block_local(batch.outputs[k].child_block));
       make_live(child_blocks[k]);
+      ++blocks_[child_blocks[k]].uses;
     }
   }
   std::vector<std::uint8_t> failed_row(batch.grains.size(), 0);
@@ -831,19 +872,17 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
       continue;
     }
     move_grain(call, e, GrainEvent::commit);
-    ++grains_sealed_;
-    ++counters_[call].sealed;
     for (std::size_t k = 0; k < nout; ++k) {
       const std::uint8_t flags =
           batch.outputs[k].truth && report.outputs[k].truth[row] != 0 ? kTruth : 0;
       publish(pc.outputs[k], e, ItemState::present, blocks[k], static_cast<std::uint32_t>(row), -1,
               flags);
     }
-    release_grain_inputs(call, e);
+    grain_sealed(call, e);
   }
   for (std::size_t k = 0; k < nout; ++k) {
-    release_if_unused(blocks[k]);
-    if (child_blocks[k] >= 0) release_if_unused(child_blocks[k]);
+    drop_use(blocks[k]);
+    if (child_blocks[k] >= 0) drop_use(child_blocks[k]);
   }
   return CommitStatus::accepted;
 }

@@ -240,6 +240,7 @@ class Engine {
   void seal_grain(int call, std::uint32_t entity, ItemState outputs_state, std::int32_t cause,
                   GrainEvent event);
   void seal_suppressed_by_barrier(int call, std::uint32_t entity);
+  void grain_sealed(int call, std::uint32_t entity);
   std::uint32_t barrier_key(int call, std::uint32_t entity) const;
   std::int32_t barrier_cause(int call, std::uint32_t entity) const;
   void set_barrier(int call, std::uint32_t entity, std::int32_t cause);
@@ -286,6 +287,10 @@ class Engine {
   std::vector<std::vector<ReduceProgress>> reduce_progress_;
   // Grains, per Call, indexed by Entity.
   std::vector<std::vector<Grain>> grains_;
+  // Per Call: the reduces it guards (PlanReduce::guards), and its unsealed Grains per parent
+  // Entity (kept only for guard Calls).
+  std::vector<std::vector<int>> guarded_reduces_;
+  std::vector<std::vector<std::uint32_t>> unsealed_;
   // GroupFailure barriers, per Call, indexed by the barrier Domain's Entity (-1: none).
   std::vector<std::vector<std::int32_t>> barriers_;
   // Filter arrivals are read from the items themselves.

@@ -103,7 +103,7 @@ void add_pdf2md(CLI::App& app) {
                   "Tesseract data directory (default: Tesseract's own)");
   cmd->add_option("--input-batch-size", c.input_batch_size,
                   "documents per input batch (0: all in one). With --max-active-batches it "
-                  "bounds how many rendered pages wait in memory")
+                  "bounds how many documents are in flight")
       ->capture_default_str();
   cmd->add_option("--max-active-batches", c.max_active_input_batches,
                   "input batches in flight at once")

@@ -23,9 +23,10 @@ struct ConvertOptions {
   std::vector<std::string> inputs;  ///< PDF files and directories (searched recursively)
   std::string out_dir;
   PipelineConfig pipeline;
-  // Rendering is 10-40x faster than OCR, so admitting every document at once would hold
-  // nearly every rendered page in memory; two batches of 16 documents keep OCR fed while
-  // bounding that to the pages of 32 documents.
+  // Pages render 10-40x faster than they are OCR'd; the engine's backpressure keeps the
+  // renderer a few pages ahead of OCR, so memory does not grow with a document's length.
+  // Two input batches of 16 documents keep OCR fed across document boundaries while
+  // bounding the documents in flight (page lists, texts waiting for their last page).
   std::size_t input_batch_size = 16;  ///< documents per input batch; 0: all in one
   std::size_t max_active_input_batches = 2;
   bool resume = false;      ///< skip documents whose output is already complete
