@@ -33,8 +33,10 @@ struct RunOptions {
   /// Progress on stderr, shown only when stderr is a terminal.
   bool progress = true;
   /// When non-empty, a Chrome-trace JSON timeline of every RPC is written here (atomically).
+  /// The directory must exist and be writable: run() checks before admitting any input and
+  /// throws std::invalid_argument otherwise. An aborted run still writes it, marked aborted.
   std::string trace_path{};
-  /// When non-empty, a JSON metrics report is written here (atomically).
+  /// When non-empty, a JSON metrics report is written here (atomically); same rules.
   std::string report_path{};
 };
 
@@ -73,6 +75,12 @@ struct RunMetrics {
   std::vector<double> root_completed_seconds;
   std::uint64_t stale_reports_rejected = 0;
   std::uint64_t actors_replaced = 0;
+  /// Root rows by outcome: "present" when every output is present, else the outcome of the
+  /// first output that is not ("dropped", "failed", "suppressed").
+  std::map<std::string, std::uint64_t> roots_by_outcome;
+  /// Trace or report files that could not be written at the end of the run (the run itself
+  /// succeeded and the executor stays open); each names the path and the reason.
+  std::vector<std::string> file_errors;
 };
 
 /// One RPC as recorded by testing::SyncExecutor.

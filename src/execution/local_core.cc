@@ -307,6 +307,12 @@ class LocalCore final : public ExecutionCore {
     ++run_;
     try {
       return drive(state, options);
+    } catch (const std::exception& e) {
+      state.write_aborted(e.what());
+      // Busy actors still read input values owned by `state`: stop and join them before
+      // it is destroyed. Attempts that can time out hold their inputs and are detached.
+      close();
+      throw;
     } catch (...) {
       // Busy actors still read input values owned by `state`: stop and join them before
       // it is destroyed. Attempts that can time out hold their inputs and are detached.

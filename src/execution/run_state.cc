@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,6 +28,26 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
       options_(options),
       sink_(sink),
       start_(std::chrono::steady_clock::now()) {
+  for (const auto& [what, path] :
+       {std::pair<const char*, const std::string&>{"trace_path", options_.trace_path},
+        {"report_path", options_.report_path}}) {
+    if (path.empty()) continue;
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      throw std::invalid_argument(fmt::format(
+          "RunOptions.{} '{}' is a directory; give a file path such as '{}/{}.json'", what, path,
+          path, what == std::string_view("trace_path") ? "trace" : "report"));
+    }
+    if (!fs::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0) {
+      throw std::invalid_argument(fmt::format(
+          "RunOptions.{} '{}': the directory '{}' does not exist or is not writable; create it "
+          "or choose another path (checked before any input is admitted)",
+          what, path, dir.string()));
+    }
+  }
   if (options_.max_active_input_batches < 1) {
     throw std::invalid_argument(
         fmt::format("RunOptions.max_active_input_batches must be >= 1, got {}",
@@ -195,6 +216,16 @@ void RunState::settle() {
         }
         metrics_.root_completed_seconds[row] = now_seconds();
         ++roots_delivered_;
+        {
+          Outcome root_outcome = Outcome::present;
+          for (Outcome o : outcomes_) {
+            if (o != Outcome::present) {
+              root_outcome = o;
+              break;
+            }
+          }
+          ++metrics_.roots_by_outcome[std::string(to_string(root_outcome))];
+        }
         sink_(row, erased_);
         e.root_delivered(root);
       }
@@ -308,6 +339,28 @@ std::string RunState::progress_line() const {
 RunMetrics RunState::finish() {
   for (const auto& e : active_) fold_counters(*e);
   metrics_.elapsed_seconds = now_seconds();
+  write_files(false, {});
+  return std::move(metrics_);
+}
+
+void RunState::write_aborted(const std::string& error) noexcept {
+  try {
+    metrics_.elapsed_seconds = now_seconds();
+    write_files(true, error);
+  } catch (...) {
+    // Nothing more can be done while the run is already failing.
+  }
+}
+
+void RunState::write_files(bool aborted, const std::string& error) {
+  auto write = [&](const std::string& path, const std::string& content) {
+    try {
+      write_file_atomically(path, content);
+    } catch (const std::exception& e) {
+      metrics_.file_errors.push_back(e.what());
+      std::fprintf(stderr, "rayorch: %s\n", e.what());
+    }
+  };
   if (!options_.trace_path.empty()) {
     nlohmann::json events = nlohmann::json::array();
     for (const TimelineEntry& t : timeline_) {
@@ -333,7 +386,8 @@ RunMetrics RunState::finish() {
                         {"args", {{"name", plan_->pools[p].name}}}});
     }
     nlohmann::json doc = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
-    write_file_atomically(options_.trace_path, doc.dump());
+    if (aborted) doc["otherData"] = {{"aborted", true}, {"error", error}};
+    write(options_.trace_path, doc.dump());
   }
   if (!options_.report_path.empty()) {
     nlohmann::json calls = nlohmann::json::array();
@@ -367,10 +421,13 @@ RunMetrics RunState::finish() {
                           {"peak_active_input_batches", metrics_.peak_active_input_batches},
                           {"root_completed_seconds", metrics_.root_completed_seconds},
                           {"stale_reports_rejected", metrics_.stale_reports_rejected},
-                          {"actors_replaced", metrics_.actors_replaced}};
-    write_file_atomically(options_.report_path, doc.dump(2));
+                          {"actors_replaced", metrics_.actors_replaced},
+                          {"roots_by_outcome", metrics_.roots_by_outcome},
+                          {"roots_delivered", roots_delivered_},
+                          {"aborted", aborted}};
+    if (aborted) doc["error"] = error;
+    write(options_.report_path, doc.dump(2));
   }
-  return std::move(metrics_);
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

@@ -70,8 +70,12 @@ class RunState {
   /// Counts a report rejected without an engine (its attempt belongs to an earlier run).
   void count_stale_report() { ++metrics_.stale_reports_rejected; }
 
-  /// Finishes metrics and writes the trace/report files when requested.
+  /// Finishes metrics and writes the trace/report files when requested; a file that cannot
+  /// be written is recorded in RunMetrics::file_errors (and on stderr), not thrown.
   RunMetrics finish();
+  /// The run is aborting with `error`: writes the trace/report files marked aborted, if
+  /// requested. Never throws.
+  void write_aborted(const std::string& error) noexcept;
   /// Seconds since the run started.
   double now_seconds() const;
   /// One-line progress text.
@@ -85,6 +89,7 @@ class RunState {
   void retire(std::size_t slot);
   void fold_counters(const Engine& e);
   bool held_back(int call) const;
+  void write_files(bool aborted, const std::string& error);
   void apply_store_commands(Engine& e);
 
   std::shared_ptr<const RuntimePlan> plan_;

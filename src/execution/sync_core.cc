@@ -51,6 +51,15 @@ class SyncCore final : public ExecutionCore {
   RunMetrics run_impl(SourceData sources, const RunOptions& options, const RootSink& sink) {
     RunState state(plan_, std::move(sources), options, sink,
                    std::vector<int>(plan_->pools.size(), 1), wire_);
+    try {
+      return drive(state);
+    } catch (const std::exception& e) {
+      state.write_aborted(e.what());
+      throw;
+    }
+  }
+
+  RunMetrics drive(RunState& state) {
     state.admit();
     state.settle();
     std::size_t cursor = 0;
