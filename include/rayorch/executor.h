@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -139,14 +140,36 @@ class RunApi<Out, std::tuple<Ins...>> {
   }
 
   /// Streaming form: delivers each root row to `on_row` as soon as it is terminal
-  /// (completion order, with its row index). The returned outputs are empty.
+  /// (completion order, with its row index), or with `options.ordered_stream` in source
+  /// order, each row as soon as it and every earlier row are terminal. The returned outputs
+  /// are empty.
+  ///
+  /// Callback contract, the same on every executor: `on_row` runs on the thread that called
+  /// run(), between scheduling steps (no other callback runs concurrently, and a slow
+  /// callback delays dispatch); the row's values are copies it may keep. An exception
+  /// thrown by `on_row` aborts the run: it propagates out of run() unchanged and the
+  /// executor is closed (its actors may be in the middle of other rows).
   RunResult<Out> run(const std::vector<Ins>&... columns, const RunOptions& options,
                      const RowCallback& on_row) {
     RunResult<Out> result;
-    result.metrics = core_->run(make_sources(columns...), options,
-                                [&](std::size_t row, std::span<const ErasedOutput> e) {
-                                  on_row(row, RowOutput<Out>::make(e));
-                                });
+    if (!options.ordered_stream) {
+      result.metrics = core_->run(make_sources(columns...), options,
+                                  [&](std::size_t row, std::span<const ErasedOutput> e) {
+                                    on_row(row, RowOutput<Out>::make(e));
+                                  });
+      return result;
+    }
+    // Rows that finished ahead of an earlier one wait here, already materialised.
+    std::map<std::size_t, row_type> waiting;
+    std::size_t next = 0;
+    result.metrics = core_->run(
+        make_sources(columns...), options, [&](std::size_t row, std::span<const ErasedOutput> e) {
+          waiting.emplace(row, RowOutput<Out>::make(e));
+          for (auto it = waiting.begin(); it != waiting.end() && it->first == next;
+               it = waiting.erase(it), ++next) {
+            on_row(it->first, std::move(it->second));
+          }
+        });
     return result;
   }
 

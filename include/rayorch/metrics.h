@@ -30,6 +30,9 @@ struct RunOptions {
   /// fast producer (a decoder) cannot fill memory with values its consumer has not reached.
   /// The consumer always has dispatchable work then, so this never stalls a run. 0: off.
   std::size_t backpressure = 4;
+  /// Streaming runs deliver rows in source order, each as soon as it and every earlier row
+  /// are terminal (for writers that append to one ordered file). Default: completion order.
+  bool ordered_stream = false;
   /// Progress on stderr, shown only when stderr is a terminal.
   bool progress = true;
   /// When non-empty, a Chrome-trace JSON timeline of every RPC is written here (atomically).

@@ -1,4 +1,5 @@
 // The embedded local backend: one thread per actor, the driver loop on the calling thread.
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -107,6 +108,17 @@ void actor_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std
     task = Task{};
     done->push(std::move(c));
   }
+}
+
+// "[rayorch] " + the line, cut to the terminal's width so that it never wraps (a wrapped
+// line would not be overwritten by the next update).
+std::string fit_to_terminal(const std::string& line) {
+  std::string s = "[rayorch] " + line;
+  struct winsize ws {};
+  const std::size_t width =
+      ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+  if (s.size() >= width) s = s.substr(0, width > 4 ? width - 4 : 0) + "...";
+  return s;
 }
 
 struct Actor {
@@ -364,12 +376,12 @@ class LocalCore final : public ExecutionCore {
       state.settle();
       if (show_progress && Clock::now() - last_progress > std::chrono::milliseconds(250)) {
         last_progress = Clock::now();
-        std::fprintf(stderr, "\r\033[K[rayorch] %s", state.progress_line().c_str());
+        std::fprintf(stderr, "\r\033[K%s", fit_to_terminal(state.progress_line()).c_str());
         std::fflush(stderr);
       }
     }
     if (show_progress)
-      std::fprintf(stderr, "\r\033[K[rayorch] %s\n", state.progress_line().c_str());
+      std::fprintf(stderr, "\r\033[K%s\n", fit_to_terminal(state.progress_line()).c_str());
     return state.finish();
   }
 

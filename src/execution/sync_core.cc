@@ -32,12 +32,7 @@ class SyncCore final : public ExecutionCore {
           "this executor is closed (after close() or an aborted run); create a "
           "new executor to run again");
     }
-    try {
-      return run_impl(std::move(sources), options, sink);
-    } catch (const ExecutionError&) {
-      close();
-      throw;
-    }
+    return run_impl(std::move(sources), options, sink);
   }
 
   void close() override {
@@ -51,10 +46,17 @@ class SyncCore final : public ExecutionCore {
   RunMetrics run_impl(SourceData sources, const RunOptions& options, const RootSink& sink) {
     RunState state(plan_, std::move(sources), options, sink,
                    std::vector<int>(plan_->pools.size(), 1), wire_);
+    // Bad options throw above, before anything ran, and leave the executor usable. An
+    // unrecoverable failure or an exception from the streaming callback closes it, as on
+    // the local executor.
     try {
       return drive(state);
     } catch (const std::exception& e) {
       state.write_aborted(e.what());
+      close();
+      throw;
+    } catch (...) {
+      close();
       throw;
     }
   }
