@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -43,6 +44,7 @@ struct ErasedOutput {
   Outcome outcome = Outcome::dropped;
   const std::string* cause = nullptr;
   const void* value = nullptr;
+  std::optional<IssueOrigin> origin{};
 };
 
 /// Receives each root row as soon as it is terminal; the values are valid during the call.
@@ -77,7 +79,7 @@ std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan>
 template <class T>
 Output<T> to_output(const ErasedOutput& e) {
   if (e.outcome == Outcome::present) return Output<T>(*static_cast<const T*>(e.value));
-  return Output<T>(OutputIssue{e.outcome, e.cause ? *e.cause : std::string()});
+  return Output<T>(OutputIssue{e.outcome, e.cause ? *e.cause : std::string(), e.origin});
 }
 
 template <class Out>

@@ -23,11 +23,31 @@ enum class Outcome : std::uint8_t {
 std::string_view to_string(Outcome outcome);
 
 /// Why a root output is not present: its outcome and the cause that travelled downstream.
+/// Where a failure was decided: the Grain whose UDF result or physical failure produced the
+/// cause that an OutputIssue carries.
+struct IssueOrigin {
+  std::string call;     ///< the Call, printed as UDF name and Call index, e.g. "OcrPage#2"
+  int call_index = -1;  ///< the index in that name
+  /// The deciding Grain's Entity key: its ordinals from the source row, e.g. "7/3" is child
+  /// 3 (zero-based, in expansion order) of source row 7, "7/3/0" the first child of that.
+  std::string entity;
+  std::uint32_t attempts = 0;  ///< physical attempts of that Grain, the deciding one included
+
+  friend bool operator==(const IssueOrigin&, const IssueOrigin&) = default;
+};
+
 struct OutputIssue {
   Outcome outcome = Outcome::dropped;
   std::string cause;  ///< empty when no cause was recorded (e.g. a plain drop)
+  /// Where the cause was decided; empty for drops and for causes no Grain produced (e.g. a
+  /// reduce member whose value was dropped).
+  std::optional<IssueOrigin> origin{};
 
-  friend bool operator==(const OutputIssue&, const OutputIssue&) = default;
+  /// Compares outcome and cause only: those are identical for every schedule, while the
+  /// attempt count in `origin` may depend on how retries split batches.
+  friend bool operator==(const OutputIssue& a, const OutputIssue& b) {
+    return a.outcome == b.outcome && a.cause == b.cause;
+  }
 };
 
 /// A per-row data failure returned by a UDF: fails only this Grain's outputs.

@@ -212,7 +212,10 @@ void RunState::settle() {
         for (std::size_t k = 0; k < outcomes_.size(); ++k) {
           const void* value =
               outcomes_[k] == Outcome::present ? store_.resolve(values_[k]) : nullptr;
-          erased_[k] = ErasedOutput{outcomes_[k], causes_[k], value};
+          erased_[k] = ErasedOutput{outcomes_[k], causes_[k], value, std::nullopt};
+          IssueOrigin origin;
+          if (outcomes_[k] != Outcome::present && e.root_issue_origin(root, k, origin))
+            erased_[k].origin = std::move(origin);
         }
         metrics_.root_completed_seconds[row] = now_seconds();
         ++roots_delivered_;

@@ -104,8 +104,9 @@ Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
 
 Engine::~Engine() = default;
 
-std::int32_t Engine::intern(std::string cause) {
-  causes_.push_back(std::move(cause));
+std::int32_t Engine::intern(std::string cause, int call, std::uint32_t entity) {
+  const std::uint32_t attempts = call >= 0 ? grains_[call][entity].generation + 1 : 0;
+  causes_.push_back(Cause{std::move(cause), call, entity, attempts});
   return static_cast<std::int32_t>(causes_.size()) - 1;
 }
 
@@ -840,7 +841,7 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
   for (const RowFailure& rf : report.failures) {
     if (rf.kind != RowKind::group_failure) continue;
     const std::uint32_t e = batch.grains[rf.row];
-    const std::int32_t cause = intern(rf.message);
+    const std::int32_t cause = intern(rf.message, call, e);
     set_barrier(call, e, cause);
     if (failed_row[rf.row]) continue;
     failed_row[rf.row] = 1;
@@ -849,8 +850,8 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
   for (const RowFailure& rf : report.failures) {
     if (rf.kind != RowKind::record_failure || failed_row[rf.row]) continue;
     failed_row[rf.row] = 1;
-    seal_grain(call, batch.grains[rf.row], ItemState::failed, intern(rf.message),
-               GrainEvent::commit);
+    seal_grain(call, batch.grains[rf.row], ItemState::failed,
+               intern(rf.message, call, batch.grains[rf.row]), GrainEvent::commit);
   }
   std::vector<std::uint32_t> offsets(nout, 0);
   for (std::size_t row = 0; row < batch.grains.size(); ++row) {
@@ -933,8 +934,17 @@ FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
   const RecoveryPolicy& policy = pc.recovery;
   auto abort_with = [&](const std::string& why) {
     // Keep the grains IN_FLIGHT: the run stops here.
-    return FailureVerdict{true, fmt::format("Call {} (UDF {}) failed on Grains [{}]{}: {}", pc.name,
-                                            pc.udf, describe_grains(call, live), why, error)};
+    return FailureVerdict{
+        true, fmt::format("Call {} (UDF {}) failed on Grains [{}]{}: {}; {}", pc.name, pc.udf,
+                          describe_grains(call, live), why, error,
+                          policy.kind() == RecoveryPolicy::Kind::abort
+                              ? "the Module's recovery policy abort() (the default) stops the run "
+                                "here: to contain such failures give the Module "
+                                ".recovery(ro::RecoveryPolicy::retry_batch(n)), retry_tail(n) or "
+                                "isolate_tail() (which marks a Grain that always fails FAILED and "
+                                "lets the run go on)"
+                              : "its retries are used up: isolate_tail() would mark a Grain that "
+                                "always fails FAILED and let the run go on")};
   };
   switch (policy.kind()) {
     case RecoveryPolicy::Kind::abort:
@@ -960,7 +970,8 @@ FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
         if (!a.empty()) requeue(call, a, batch.retries_used, true, false);
         requeue(call, b, batch.retries_used, true, false);
       } else {
-        seal_grain(call, live[0], ItemState::failed, intern(error), GrainEvent::suppress);
+        seal_grain(call, live[0], ItemState::failed, intern(error, call, live[0]),
+                   GrainEvent::suppress);
       }
       return {};
   }
@@ -1038,9 +1049,21 @@ void Engine::root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
   for (int out : p_.outputs) {
     const Item& it = items_[out][root];
     outcomes.push_back(to_outcome(it.state));
-    causes.push_back(it.cause >= 0 ? &causes_[it.cause] : nullptr);
+    causes.push_back(it.cause >= 0 ? &causes_[it.cause].message : nullptr);
     values.push_back(it.block >= 0 ? Binding{block_id(it.block), it.row} : Binding{});
   }
+}
+
+bool Engine::root_issue_origin(std::uint32_t root, std::size_t k, IssueOrigin& origin) const {
+  const std::int32_t c = items_[p_.outputs[k]][root].cause;
+  if (c < 0 || causes_[c].call < 0) return false;
+  const Cause& cause = causes_[c];
+  const PlanCall& pc = p_.calls[cause.call];
+  origin.call = pc.name;
+  origin.call_index = cause.call;
+  origin.entity = entity_key(pc.domain, cause.entity);
+  origin.attempts = cause.attempts;
+  return true;
 }
 
 void Engine::root_delivered(std::uint32_t root) {

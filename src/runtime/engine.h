@@ -104,6 +104,8 @@ class Engine {
   /// only where the outcome is present.
   void root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
                     std::vector<const std::string*>& causes, std::vector<Binding>& values) const;
+  /// Where the cause of output `k` of a batch-local root was decided (false: no Grain did).
+  bool root_issue_origin(std::uint32_t root, std::size_t k, IssueOrigin& origin) const;
   /// The root's outputs were materialised: their values are no longer needed.
   void root_delivered(std::uint32_t root);
 
@@ -139,7 +141,7 @@ class Engine {
   /// The cause carried by one Item, or null when it has none.
   const std::string* item_cause(int port, std::uint32_t entity) const {
     const std::int32_t c = items_[port][entity].cause;
-    return c >= 0 ? &causes_[c] : nullptr;
+    return c >= 0 ? &causes_[c].message : nullptr;
   }
   /// The binding of one PRESENT Item (block 0 when it has none).
   Binding item_binding(int port, std::uint32_t entity) const {
@@ -244,7 +246,7 @@ class Engine {
   std::uint32_t barrier_key(int call, std::uint32_t entity) const;
   std::int32_t barrier_cause(int call, std::uint32_t entity) const;
   void set_barrier(int call, std::uint32_t entity, std::int32_t cause);
-  std::int32_t intern(std::string cause);
+  std::int32_t intern(std::string cause, int call = -1, std::uint32_t entity = 0);
   std::int32_t new_block();
   BlockId block_id(std::int32_t local) const {
     return make_block_id(options_.batch_index, static_cast<std::uint32_t>(local));
@@ -306,7 +308,13 @@ class Engine {
   std::vector<StoreCommand> store_commands_;
   // Per Port that is expanded (else empty), indexed by the parent Entity.
   std::vector<std::vector<ListSplit>> splits_;
-  std::vector<std::string> causes_;
+  struct Cause {
+    std::string message;
+    int call = -1;  // the deciding Grain, when a Grain decided
+    std::uint32_t entity = 0;
+    std::uint32_t attempts = 0;
+  };
+  std::vector<Cause> causes_;
 
   std::vector<std::uint16_t> root_outputs_resolved_;
   std::vector<std::uint8_t> root_delivered_;
