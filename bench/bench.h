@@ -25,6 +25,7 @@ inline nlohmann::json topology_json(const Topology& t) {
   return {{"render_replicas", t.render_replicas},
           {"ocr_replicas", t.ocr_replicas},
           {"ocr_batch", t.ocr_batch},
+          {"ocr_batch_wait_ms", t.ocr_batch_wait_ms},
           {"assemble_replicas", t.assemble_replicas}};
 }
 

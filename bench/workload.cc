@@ -79,7 +79,10 @@ std::vector<DocResult> AssembleUdf::run(ro::Column<ro::Group<std::uint64_t>> pag
 
 SimPipeline::SimPipeline(const Costs& costs, const Topology& t)
     : render(ro::Module<RenderUdf>(costs).replicas(t.render_replicas).batch_size(t.render_batch)),
-      ocr(ro::Module<OcrUdf>(costs).replicas(t.ocr_replicas).batch_size(t.ocr_batch)),
+      ocr(ro::Module<OcrUdf>(costs)
+              .replicas(t.ocr_replicas)
+              .batch_size(t.ocr_batch)
+              .batch_wait(std::chrono::milliseconds(t.ocr_batch_wait_ms))),
       assemble(ro::Module<AssembleUdf>(costs)
                    .replicas(t.assemble_replicas)
                    .batch_size(t.assemble_batch)) {}

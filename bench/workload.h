@@ -49,6 +49,7 @@ struct Topology {
   int render_batch = 1;
   int ocr_replicas = 8;  ///< the simulated accelerators
   int ocr_batch = 32;
+  int ocr_batch_wait_ms = 0;  ///< Module::batch_wait of the OCR stage
   int assemble_replicas = 2;
   int assemble_batch = 1;
 };

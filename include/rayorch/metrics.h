@@ -45,9 +45,12 @@ struct RunOptions {
 
 /// Per-Call counters of one run.
 struct CallMetrics {
-  std::string call;                         ///< e.g. "OcrPage#2"
-  std::string udf;                          ///< the UDF type name
-  int actors = 0;                           ///< actors in the Call's pool
+  std::string call;    ///< e.g. "OcrPage#2"
+  std::string udf;     ///< the UDF type name
+  int actors = 0;      ///< actors in the Call's pool
+  int batch_size = 1;  ///< the Module's batch_size
+  /// Mean Grains per RPC over batch_size (1.0: every RPC full); 0 without RPCs.
+  double mean_batch_fill = 0.0;
   std::uint64_t rpcs = 0;                   ///< physical calls (including failed attempts)
   std::uint64_t grain_dispatches = 0;       ///< Grains sent in RPCs (counting replays)
   std::uint64_t requeues = 0;               ///< Grains put back for a retry or replay

@@ -305,6 +305,19 @@ class Module {
     state_->options.timeout = t;
     return *this;
   }
+  /// An idle actor waits up to `w` for a batch of batch_size Grains while Grains upstream of
+  /// the Call in the same input batch are unsealed (more may arrive), never when nothing
+  /// more can arrive and never while no other RPC is running, so it adds no tail latency at
+  /// the end of an input batch. For accelerator stages that pay per call. 0: never wait.
+  /// The local executor honours it; testing::SyncExecutor (no clock) ignores it.
+  Module&& batch_wait(std::chrono::milliseconds w) && {
+    state_->options.batch_wait = w;
+    return std::move(*this);
+  }
+  Module& batch_wait(std::chrono::milliseconds w) & {
+    state_->options.batch_wait = w;
+    return *this;
+  }
   /// How reservations pick Grains (default elastic).
   Module&& reservation(Reservation r) && {
     state_->options.reservation = r;

@@ -27,6 +27,9 @@ struct ModuleOptions {
   RecoveryPolicy recovery;                  ///< physical-failure handling (default abort)
   int infra_retries = 1;                    ///< replays per Grain after a lost actor (>= 0)
   std::chrono::milliseconds timeout{0};     ///< per-RPC deadline; 0 means none
+  /// How long an idle actor may wait for a fuller batch while upstream work for the Call is
+  /// still pending (never when nothing more can arrive); 0 means never wait (default).
+  std::chrono::milliseconds batch_wait{0};
   Reservation reservation = Reservation::elastic;
 };
 

@@ -214,7 +214,9 @@ class LocalCore final : public ExecutionCore {
     for (std::size_t p = 0; p < actors_.size(); ++p) {
       for (Actor& a : actors_[p]) {
         if (a.busy) continue;
-        auto d = state.pick(static_cast<int>(p));
+        // Holding a small batch back is safe only while another RPC runs: its completion
+        // wakes the loop, so nothing can stall.
+        auto d = state.pick(static_cast<int>(p), in_flight_ > 0);
         if (!d) break;
         const PlanCall& call = plan_->calls[d->batch.call];
         Task t;
@@ -367,7 +369,8 @@ class LocalCore final : public ExecutionCore {
       std::deque<Completion> batch;
       {
         std::unique_lock<std::mutex> lock(done_->mutex);
-        const auto wake = std::min(next_deadline(), Clock::now() + std::chrono::milliseconds(200));
+        const auto wake = std::min({next_deadline(), state.next_hold_deadline(),
+                                    Clock::now() + std::chrono::milliseconds(200)});
         done_->cv.wait_until(lock, wake, [&] { return !done_->items.empty(); });
         batch.swap(done_->items);
       }

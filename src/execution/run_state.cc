@@ -94,11 +94,27 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
       }
     }
   }
+  upstream_.resize(plan_->calls.size());
+  hold_since_.assign(plan_->calls.size(), std::chrono::steady_clock::time_point::max());
+  for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
+    // consumers_ holds direct consumers; close over them for everything upstream.
+    std::vector<int> stack(consumers_[c].begin(), consumers_[c].end());
+    std::vector<char> seen(plan_->calls.size(), 0);
+    while (!stack.empty()) {
+      const int d = stack.back();
+      stack.pop_back();
+      if (seen[d]) continue;
+      seen[d] = 1;
+      upstream_[d].push_back(static_cast<int>(c));
+      stack.insert(stack.end(), consumers_[d].begin(), consumers_[d].end());
+    }
+  }
   for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
     CallMetrics m;
     m.call = plan_->calls[c].name;
     m.udf = plan_->calls[c].udf;
     m.actors = actors_per_pool[plan_->calls[c].pool];
+    m.batch_size = plan_->calls[c].batch_size;
     metrics_.calls.push_back(std::move(m));
   }
 }
@@ -160,17 +176,45 @@ bool RunState::held_back(int call) const {
   return false;
 }
 
-std::optional<Dispatch> RunState::pick(int pool) {
+bool RunState::wait_for_batch(const Engine& e, int call,
+                              std::chrono::steady_clock::time_point now) {
+  const PlanCall& pc = plan_->calls[call];
+  const auto wait = plan_->pools[pc.pool].options.batch_wait;
+  if (wait.count() <= 0 || e.ready_count(call) >= static_cast<std::size_t>(pc.batch_size))
+    return false;
+  bool more_can_arrive = false;
+  for (int u : upstream_[call]) {
+    const auto& k = e.counters(u);
+    if (k.sealed < k.total) more_can_arrive = true;
+  }
+  if (!more_can_arrive) return false;
+  if (hold_since_[call] == std::chrono::steady_clock::time_point::max()) hold_since_[call] = now;
+  return now - hold_since_[call] < wait;
+}
+
+std::chrono::steady_clock::time_point RunState::next_hold_deadline() const {
+  auto t = std::chrono::steady_clock::time_point::max();
+  for (std::size_t c = 0; c < hold_since_.size(); ++c) {
+    if (hold_since_[c] == std::chrono::steady_clock::time_point::max()) continue;
+    t = std::min(t, hold_since_[c] + plan_->pools[plan_->calls[c].pool].options.batch_wait);
+  }
+  return t;
+}
+
+std::optional<Dispatch> RunState::pick(int pool, bool may_wait) {
   const auto& calls = plan_->pools[pool].calls;
   const std::size_t n = calls.size();
+  const auto now = std::chrono::steady_clock::now();
   for (auto& engine : active_) {
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t idx = (rr_[pool] + k) % n;
       const int call = calls[idx];
       if (!engine->has_work(call) || held_back(call)) continue;
+      if (may_wait && wait_for_batch(*engine, call, now)) continue;
       auto batch = engine->reserve(call);
       if (!batch) continue;
       rr_[pool] = idx + 1;
+      hold_since_[call] = std::chrono::steady_clock::time_point::max();
       in_flight_per_call_[call] += batch->grains.size();
       return Dispatch{engine.get(), std::move(*batch)};
     }
@@ -342,6 +386,12 @@ std::string RunState::progress_line() const {
 RunMetrics RunState::finish() {
   for (const auto& e : active_) fold_counters(*e);
   metrics_.elapsed_seconds = now_seconds();
+  for (CallMetrics& m : metrics_.calls) {
+    if (m.rpcs > 0) {
+      m.mean_batch_fill = static_cast<double>(m.grain_dispatches) /
+                          (static_cast<double>(m.rpcs) * static_cast<double>(m.batch_size));
+    }
+  }
   write_files(false, {});
   return std::move(metrics_);
 }
@@ -406,6 +456,8 @@ void RunState::write_files(bool aborted, const std::string& error) {
                        {"failed_rpcs", m.failed_rpcs},
                        {"suppressed_by_barrier", m.suppressed_by_barrier},
                        {"busy_seconds", m.busy_seconds},
+                       {"batch_size", m.batch_size},
+                       {"mean_batch_fill", m.mean_batch_fill},
                        {"batch_size_histogram", hist}});
     }
     nlohmann::json batches = nlohmann::json::array();

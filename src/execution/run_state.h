@@ -45,8 +45,12 @@ class RunState {
 
   /// Admits input batches up to the active limit.
   void admit();
-  /// Finds dispatchable work for `pool`: lowest input batch first, Calls round-robin.
-  std::optional<Dispatch> pick(int pool);
+  /// Finds dispatchable work for `pool`: lowest input batch first, Calls round-robin. With
+  /// `may_wait` (another RPC is running), a Call with a batch_wait may hold back a batch
+  /// smaller than batch_size while its upstream is unsealed, up to that wait.
+  std::optional<Dispatch> pick(int pool, bool may_wait = false);
+  /// When the earliest batch_wait hold expires (time_point::max() when none is held).
+  std::chrono::steady_clock::time_point next_hold_deadline() const;
   /// Advances every engine, delivers finished roots, retires complete batches, admits more.
   /// Throws ExecutionError on a fatal data error or a deadlock.
   void settle();
@@ -107,6 +111,11 @@ class RunState {
   // and how many of their READY Grains hold it back (RunOptions::backpressure).
   std::vector<std::vector<int>> consumers_;
   std::vector<std::size_t> backlog_limit_;
+  // Per Call: the Calls upstream of it, and since when a small batch has been held back
+  // for batch_wait (time_point::max(): not held).
+  std::vector<std::vector<int>> upstream_;
+  std::vector<std::chrono::steady_clock::time_point> hold_since_;
+  bool wait_for_batch(const Engine& e, int call, std::chrono::steady_clock::time_point now);
   std::size_t roots_delivered_ = 0;
   std::chrono::steady_clock::time_point start_;
   RunMetrics metrics_;

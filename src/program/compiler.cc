@@ -65,6 +65,8 @@ void check_module_options(const Graph::Impl& g, int module) {
   }
   if (o.timeout.count() < 0)
     fail(fmt::format("timeout must be >= 0 ms, got {}", o.timeout.count()));
+  if (o.batch_wait.count() < 0)
+    fail(fmt::format("batch_wait must be >= 0 ms, got {}", o.batch_wait.count()));
   if (!m.factory) fail("has no constructor factory");
 }
 

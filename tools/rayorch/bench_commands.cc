@@ -53,6 +53,10 @@ void add_workload(CLI::App* sub, rb::WorkloadOptions& w) {
   sub->add_option("--ocr-replicas", t.ocr_replicas, "OCR actors (simulated accelerators)")
       ->capture_default_str();
   sub->add_option("--ocr-batch", t.ocr_batch, "OCR batch size")->capture_default_str();
+  sub->add_option("--ocr-batch-wait-ms", t.ocr_batch_wait_ms,
+                  "OCR Module::batch_wait: wait this long for a full batch while pages are "
+                  "still coming")
+      ->capture_default_str();
   sub->add_option("--assemble-replicas", t.assemble_replicas, "Assemble actors")
       ->capture_default_str();
   sub->add_option("--input-batch-size", w.input_batch_size, "Source rows per input batch (0: all)")
