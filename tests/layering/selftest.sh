@@ -35,6 +35,8 @@ CC
   cat >"${t}/src/execution/backends/threads.cc" <<'CC'
 #include "execution/worker_pool.h"
 #include "execution/invoke.h"
+#include "runtime/protocol.h"
+#include "runtime/protocol_codec.h"
 CC
   cat >"${t}/src/execution/executor.cc" <<'CC'
 #include "execution/executor.h"
@@ -95,6 +97,9 @@ plant src/runtime/all.cc        '#include <rayorch/rayorch.h>'      "runtime -> 
 plant src/program/plan.h        '#include "program/logical.h"'      "plan -> logical program"
 plant src/execution/backends/b.cc '#include "runtime/engine.h"'     "backend -> engine"
 plant src/execution/backends/c.cc '#include "execution/driver.h"'   "backend -> driver"
+plant src/execution/backends/d.cc '#include "runtime/protocols.h"'   "backend -> a non-protocol runtime header"
+plant src/execution/backends/e.cc '#include "runtime/plan_state.h"'  "backend -> runtime state"
+plant src/execution/backends/f.cc '#include "execution/observers/trace.h"' "backend -> observers"
 
 # The rule name must be reported.
 make_clean_tree "${tree}"

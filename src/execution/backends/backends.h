@@ -1,0 +1,23 @@
+// The worker-pool implementations (execution/worker_pool.h). Each one only runs
+// invocations; the driver (execution/driver.h) decides everything else.
+#pragma once
+
+#include <memory>
+
+#include "execution/worker_pool.h"
+#include "program/plan.h"
+
+namespace rayorch::detail {
+
+/// Local threads, the embedded default: `replicas` threads per pool, each building and
+/// owning its UDF instance on its own thread. Returns once every constructor has finished;
+/// throws ExecutionError (after stopping what started) when one failed.
+std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan);
+
+/// The deterministic backend of testing::SyncExecutor: one worker per pool, run on the
+/// driver's thread inside wait(), one task at a time. With `wire`, every invocation and
+/// report crosses as bytes (protocol_codec) before the other side sees it. Timeouts cannot
+/// interrupt it: an attempt runs to its end.
+std::unique_ptr<WorkerPools> make_inline_pools(std::shared_ptr<const RuntimePlan> plan, bool wire);
+
+}  // namespace rayorch::detail

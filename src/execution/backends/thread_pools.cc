@@ -1,0 +1,222 @@
+// Local threads: each worker is a thread owning one UDF instance, fed through a one-slot
+// mailbox; results come back through one completion queue.
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "rayorch/errors.h"
+
+#include "execution/backends/backends.h"
+
+namespace rayorch::detail {
+namespace {
+
+// Shared between the driver and every worker thread (each member under `mutex`).
+struct CompletionQueue {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<std::pair<std::uint64_t, WorkerResult>> items;  // (worker epoch, result)
+
+  void push(std::uint64_t epoch, WorkerResult r) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      items.emplace_back(epoch, std::move(r));
+    }
+    cv.notify_one();
+  }
+};
+
+// One worker's inbox: at most one task, or the order to stop.
+struct Mailbox {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::optional<WorkerTask> task;
+  bool stop = false;
+};
+
+// Counts the constructors still running at start-up and keeps the first error.
+struct Startup {
+  std::mutex mutex;
+  std::condition_variable cv;
+  int pending = 0;
+  std::string error;
+};
+
+void worker_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std::uint64_t epoch,
+                 std::shared_ptr<Mailbox> box, std::shared_ptr<CompletionQueue> done,
+                 std::shared_ptr<Startup> startup) {
+  std::string error;
+  std::unique_ptr<UdfInstance> instance = build_instance(*plan, pool, error);
+  if (startup) {
+    std::lock_guard<std::mutex> lock(startup->mutex);
+    if (!instance && startup->error.empty()) {
+      startup->error = fmt::format("{} (actor {} of pool {})", error, slot, plan->pools[pool].name);
+    }
+    --startup->pending;
+    startup->cv.notify_all();
+  }
+  for (;;) {
+    WorkerTask task;
+    {
+      std::unique_lock<std::mutex> lock(box->mutex);
+      box->cv.wait(lock, [&] { return box->stop || box->task.has_value(); });
+      if (!box->task) return;
+      task = std::move(*box->task);
+      box->task.reset();
+    }
+    WorkerResult r;
+    r.run = task.run;
+    r.pool = pool;
+    r.slot = slot;
+    if (!instance) {
+      r.fatal = error;
+    } else {
+      r.attempt = invoke_call(*plan, task.invocation, *instance, task.inputs);
+      if (r.attempt.kind == Attempt::Kind::lost) {
+        // A lost actor is replaced by a fresh UDF instance.
+        instance.reset();
+        instance = build_instance(*plan, pool, error);
+        r.rebuilt = true;
+        if (!instance) r.fatal = "replacing a lost actor failed: " + error;
+      }
+    }
+    task = WorkerTask{};  // drop the inputs before reporting
+    done->push(epoch, std::move(r));
+  }
+}
+
+struct Worker {
+  std::uint64_t epoch = 0;
+  std::shared_ptr<Mailbox> box;
+  std::thread thread;
+  bool busy = false;  // a task was submitted and its result not yet returned by wait()
+};
+
+class ThreadPools final : public WorkerPools {
+ public:
+  explicit ThreadPools(std::shared_ptr<const RuntimePlan> plan)
+      : plan_(std::move(plan)), done_(std::make_shared<CompletionQueue>()) {
+    auto startup = std::make_shared<Startup>();
+    for (std::size_t p = 0; p < plan_->pools.size(); ++p) {
+      workers_.emplace_back();
+      for (int r = 0; r < plan_->pools[p].options.replicas; ++r) {
+        {
+          std::lock_guard<std::mutex> lock(startup->mutex);
+          ++startup->pending;
+        }
+        workers_[p].push_back(start(static_cast<int>(p), r, startup));
+      }
+    }
+    std::unique_lock<std::mutex> lock(startup->mutex);
+    startup->cv.wait(lock, [&] { return startup->pending == 0; });
+    if (!startup->error.empty()) {
+      const std::string error = startup->error;
+      lock.unlock();
+      stop();
+      throw ExecutionError(error);
+    }
+  }
+
+  ~ThreadPools() override { stop(); }
+
+  std::vector<int> sizes() const override {
+    std::vector<int> s;
+    for (const auto& pool : workers_) s.push_back(static_cast<int>(pool.size()));
+    return s;
+  }
+
+  std::size_t max_outstanding() const override {
+    std::size_t n = 0;
+    for (const auto& pool : workers_) n += pool.size();
+    return n;
+  }
+
+  void submit(WorkerTask task) override {
+    Worker& w = workers_[task.pool][task.slot];
+    w.busy = true;
+    {
+      std::lock_guard<std::mutex> lock(w.box->mutex);
+      w.box->task = std::move(task);
+    }
+    w.box->cv.notify_one();
+  }
+
+  void wait(Clock::time_point deadline, std::vector<WorkerResult>& out) override {
+    std::deque<std::pair<std::uint64_t, WorkerResult>> ready;
+    {
+      std::unique_lock<std::mutex> lock(done_->mutex);
+      done_->cv.wait_until(lock, deadline, [&] { return !done_->items.empty(); });
+      ready.swap(done_->items);
+    }
+    for (auto& [epoch, r] : ready) {
+      if (static_cast<std::size_t>(r.pool) >= workers_.size()) continue;  // stopped
+      Worker& w = workers_[r.pool][r.slot];
+      r.current = w.epoch == epoch;
+      if (r.current) w.busy = false;
+      out.push_back(std::move(r));
+    }
+  }
+
+  void replace(int pool, int slot) override {
+    Worker& w = workers_[pool][slot];
+    {
+      std::lock_guard<std::mutex> lock(w.box->mutex);
+      w.box->stop = true;
+    }
+    w.box->cv.notify_all();
+    // A hung thread cannot be killed; it exits after its attempt, whose result is then
+    // marked not current. The task it holds keeps its inputs alive until then.
+    w.thread.detach();
+    w = start(pool, slot, nullptr);
+  }
+
+  void stop() noexcept override {
+    for (auto& pool : workers_) {
+      for (Worker& w : pool) {
+        {
+          std::lock_guard<std::mutex> lock(w.box->mutex);
+          w.box->stop = true;
+        }
+        w.box->cv.notify_all();
+      }
+    }
+    for (std::size_t p = 0; p < workers_.size(); ++p) {
+      for (Worker& w : workers_[p]) {
+        if (!w.thread.joinable()) continue;
+        // An attempt that can time out may hang: do not wait for it.
+        if (w.busy && plan_->pools[p].options.timeout.count() > 0)
+          w.thread.detach();
+        else
+          w.thread.join();
+      }
+    }
+    workers_.clear();
+  }
+
+ private:
+  Worker start(int pool, int slot, std::shared_ptr<Startup> startup) {
+    Worker w;
+    w.epoch = ++epochs_;
+    w.box = std::make_shared<Mailbox>();
+    w.thread =
+        std::thread(worker_main, plan_, pool, slot, w.epoch, w.box, done_, std::move(startup));
+    return w;
+  }
+
+  std::shared_ptr<const RuntimePlan> plan_;
+  std::shared_ptr<CompletionQueue> done_;
+  std::vector<std::vector<Worker>> workers_;
+  std::uint64_t epochs_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan) {
+  return std::make_unique<ThreadPools>(std::move(plan));
+}
+
+}  // namespace rayorch::detail

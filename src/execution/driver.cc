@@ -1,0 +1,239 @@
+// The one driver loop. See driver.h.
+#include "execution/driver.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "rayorch/errors.h"
+
+#include "execution/backends/backends.h"
+
+namespace rayorch::detail {
+namespace {
+
+// "[rayorch] " + the line, cut to the terminal's width so that it never wraps (a wrapped
+// line would not be overwritten by the next update).
+std::string fit_to_terminal(const std::string& line) {
+  std::string s = "[rayorch] " + line;
+  struct winsize ws {};
+  const std::size_t width =
+      ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+  if (s.size() >= width) s = s.substr(0, width > 4 ? width - 4 : 0) + "...";
+  return s;
+}
+
+}  // namespace
+
+Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPools> pools,
+               DriverOptions options)
+    : plan_(std::move(plan)), pools_(std::move(pools)), options_(options) {
+  for (int n : pools_->sizes()) workers_.emplace_back(static_cast<std::size_t>(n));
+  max_outstanding_ = std::max<std::size_t>(pools_->max_outstanding(), 1);
+}
+
+Driver::~Driver() {
+  close();
+}
+
+void Driver::close() {
+  if (closed_) return;
+  closed_ = true;
+  pools_->stop();
+}
+
+RunMetrics Driver::run(SourceData sources, const RunOptions& options, const RootSink& sink) {
+  if (closed_) {
+    throw ExecutionError(
+        "this executor is closed (after close() or an aborted run); create a new executor to "
+        "run again");
+  }
+  std::vector<int> sizes;
+  for (const auto& pool : workers_) sizes.push_back(static_cast<int>(pool.size()));
+  // Bad options throw here, before anything ran, and leave the executor usable.
+  RunState state(plan_, std::move(sources), options, sink, sizes, options_.wire);
+  ++run_;
+  try {
+    return drive(state, options);
+  } catch (const std::exception& e) {
+    state.write_aborted(e.what());
+    // An unrecoverable failure or an exception from the streaming callback closes the
+    // executor. Attempts still running hold their own inputs, so `state` may go.
+    close();
+    throw;
+  } catch (...) {
+    close();
+    throw;
+  }
+}
+
+RunMetrics Driver::drive(RunState& state, const RunOptions& options) {
+  // Late reports of attempts abandoned in earlier runs are rejected here, so each one is
+  // counted even when this run never waits for a result.
+  results_.clear();
+  pools_->wait(Clock::now(), results_);
+  for (WorkerResult& r : results_) handle(state, r);
+
+  const bool show_progress = options.progress && ::isatty(STDERR_FILENO) == 1;
+  auto last_progress = Clock::now();
+  state.admit();
+  state.settle();
+  int idle_rounds = 0;
+  while (!state.done()) {
+    dispatch(state);
+    if (outstanding_ == 0) {
+      // Nothing was sent, but a pick may have sealed barriered Grains: settling publishes
+      // their facts (and may retire and admit input batches). A stuck engine throws there
+      // with its progress counters; this is the backstop.
+      state.settle();
+      if (++idle_rounds > 2 && !state.done()) {
+        throw ExecutionError(
+            "deadlock: input batches are incomplete but no Grain is dispatchable and nothing "
+            "is in flight");
+      }
+      continue;
+    }
+    idle_rounds = 0;
+    results_.clear();
+    const auto wake = std::min({next_deadline(), state.next_hold_deadline(),
+                                Clock::now() + std::chrono::milliseconds(200)});
+    pools_->wait(wake, results_);
+    for (WorkerResult& r : results_) handle(state, r);
+    expire(state);
+    state.settle();
+    if (show_progress && Clock::now() - last_progress > std::chrono::milliseconds(250)) {
+      last_progress = Clock::now();
+      std::fprintf(stderr, "\r\033[K%s", fit_to_terminal(state.progress_line()).c_str());
+      std::fflush(stderr);
+    }
+  }
+  if (show_progress)
+    std::fprintf(stderr, "\r\033[K%s\n", fit_to_terminal(state.progress_line()).c_str());
+  return state.finish();
+}
+
+void Driver::dispatch(RunState& state) {
+  const std::size_t np = workers_.size();
+  for (std::size_t k = 0; k < np; ++k) {
+    const std::size_t p = (cursor_ + k) % np;
+    for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {
+      if (outstanding_ >= max_outstanding_) return;
+      WorkerState& w = workers_[p][slot];
+      if (w.current) continue;
+      // Holding a small batch back is safe only while another RPC runs: its result wakes
+      // the loop, so nothing can stall.
+      auto d = state.pick(static_cast<int>(p), outstanding_ > 0);
+      if (!d) break;
+      const auto timeout = plan_->pools[p].options.timeout;
+      w.deadline = timeout.count() > 0 ? Clock::now() + timeout : Clock::time_point::max();
+      WorkerTask task;
+      task.run = run_;
+      task.pool = static_cast<int>(p);
+      task.slot = static_cast<int>(slot);
+      task.inputs = state.store().resolve_inputs(d->batch);
+      task.invocation = d->batch;
+      w.current = std::move(*d);
+      pools_->submit(std::move(task));
+      ++outstanding_;
+      cursor_ = p + 1;
+    }
+  }
+}
+
+void Driver::handle(RunState& state, WorkerResult& r) {
+  if (r.run != run_) {
+    // An attempt abandoned in an earlier run: its engine is gone, nothing can accept it.
+    state.count_stale_report();
+    return;
+  }
+  if (!r.current) {
+    // The late report of an abandoned attempt: the generation fence rejects it.
+    state.reject_late(r.attempt.report);
+    return;
+  }
+  WorkerState& w = workers_[r.pool][r.slot];
+  Dispatch d = std::move(*w.current);
+  w.current.reset();
+  w.deadline = Clock::time_point::max();
+  --outstanding_;
+  if (!r.fatal.empty()) throw ExecutionError(r.fatal);
+  const Attempt& a = r.attempt;
+  if (options_.keep_rpc_log) log_rpc(d, a.kind != Attempt::Kind::ok);
+  switch (a.kind) {
+    case Attempt::Kind::ok:
+      state.record_rpc(d, r.slot, a.start, a.end, "ok");
+      state.apply_result(d, r.attempt);
+      break;
+    case Attempt::Kind::failed:
+      state.record_rpc(d, r.slot, a.start, a.end, "failed");
+      state.apply_failure(d, a.error);
+      break;
+    case Attempt::Kind::lost:
+      state.record_rpc(d, r.slot, a.start, a.end, "lost");
+      ++state.actors_replaced();
+      state.apply_lost(d, a.error);
+      break;
+  }
+}
+
+void Driver::expire(RunState& state) {
+  const auto now = Clock::now();
+  for (std::size_t p = 0; p < workers_.size(); ++p) {
+    for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {
+      WorkerState& w = workers_[p][slot];
+      if (!w.current || w.deadline > now) continue;
+      Dispatch d = std::move(*w.current);
+      w.current.reset();
+      w.deadline = Clock::time_point::max();
+      const auto timeout = plan_->pools[p].options.timeout;
+      pools_->replace(static_cast<int>(p), static_cast<int>(slot));
+      --outstanding_;
+      ++state.actors_replaced();
+      if (options_.keep_rpc_log) log_rpc(d, true);
+      state.record_rpc(d, static_cast<int>(slot), now - timeout, now, "timeout");
+      state.apply_lost(
+          d, fmt::format("rayorch::Timeout: the RPC ran past the {} ms timeout", timeout.count()));
+    }
+  }
+}
+
+Driver::Clock::time_point Driver::next_deadline() const {
+  auto t = Clock::time_point::max();
+  for (const auto& pool : workers_) {
+    for (const WorkerState& w : pool) {
+      if (w.current) t = std::min(t, w.deadline);
+    }
+  }
+  return t;
+}
+
+void Driver::log_rpc(const Dispatch& d, bool failed) {
+  const PlanCall& call = plan_->calls[d.batch.call];
+  RpcRecord rec;
+  rec.call = call.name;
+  rec.input_batch = d.engine->batch_index();
+  for (std::size_t i = 0; i < d.batch.grains.size(); ++i) {
+    rec.grains.push_back(d.engine->entity_key(call.domain, d.batch.grains[i]));
+    rec.generations.push_back(d.batch.generations[i]);
+  }
+  rec.failed = failed;
+  log_.push_back(std::move(rec));
+}
+
+std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
+                                               const LocalBackend&) {
+  auto pools = make_thread_pools(plan);
+  return std::make_unique<Driver>(std::move(plan), std::move(pools), DriverOptions{});
+}
+
+std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan, bool wire) {
+  auto pools = make_inline_pools(plan, wire);
+  return std::make_unique<Driver>(std::move(plan), std::move(pools),
+                                  DriverOptions{.keep_rpc_log = true, .wire = wire});
+}
+
+}  // namespace rayorch::detail

@@ -1,0 +1,84 @@
+// The worker-pool interface: what a backend implements so that the one driver
+// (execution/driver.h) can run a plan's Calls on it (DESIGN 6.1).
+//
+// A backend owns workers, grouped in pools (one pool per Module, `PlanPool`), each worker
+// holding one UDF instance. It runs invocations and reports what they produced; it decides
+// nothing about the program: which Grains run, in which batch, what a failure means, when
+// a worker has hung, and when to replay are all the driver's decisions.
+//
+// Threading and ownership:
+// - Every member function is called from the driver's thread only (the thread that calls
+//   ExecutionCore::run / close). A backend may run workers on other threads or processes;
+//   it hands their results back only through wait().
+// - The driver submits a task only to a worker it knows to be idle: one that has never
+//   been given a task, or whose last task's result wait() returned, or that replace()
+//   made fresh. At most one task runs on a worker at a time.
+// - A task owns what its worker reads (the invocation and the resolved input blocks), so
+//   an attempt that the driver abandons (replace) can still read its inputs safely.
+// - Results carry the run and the worker's incarnation (`epoch`) they belong to; the
+//   driver fences results of abandoned attempts and of earlier runs with them.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "execution/invoke.h"
+#include "execution/value_store.h"
+#include "runtime/protocol.h"
+
+namespace rayorch::detail {
+
+/// One invocation handed to one idle worker.
+struct WorkerTask {
+  std::uint64_t run = 0;  ///< the driver's run counter, echoed in the result
+  int pool = -1;
+  int slot = -1;  ///< the worker's index within its pool
+  Invocation invocation;
+  ResolvedInputs inputs;
+};
+
+/// What a worker reported for one task.
+struct WorkerResult {
+  std::uint64_t run = 0;
+  int pool = -1;
+  int slot = -1;
+  /// False when the worker was replaced (replace()) after the task was submitted: the
+  /// attempt was abandoned and its report is late.
+  bool current = true;
+  Attempt attempt;
+  /// The worker rebuilt its UDF instance after an ActorLost (counted as a replacement).
+  bool rebuilt = false;
+  /// Non-empty: the worker cannot run anything (its UDF instance could not be rebuilt).
+  std::string fatal;
+};
+
+class WorkerPools {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  virtual ~WorkerPools() = default;
+
+  /// Workers per pool, in plan order. Fixed for the pools' lifetime.
+  virtual std::vector<int> sizes() const = 0;
+  /// How many tasks may be outstanding at once across all pools (the driver never submits
+  /// more). A deterministic backend returns 1.
+  virtual std::size_t max_outstanding() const = 0;
+  /// Hands `task` to the idle worker (task.pool, task.slot).
+  virtual void submit(WorkerTask task) = 0;
+  /// Appends the results that are ready to `out`, waiting until at least one is or until
+  /// `deadline` passes. A backend that runs tasks on the driver's thread runs them here.
+  virtual void wait(Clock::time_point deadline, std::vector<WorkerResult>& out) = 0;
+  /// Abandons the attempt running on (pool, slot) and puts a fresh worker in its place
+  /// (its constructor runs again). The abandoned attempt's result, if it ever comes, is
+  /// returned by wait() with `current == false`. Throws ExecutionError if no fresh worker
+  /// can be made.
+  virtual void replace(int pool, int slot) = 0;
+  /// Stops every worker and releases them. Does not wait for an attempt that may hang
+  /// (one whose pool has a timeout). Idempotent; never throws.
+  virtual void stop() noexcept = 0;
+};
+
+}  // namespace rayorch::detail
