@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "rayorch/module_options.h"
+#include "rayorch/observer.h"
 
 namespace rayorch {
 
@@ -39,8 +41,12 @@ struct RunOptions {
   /// The directory must exist and be writable: run() checks before admitting any input and
   /// throws std::invalid_argument otherwise. An aborted run still writes it, marked aborted.
   std::string trace_path{};
-  /// When non-empty, a JSON metrics report is written here (atomically); same rules.
+  /// When non-empty, a JSON metrics report is written here (atomically); same rules. Each
+  /// observer's report_section() becomes a top-level key of it.
   std::string report_path{};
+  /// More observers of the run's events (rayorch/observer.h), called before the built-in
+  /// progress line, trace and report.
+  std::vector<std::shared_ptr<RunObserver>> observers{};
 };
 
 /// Per-Call counters of one run.
@@ -84,8 +90,9 @@ struct RunMetrics {
   /// Root rows by outcome: "present" when every output is present, else the outcome of the
   /// first output that is not ("dropped", "failed", "suppressed").
   std::map<std::string, std::uint64_t> roots_by_outcome;
-  /// Trace or report files that could not be written at the end of the run (the run itself
-  /// succeeded and the executor stays open); each names the path and the reason.
+  /// Trace or report files that could not be written at the end of the run, and other
+  /// observers' end-of-run failures (the run itself succeeded and the executor stays open);
+  /// each names the path or observer and the reason.
   std::vector<std::string> file_errors;
 };
 

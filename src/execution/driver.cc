@@ -1,11 +1,7 @@
 // The one driver loop. See driver.h.
 #include "execution/driver.h"
 
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -14,20 +10,6 @@
 #include "execution/backends/backends.h"
 
 namespace rayorch::detail {
-namespace {
-
-// "[rayorch] " + the line, cut to the terminal's width so that it never wraps (a wrapped
-// line would not be overwritten by the next update).
-std::string fit_to_terminal(const std::string& line) {
-  std::string s = "[rayorch] " + line;
-  struct winsize ws {};
-  const std::size_t width =
-      ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
-  if (s.size() >= width) s = s.substr(0, width > 4 ? width - 4 : 0) + "...";
-  return s;
-}
-
-}  // namespace
 
 Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPools> pools,
                DriverOptions options)
@@ -58,7 +40,7 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
   RunState state(plan_, std::move(sources), options, sink, sizes, options_.wire);
   ++run_;
   try {
-    return drive(state, options);
+    return drive(state);
   } catch (const std::exception& e) {
     state.write_aborted(e.what());
     // An unrecoverable failure or an exception from the streaming callback closes the
@@ -71,15 +53,14 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
   }
 }
 
-RunMetrics Driver::drive(RunState& state, const RunOptions& options) {
+RunMetrics Driver::drive(RunState& state) {
   // Late reports of attempts abandoned in earlier runs are rejected here, so each one is
   // counted even when this run never waits for a result.
   results_.clear();
   pools_->wait(Clock::now(), results_);
   for (WorkerResult& r : results_) handle(state, r);
 
-  const bool show_progress = options.progress && ::isatty(STDERR_FILENO) == 1;
-  auto last_progress = Clock::now();
+  state.begin();
   state.admit();
   state.settle();
   int idle_rounds = 0;
@@ -105,14 +86,8 @@ RunMetrics Driver::drive(RunState& state, const RunOptions& options) {
     for (WorkerResult& r : results_) handle(state, r);
     expire(state);
     state.settle();
-    if (show_progress && Clock::now() - last_progress > std::chrono::milliseconds(250)) {
-      last_progress = Clock::now();
-      std::fprintf(stderr, "\r\033[K%s", fit_to_terminal(state.progress_line()).c_str());
-      std::fflush(stderr);
-    }
+    state.tick();
   }
-  if (show_progress)
-    std::fprintf(stderr, "\r\033[K%s\n", fit_to_terminal(state.progress_line()).c_str());
   return state.finish();
 }
 

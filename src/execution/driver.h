@@ -46,7 +46,7 @@ class Driver final : public ExecutionCore {
     Clock::time_point deadline = Clock::time_point::max();
   };
 
-  RunMetrics drive(RunState& state, const RunOptions& options);
+  RunMetrics drive(RunState& state);
   void dispatch(RunState& state);
   void handle(RunState& state, WorkerResult& result);
   void expire(RunState& state);

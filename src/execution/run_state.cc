@@ -5,15 +5,14 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <string_view>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "rayorch/errors.h"
 
+#include "execution/observers/observers.h"
 #include "runtime/protocol_codec.h"
 
 namespace rayorch::detail {
@@ -25,6 +24,7 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
       sources_(std::move(sources)),
       store_(std::move(plan)),
       wire_(wire),
+      actors_per_pool_(std::move(actors_per_pool)),
       options_(options),
       sink_(sink),
       start_(std::chrono::steady_clock::now()) {
@@ -113,10 +113,38 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
     CallMetrics m;
     m.call = plan_->calls[c].name;
     m.udf = plan_->calls[c].udf;
-    m.actors = actors_per_pool[plan_->calls[c].pool];
+    m.actors = actors_per_pool_[plan_->calls[c].pool];
     m.batch_size = plan_->calls[c].batch_size;
     metrics_.calls.push_back(std::move(m));
   }
+  for (std::size_t i = 0; i < options_.observers.size(); ++i) {
+    if (!options_.observers[i]) {
+      throw std::invalid_argument(
+          fmt::format("RunOptions.observers[{}] is null; pass a std::shared_ptr to an object "
+                      "derived from rayorch::RunObserver",
+                      i));
+    }
+    observers_.push_back(options_.observers[i]);
+  }
+  if (options_.progress && ::isatty(STDERR_FILENO) == 1) observers_.push_back(make_progress_line());
+  if (!options_.trace_path.empty()) observers_.push_back(make_chrome_trace(options_.trace_path));
+  if (!options_.report_path.empty()) observers_.push_back(make_json_report(options_.report_path));
+  for (const auto& o : observers_) wants_parents_ = wants_parents_ || o->wants_rpc_parents();
+  last_progress_ = start_;
+}
+
+void RunState::begin() {
+  if (observers_.empty()) return;
+  std::vector<std::string> calls;
+  for (const PlanCall& c : plan_->calls) calls.push_back(c.name);
+  std::vector<std::string> pools;
+  for (const PlanPool& p : plan_->pools) pools.push_back(p.name);
+  const RunStartEvent e{.rows = sources_.rows,
+                        .input_batches = batch_count_,
+                        .calls = calls,
+                        .pools = pools,
+                        .actors_per_pool = actors_per_pool_};
+  for (const auto& o : observers_) o->on_run_start(e);
 }
 
 double RunState::now_seconds() const {
@@ -263,17 +291,19 @@ void RunState::settle() {
         }
         metrics_.root_completed_seconds[row] = now_seconds();
         ++roots_delivered_;
-        {
-          Outcome root_outcome = Outcome::present;
-          for (Outcome o : outcomes_) {
-            if (o != Outcome::present) {
-              root_outcome = o;
-              break;
-            }
+        Outcome root_outcome = Outcome::present;
+        for (Outcome o : outcomes_) {
+          if (o != Outcome::present) {
+            root_outcome = o;
+            break;
           }
-          ++metrics_.roots_by_outcome[std::string(to_string(root_outcome))];
         }
+        ++metrics_.roots_by_outcome[std::string(to_string(root_outcome))];
         sink_(row, erased_);
+        if (!observers_.empty()) {
+          const RootEvent re{row, root_outcome, metrics_.root_completed_seconds[row]};
+          for (const auto& o : observers_) o->on_root(re);
+        }
         e.root_delivered(root);
       }
       apply_store_commands(e);
@@ -306,13 +336,14 @@ void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_cloc
   if (d.engine != nullptr) {
     ++metrics_.input_batches[d.engine->batch_index()].rpcs;
   }
-  if (!options_.trace_path.empty()) {
-    TimelineEntry t;
-    t.pool = plan_->calls[d.batch.call].pool;
-    t.actor = actor;
-    t.call = d.batch.call;
-    t.input_batch = d.engine ? d.engine->batch_index() : 0;
-    t.rows = d.batch.grains.size();
+  if (observers_.empty()) return;
+  RpcEvent e;
+  e.call = d.batch.call;
+  e.pool = plan_->calls[d.batch.call].pool;
+  e.actor = actor;
+  e.input_batch = d.engine ? d.engine->batch_index() : 0;
+  e.rows = d.batch.grains.size();
+  if (wants_parents_ && d.engine != nullptr) {
     std::set<std::string> parents;
     const int domain = plan_->calls[d.batch.call].domain;
     for (std::uint32_t g : d.batch.grains) {
@@ -320,12 +351,12 @@ void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_cloc
       const auto slash = key.rfind('/');
       parents.insert(slash == std::string::npos ? key : key.substr(0, slash));
     }
-    t.parents = parents.size();
-    t.start_us = std::chrono::duration<double, std::micro>(start - start_).count();
-    t.duration_us = std::chrono::duration<double, std::micro>(end - start).count();
-    t.status = status;
-    timeline_.push_back(std::move(t));
+    e.parents = parents.size();
   }
+  e.start_seconds = std::chrono::duration<double>(start - start_).count();
+  e.end_seconds = std::chrono::duration<double>(end - start_).count();
+  e.status = status;
+  for (const auto& o : observers_) o->on_rpc(e);
 }
 
 void RunState::apply_result(Dispatch& d, Attempt& attempt) {
@@ -370,17 +401,28 @@ void RunState::reject_late(Report& report) {
   ++metrics_.stale_reports_rejected;  // its input batch is already complete
 }
 
-std::string RunState::progress_line() const {
-  std::string s = fmt::format("roots {}/{}", roots_delivered_, sources_.rows);
+void RunState::tick() {
+  if (observers_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_progress_ < std::chrono::milliseconds(250)) return;
+  last_progress_ = now;
+  emit_progress(false);
+}
+
+void RunState::emit_progress(bool final) {
+  progress_.resize(plan_->calls.size());
   for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
     std::size_t ready = 0;
     for (const auto& e : active_) ready += e->ready_count(static_cast<int>(c));
-    s += fmt::format(" | {} done {} ready {} in-flight {}", plan_->calls[c].name, done_per_call_[c],
-                     ready, in_flight_per_call_[c]);
+    progress_[c] =
+        CallProgress{plan_->calls[c].name, done_per_call_[c], ready, in_flight_per_call_[c]};
   }
-  const double t = now_seconds();
-  s += fmt::format(" | {:.1f} roots/s", t > 0 ? static_cast<double>(roots_delivered_) / t : 0.0);
-  return s;
+  const ProgressEvent e{.roots_done = roots_delivered_,
+                        .roots_total = sources_.rows,
+                        .elapsed_seconds = now_seconds(),
+                        .calls = progress_,
+                        .final = final};
+  for (const auto& o : observers_) o->on_progress(e);
 }
 
 RunMetrics RunState::finish() {
@@ -392,123 +434,60 @@ RunMetrics RunState::finish() {
                           (static_cast<double>(m.rpcs) * static_cast<double>(m.batch_size));
     }
   }
-  write_files(false, {});
+  emit_progress(true);
+  end_run(false, {});
   return std::move(metrics_);
 }
 
 void RunState::write_aborted(const std::string& error) noexcept {
   try {
     metrics_.elapsed_seconds = now_seconds();
-    write_files(true, error);
+    try {
+      emit_progress(true);
+    } catch (...) {
+      // The run is failing already; the report below matters more.
+    }
+    end_run(true, error);
   } catch (...) {
     // Nothing more can be done while the run is already failing.
   }
 }
 
-void RunState::write_files(bool aborted, const std::string& error) {
-  auto write = [&](const std::string& path, const std::string& content) {
+void RunState::end_run(bool aborted, const std::string& error) {
+  if (ended_) return;
+  ended_ = true;
+  auto record = [&](const char* what) {
+    std::string message = what;
     try {
-      write_file_atomically(path, content);
+      throw;
     } catch (const std::exception& e) {
-      metrics_.file_errors.push_back(e.what());
-      std::fprintf(stderr, "rayorch: %s\n", e.what());
+      message += e.what();
+    } catch (...) {
+      message += "an exception that is not a std::exception";
     }
+    metrics_.file_errors.push_back(message);
+    std::fprintf(stderr, "rayorch: %s\n", message.c_str());
   };
-  if (!options_.trace_path.empty()) {
-    nlohmann::json events = nlohmann::json::array();
-    for (const TimelineEntry& t : timeline_) {
-      nlohmann::json ev;
-      ev["name"] = plan_->calls[t.call].name;
-      ev["cat"] = t.status;
-      ev["ph"] = "X";
-      ev["ts"] = t.start_us;
-      ev["dur"] = t.duration_us;
-      ev["pid"] = t.pool;
-      ev["tid"] = t.actor;
-      ev["args"] = {{"call", plan_->calls[t.call].name},
-                    {"batch_size", t.rows},
-                    {"parents", t.parents},
-                    {"input_batch", t.input_batch},
-                    {"status", t.status}};
-      events.push_back(std::move(ev));
-    }
-    for (std::size_t p = 0; p < plan_->pools.size(); ++p) {
-      events.push_back({{"name", "process_name"},
-                        {"ph", "M"},
-                        {"pid", p},
-                        {"args", {{"name", plan_->pools[p].name}}}});
-    }
-    nlohmann::json doc = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
-    if (aborted) doc["otherData"] = {{"aborted", true}, {"error", error}};
-    write(options_.trace_path, doc.dump());
-  }
-  if (!options_.report_path.empty()) {
-    nlohmann::json calls = nlohmann::json::array();
-    for (const CallMetrics& m : metrics_.calls) {
-      nlohmann::json hist = nlohmann::json::object();
-      for (const auto& [size, count] : m.batch_size_histogram) hist[std::to_string(size)] = count;
-      calls.push_back({{"call", m.call},
-                       {"udf", m.udf},
-                       {"actors", m.actors},
-                       {"rpcs", m.rpcs},
-                       {"grain_dispatches", m.grain_dispatches},
-                       {"requeues", m.requeues},
-                       {"failed_rpcs", m.failed_rpcs},
-                       {"suppressed_by_barrier", m.suppressed_by_barrier},
-                       {"busy_seconds", m.busy_seconds},
-                       {"batch_size", m.batch_size},
-                       {"mean_batch_fill", m.mean_batch_fill},
-                       {"batch_size_histogram", hist}});
-    }
-    nlohmann::json batches = nlohmann::json::array();
-    for (const InputBatchMetrics& b : metrics_.input_batches) {
-      batches.push_back({{"index", b.index},
-                         {"first_row", b.first_row},
-                         {"rows", b.rows},
-                         {"grains", b.grains},
-                         {"rpcs", b.rpcs},
-                         {"admitted_seconds", b.admitted_seconds},
-                         {"completed_seconds", b.completed_seconds}});
-    }
-    nlohmann::json doc = {{"elapsed_seconds", metrics_.elapsed_seconds},
-                          {"calls", calls},
-                          {"input_batches", batches},
-                          {"peak_active_input_batches", metrics_.peak_active_input_batches},
-                          {"root_completed_seconds", metrics_.root_completed_seconds},
-                          {"stale_reports_rejected", metrics_.stale_reports_rejected},
-                          {"actors_replaced", metrics_.actors_replaced},
-                          {"roots_by_outcome", metrics_.roots_by_outcome},
-                          {"roots_delivered", roots_delivered_},
-                          {"aborted", aborted}};
-    if (aborted) doc["error"] = error;
-    write(options_.report_path, doc.dump(2));
-  }
-}
-
-void write_file_atomically(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp =
-      target.parent_path() / (target.filename().string() + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw ExecutionError(fmt::format(
-          "cannot write {}: check that the directory exists and is writable", tmp.string()));
-    out << content;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw ExecutionError(fmt::format("cannot write {}: disk full or not writable", tmp.string()));
+  std::vector<ReportSection> sections;
+  for (const auto& o : observers_) {
+    try {
+      ReportSection s = o->report_section();
+      if (!s.name.empty()) sections.push_back(std::move(s));
+    } catch (...) {
+      record("an observer's report section failed: ");
     }
   }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw ExecutionError(
-        fmt::format("cannot move {} into place: {}", target.string(), ec.message()));
+  const RunEndEvent e{.metrics = metrics_,
+                      .aborted = aborted,
+                      .error = error,
+                      .roots_delivered = roots_delivered_,
+                      .sections = sections};
+  for (const auto& o : observers_) {
+    try {
+      o->on_run_end(e);
+    } catch (...) {
+      record("");
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 // The driver-side state of one run: input-batch admission, engine selection for idle
-// actors, root delivery and metrics. Shared by the local and the synchronous cores.
+// workers, root delivery, metrics, and the events its observers receive (the progress line,
+// trace and report are observers: execution/observers). Used by the driver only.
 #pragma once
 
 #include <chrono>
@@ -25,24 +26,13 @@ struct Dispatch {
   Invocation batch;
 };
 
-/// One RPC as recorded for the timeline.
-struct TimelineEntry {
-  int pool = -1;
-  int actor = -1;
-  int call = -1;
-  std::size_t input_batch = 0;
-  std::size_t rows = 0;
-  std::size_t parents = 0;
-  double start_us = 0;
-  double duration_us = 0;
-  std::string status;  // "ok", "failed", "lost", "stale"
-};
-
 class RunState {
  public:
   RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources, const RunOptions& options,
            const RootSink& sink, std::vector<int> actors_per_pool, bool wire = false);
 
+  /// Tells the observers the run starts; call once, before the first admit().
+  void begin();
   /// Admits input batches up to the active limit.
   void admit();
   /// Finds dispatchable work for `pool`: lowest input batch first, Calls round-robin. With
@@ -57,7 +47,7 @@ class RunState {
   /// True when every row is delivered and every batch retired.
   bool done() const;
 
-  /// Records a finished RPC in the metrics (and the timeline when requested).
+  /// Records a finished RPC in the metrics and tells the observers.
   void record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
                   std::chrono::steady_clock::time_point end, const char* status);
 
@@ -74,16 +64,17 @@ class RunState {
   /// Counts a report rejected without an engine (its attempt belongs to an earlier run).
   void count_stale_report() { ++metrics_.stale_reports_rejected; }
 
-  /// Finishes metrics and writes the trace/report files when requested; a file that cannot
-  /// be written is recorded in RunMetrics::file_errors (and on stderr), not thrown.
+  /// Sends the observers a progress event when the last one is older than 250 ms.
+  void tick();
+  /// Finishes metrics and ends the run for the observers (the trace and report are written
+  /// then); an observer's failure there (a file that cannot be written) is recorded in
+  /// RunMetrics::file_errors (and on stderr), not thrown.
   RunMetrics finish();
-  /// The run is aborting with `error`: writes the trace/report files marked aborted, if
-  /// requested. Never throws.
+  /// The run is aborting with `error`: ends it for the observers, marked aborted (the trace
+  /// and report say so). Never throws.
   void write_aborted(const std::string& error) noexcept;
   /// Seconds since the run started.
   double now_seconds() const;
-  /// One-line progress text.
-  std::string progress_line() const;
   const RuntimePlan& plan() const { return *plan_; }
   /// The values of this run (driver thread only).
   const ValueStore& store() const { return store_; }
@@ -93,13 +84,15 @@ class RunState {
   void retire(std::size_t slot);
   void fold_counters(const Engine& e);
   bool held_back(int call) const;
-  void write_files(bool aborted, const std::string& error);
+  void end_run(bool aborted, const std::string& error);
+  void emit_progress(bool final);
   void apply_store_commands(Engine& e);
 
   std::shared_ptr<const RuntimePlan> plan_;
   SourceData sources_;
   ValueStore store_;
   bool wire_ = false;  // store commands cross as bytes (testing::SyncOptions)
+  std::vector<int> actors_per_pool_;
   RunOptions options_;
   const RootSink& sink_;
   std::size_t batch_rows_;
@@ -119,7 +112,11 @@ class RunState {
   std::size_t roots_delivered_ = 0;
   std::chrono::steady_clock::time_point start_;
   RunMetrics metrics_;
-  std::vector<TimelineEntry> timeline_;
+  std::vector<std::shared_ptr<RunObserver>> observers_;  // the user's, then the built-ins
+  bool wants_parents_ = false;
+  bool ended_ = false;
+  std::chrono::steady_clock::time_point last_progress_;
+  std::vector<CallProgress> progress_;  // reused
   std::vector<std::uint64_t> done_per_call_;
   std::vector<std::uint64_t> in_flight_per_call_;  // Grains reserved and not yet reported
   // Reused buffers for root delivery.
@@ -128,8 +125,5 @@ class RunState {
   std::vector<Binding> values_;
   std::vector<ErasedOutput> erased_;
 };
-
-/// Writes `content` to `path` atomically (temporary file + rename); throws on failure.
-void write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace rayorch::detail

@@ -1,0 +1,110 @@
+// Observers of a run: the progress line, the Chrome trace and the JSON report are built-in
+// observers of the driver's events (DESIGN 6.1); users and workloads add their own through
+// RunOptions::observers.
+//
+// Threading: every callback runs on the thread that called run(), between driver steps,
+// never concurrently with another callback of the same run. Callbacks should be quick: the
+// driver dispatches no work while one runs.
+// Exceptions: an exception thrown from on_run_start, on_rpc, on_root or on_progress aborts
+// the run like one from the streaming callback (the executor closes). One thrown from
+// on_run_end or report_section is recorded in RunMetrics::file_errors (and printed on
+// stderr); the run's outputs stand.
+// Ownership: RunOptions holds observers by shared_ptr; the run keeps them alive until it
+// returns. One observer object may watch several runs, one after the other.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "rayorch/outcome.h"
+
+namespace rayorch {
+
+struct RunMetrics;
+
+/// A run is about to admit its first input batch.
+struct RunStartEvent {
+  std::size_t rows = 0;                  ///< source rows
+  std::size_t input_batches = 0;         ///< input batches they are cut into
+  std::span<const std::string> calls;    ///< Call names, in plan order ("Ocr#1")
+  std::span<const std::string> pools;    ///< pool (Module) names, in plan order
+  std::span<const int> actors_per_pool;  ///< workers per pool
+};
+
+/// One finished RPC (or abandoned one: status "timeout").
+struct RpcEvent {
+  int call = -1;   ///< index into RunStartEvent::calls / RunMetrics::calls
+  int pool = -1;   ///< index into RunStartEvent::pools
+  int actor = -1;  ///< the worker's index within its pool
+  std::size_t input_batch = 0;
+  std::size_t rows = 0;  ///< Grains in the RPC
+  /// Distinct parent Entities among the Grains; computed only when some observer's
+  /// wants_rpc_parents() is true (it costs a key per Grain), else 0.
+  std::size_t parents = 0;
+  double start_seconds = 0;  ///< since the run started
+  double end_seconds = 0;
+  std::string_view status;  ///< "ok", "failed", "lost" or "timeout"
+};
+
+/// A root row became terminal (delivered to the caller).
+struct RootEvent {
+  std::size_t row = 0;
+  Outcome outcome = Outcome::present;  ///< as counted in RunMetrics::roots_by_outcome
+  double seconds = 0;                  ///< since the run started
+};
+
+/// Per-Call counters for a progress display.
+struct CallProgress {
+  std::string_view call;
+  std::uint64_t done = 0;       ///< Grains whose reports were accepted
+  std::uint64_t ready = 0;      ///< Grains waiting for a worker
+  std::uint64_t in_flight = 0;  ///< Grains in running RPCs
+};
+
+/// Where the run stands; sent about every 250 ms while it runs and once at its end
+/// (`final`).
+struct ProgressEvent {
+  std::size_t roots_done = 0;
+  std::size_t roots_total = 0;
+  double elapsed_seconds = 0;
+  std::span<const CallProgress> calls;
+  bool final = false;
+};
+
+/// A named JSON section of the report (`json` is a complete JSON value as text).
+struct ReportSection {
+  std::string name;
+  std::string json;
+};
+
+/// The run ended: normally (`aborted` false) or with the error that aborted it.
+struct RunEndEvent {
+  const RunMetrics& metrics;
+  bool aborted = false;
+  std::string_view error;  ///< the abort's message; empty otherwise
+  std::size_t roots_delivered = 0;
+  /// Sections every observer contributed (report_section), for a report writer.
+  std::span<const ReportSection> sections;
+};
+
+/// Receives a run's events. Every callback has an empty default.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void on_run_start(const RunStartEvent&) {}
+  virtual void on_rpc(const RpcEvent&) {}
+  virtual void on_root(const RootEvent&) {}
+  virtual void on_progress(const ProgressEvent&) {}
+  virtual void on_run_end(const RunEndEvent&) {}
+  /// A section this observer adds to the JSON report (RunOptions::report_path), asked once
+  /// at the end of the run, before on_run_end; an empty name adds none.
+  virtual ReportSection report_section() { return {}; }
+  /// Whether on_rpc needs RpcEvent::parents.
+  virtual bool wants_rpc_parents() const { return false; }
+};
+
+}  // namespace rayorch

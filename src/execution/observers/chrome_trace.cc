@@ -1,0 +1,67 @@
+// The Chrome-trace timeline: every RPC as a complete ("X") event.
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rayorch/atomic_file.h"
+
+#include "execution/observers/observers.h"
+
+namespace rayorch::detail {
+namespace {
+
+class ChromeTrace final : public RunObserver {
+ public:
+  explicit ChromeTrace(std::string path) : path_(std::move(path)) {}
+
+  void on_run_start(const RunStartEvent& e) override {
+    calls_.assign(e.calls.begin(), e.calls.end());
+    pools_.assign(e.pools.begin(), e.pools.end());
+    events_ = nlohmann::json::array();
+  }
+
+  void on_rpc(const RpcEvent& e) override {
+    nlohmann::json ev;
+    ev["name"] = calls_[e.call];
+    ev["cat"] = e.status;
+    ev["ph"] = "X";
+    ev["ts"] = e.start_seconds * 1e6;
+    ev["dur"] = (e.end_seconds - e.start_seconds) * 1e6;
+    ev["pid"] = e.pool;
+    ev["tid"] = e.actor;
+    ev["args"] = {{"call", calls_[e.call]},
+                  {"batch_size", e.rows},
+                  {"parents", e.parents},
+                  {"input_batch", e.input_batch},
+                  {"status", e.status}};
+    events_.push_back(std::move(ev));
+  }
+
+  void on_run_end(const RunEndEvent& e) override {
+    nlohmann::json events = std::move(events_);
+    events_ = nlohmann::json::array();
+    for (std::size_t p = 0; p < pools_.size(); ++p) {
+      events.push_back(
+          {{"name", "process_name"}, {"ph", "M"}, {"pid", p}, {"args", {{"name", pools_[p]}}}});
+    }
+    nlohmann::json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+    if (e.aborted) doc["otherData"] = {{"aborted", true}, {"error", e.error}};
+    write_file_atomically(path_, doc.dump());
+  }
+
+  bool wants_rpc_parents() const override { return true; }
+
+ private:
+  std::string path_;
+  std::vector<std::string> calls_;
+  std::vector<std::string> pools_;
+  nlohmann::json events_ = nlohmann::json::array();
+};
+
+}  // namespace
+
+std::shared_ptr<RunObserver> make_chrome_trace(std::string path) {
+  return std::make_shared<ChromeTrace>(std::move(path));
+}
+
+}  // namespace rayorch::detail

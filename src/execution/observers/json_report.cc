@@ -1,0 +1,76 @@
+// The JSON report: the run's metrics plus every observer's section.
+#include <nlohmann/json.hpp>
+
+#include "rayorch/atomic_file.h"
+#include "rayorch/metrics.h"
+
+#include "execution/observers/observers.h"
+
+namespace rayorch::detail {
+namespace {
+
+nlohmann::json call_json(const CallMetrics& m) {
+  nlohmann::json hist = nlohmann::json::object();
+  for (const auto& [size, count] : m.batch_size_histogram) hist[std::to_string(size)] = count;
+  return {{"call", m.call},
+          {"udf", m.udf},
+          {"actors", m.actors},
+          {"rpcs", m.rpcs},
+          {"grain_dispatches", m.grain_dispatches},
+          {"requeues", m.requeues},
+          {"failed_rpcs", m.failed_rpcs},
+          {"suppressed_by_barrier", m.suppressed_by_barrier},
+          {"busy_seconds", m.busy_seconds},
+          {"batch_size", m.batch_size},
+          {"mean_batch_fill", m.mean_batch_fill},
+          {"batch_size_histogram", hist}};
+}
+
+class JsonReport final : public RunObserver {
+ public:
+  explicit JsonReport(std::string path) : path_(std::move(path)) {}
+
+  void on_run_end(const RunEndEvent& e) override {
+    const RunMetrics& m = e.metrics;
+    nlohmann::json calls = nlohmann::json::array();
+    for (const CallMetrics& c : m.calls) calls.push_back(call_json(c));
+    nlohmann::json batches = nlohmann::json::array();
+    for (const InputBatchMetrics& b : m.input_batches) {
+      batches.push_back({{"index", b.index},
+                         {"first_row", b.first_row},
+                         {"rows", b.rows},
+                         {"grains", b.grains},
+                         {"rpcs", b.rpcs},
+                         {"admitted_seconds", b.admitted_seconds},
+                         {"completed_seconds", b.completed_seconds}});
+    }
+    nlohmann::json doc = {{"elapsed_seconds", m.elapsed_seconds},
+                          {"calls", calls},
+                          {"input_batches", batches},
+                          {"peak_active_input_batches", m.peak_active_input_batches},
+                          {"root_completed_seconds", m.root_completed_seconds},
+                          {"stale_reports_rejected", m.stale_reports_rejected},
+                          {"actors_replaced", m.actors_replaced},
+                          {"roots_by_outcome", m.roots_by_outcome},
+                          {"roots_delivered", e.roots_delivered},
+                          {"aborted", e.aborted}};
+    if (e.aborted) doc["error"] = e.error;
+    for (const ReportSection& s : e.sections) {
+      nlohmann::json value = nlohmann::json::parse(s.json, nullptr, false);
+      // A section that is not valid JSON is kept as text rather than lost.
+      doc[s.name] = value.is_discarded() ? nlohmann::json(s.json) : std::move(value);
+    }
+    write_file_atomically(path_, doc.dump(2) + "\n");
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+std::shared_ptr<RunObserver> make_json_report(std::string path) {
+  return std::make_shared<JsonReport>(std::move(path));
+}
+
+}  // namespace rayorch::detail
