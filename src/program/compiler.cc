@@ -145,7 +145,7 @@ class Compiler {
             int producer_call = -1;
             for (int l : e.lists) {
               const LogicalPort& src = g_.ports[l];
-              if (src.kind != PortKind::call_output) {
+              if (!port_kind_info(src.kind).worker_output) {
                 throw CompileError(fmt::format(
                     "F::expand of {}: only a Call output can be expanded; produce the list with "
                     "a UDF",
@@ -432,7 +432,7 @@ class Compiler {
         if (seen[p] || plan.ports[p].domain != r.child_domain) continue;
         seen[p] = 1;
         const PlanPort& pp = plan.ports[p];
-        if (pp.kind == PortKind::call_output) {
+        if (port_kind_info(pp.kind).worker_output) {
           const PlanCall& c = plan.calls[pp.op];
           if (std::find(r.guards.begin(), r.guards.end(), pp.op) == r.guards.end())
             r.guards.push_back(pp.op);
@@ -451,13 +451,11 @@ class Compiler {
   static void mark_truth_producers(RuntimePlan& plan) {
     for (const PlanFilter& f : plan.filters) plan.ports[f.mask].needs_truth = true;
     for (std::size_t id = plan.ports.size(); id-- > 0;) {
-      if (!plan.ports[id].needs_truth) continue;
-      for (const PlanFilter& f : plan.filters) {
-        if (f.output == static_cast<int>(id)) plan.ports[f.source].needs_truth = true;
-      }
-      for (const PlanBroadcast& b : plan.broadcasts) {
-        if (b.output == static_cast<int>(id)) plan.ports[b.source].needs_truth = true;
-      }
+      const PlanPort& pp = plan.ports[id];
+      if (!pp.needs_truth || !port_kind_info(pp.kind).forwards_value) continue;
+      const int source =
+          pp.kind == PortKind::filter ? plan.filters[pp.op].source : plan.broadcasts[pp.op].source;
+      plan.ports[source].needs_truth = true;
     }
   }
 
@@ -517,38 +515,23 @@ std::string explain_plan(const RuntimePlan& plan) {
     const PlanPort& pp = plan.ports[p];
     std::string inputs;
     for (int in : pp.inputs) inputs += fmt::format("{}p{}", inputs.empty() ? "" : ",", in);
-    std::string rule;
+    const PortKindInfo& kind = port_kind_info(pp.kind);
+    std::string rule = kind.rule;
     std::string note;
-    switch (pp.kind) {
-      case PortKind::source:
-        rule = "source-admission";
-        break;
-      case PortKind::call_output:
-        rule = "worker-output";
-        note = fmt::format(" by {}", plan.calls[pp.op].name);
-        if (plan.calls[pp.op].outputs.size() > 1) note += fmt::format("[{}]", pp.slot);
-        if (!plan.calls[pp.op].static_args.empty()) {
-          std::string args;
-          for (const auto& a : plan.calls[pp.op].static_args)
-            args += (args.empty() ? "" : ", ") + a;
-          note += fmt::format(" static({})", args);
-        }
-        break;
-      case PortKind::expand:
-        rule = "expanded-output-layout";
-        break;
-      case PortKind::reduce:
-        rule = "reduce-effect";
-        break;
-      case PortKind::filter:
-        rule = "filter-effect";
-        break;
-      case PortKind::broadcast:
-        rule = fmt::format("broadcast-effect(p{})", plan.broadcasts[pp.op].source);
-        break;
+    if (pp.kind == PortKind::call_output) {
+      const PlanCall& call = plan.calls[pp.op];
+      note = fmt::format(" by {}", call.name);
+      if (call.outputs.size() > 1) note += fmt::format("[{}]", pp.slot);
+      if (!call.static_args.empty()) {
+        std::string args;
+        for (const auto& a : call.static_args) args += (args.empty() ? "" : ", ") + a;
+        note += fmt::format(" static({})", args);
+      }
+    } else if (pp.kind == PortKind::broadcast) {
+      rule += fmt::format("(p{})", plan.broadcasts[pp.op].source);  // the effective source
     }
-    out += fmt::format("  p{} {} d{} <- [{}] => {}{}{}\n", p, to_string(pp.kind), pp.domain, inputs,
-                       rule, note, pp.is_output ? " output" : "");
+    out += fmt::format("  p{} {} d{} <- [{}] => {}{}{}\n", p, kind.name, pp.domain, inputs, rule,
+                       note, pp.is_output ? " output" : "");
     for (const std::string& r : plan.rewrites[p]) out += "    " + r + "\n";
   }
   // A Call that no output depends on still runs (an input batch completes only when every

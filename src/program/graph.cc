@@ -33,24 +33,6 @@ TraceScope::~TraceScope() {
   tracing = std::move(previous_);
 }
 
-const char* to_string(PortKind kind) {
-  switch (kind) {
-    case PortKind::source:
-      return "source";
-    case PortKind::call_output:
-      return "call_output";
-    case PortKind::expand:
-      return "expand";
-    case PortKind::reduce:
-      return "reduce";
-    case PortKind::broadcast:
-      return "broadcast";
-    case PortKind::filter:
-      return "filter";
-  }
-  return "?";
-}
-
 std::string demangle(const char* mangled) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> out(
