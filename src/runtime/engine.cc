@@ -19,18 +19,18 @@ Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
   parent_.resize(nd);
   ordinal_.resize(nd);
   child_domains_.resize(nd);
-  reduces_into_.resize(nd);
+  reduce_.into.resize(nd);
   for (std::size_t d = 1; d < nd; ++d)
     child_domains_[p_.domains[d].parent].push_back(static_cast<int>(d));
-  guarded_reduces_.resize(p_.calls.size());
-  unsealed_.resize(p_.calls.size());
+  reduce_.guarded.resize(p_.calls.size());
+  reduce_.unsealed.resize(p_.calls.size());
   for (std::size_t r = 0; r < p_.reduces.size(); ++r) {
-    reduces_into_[p_.reduces[r].parent_domain].push_back(static_cast<int>(r));
-    for (int g : p_.reduces[r].guards) guarded_reduces_[g].push_back(static_cast<int>(r));
+    reduce_.into[p_.reduces[r].parent_domain].push_back(static_cast<int>(r));
+    for (int g : p_.reduces[r].guards) reduce_.guarded[g].push_back(static_cast<int>(r));
   }
   items_.resize(p_.ports.size());
-  expansions_.resize(nd);
-  reduce_progress_.resize(p_.reduces.size());
+  expand_.expansions.resize(nd);
+  reduce_.progress.resize(p_.reduces.size());
   grains_.resize(p_.calls.size());
   barriers_.resize(p_.calls.size());
   queues_.resize(p_.calls.size());
@@ -39,7 +39,7 @@ Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
   for (std::size_t c = 0; c < p_.calls.size(); ++c) call_inputs_[c] = p_.calls[c].inputs.size();
   root_outputs_resolved_.assign(rows, 0);
   root_delivered_.assign(rows, 0);
-  splits_.resize(p_.ports.size());
+  expand_.splits.resize(p_.ports.size());
 
   create_entities(0, static_cast<std::uint32_t>(rows), kNoEntity);
   for (std::size_t s = 0; s < p_.sources.size(); ++s) {

@@ -325,18 +325,27 @@ class Engine {
   std::uint64_t grains_total_ = 0;
   std::uint64_t grains_sealed_ = 0;
 
-  // Expand: Expansions, per child Domain, indexed by the parent Entity; list splits, per
-  // Port that is expanded (else empty), indexed by the parent Entity.
-  std::vector<std::vector<Expansion>> expansions_;
-  std::vector<std::vector<ListSplit>> splits_;
+  // Expand (rule_expand.cc; read by value lifetime, reduce and broadcast).
+  struct ExpandState {
+    // Per child Domain, indexed by the parent Entity.
+    std::vector<std::vector<Expansion>> expansions;
+    // Per Port that is expanded (else empty), indexed by the parent Entity.
+    std::vector<std::vector<ListSplit>> splits;
+  };
+  ExpandState expand_;
 
-  // Reduce: the reduces whose parent Domain is this one, per Domain; progress, per reduce,
-  // indexed by the parent Entity; per Call, the reduces it guards (PlanReduce::guards) and
-  // its unsealed Grains per parent Entity (kept only for guard Calls).
-  std::vector<std::vector<int>> reduces_into_;
-  std::vector<std::vector<ReduceProgress>> reduce_progress_;
-  std::vector<std::vector<int>> guarded_reduces_;
-  std::vector<std::vector<std::uint32_t>> unsealed_;
+  // Reduce (rule_reduce.cc; guards are counted down as Grains seal, engine_grains.cc).
+  struct ReduceState {
+    // Per Domain: the reduces whose parent Domain it is.
+    std::vector<std::vector<int>> into;
+    // Per reduce, indexed by the parent Entity.
+    std::vector<std::vector<ReduceProgress>> progress;
+    // Per Call: the reduces it guards (PlanReduce::guards), and its unsealed Grains per
+    // parent Entity (kept only for guard Calls).
+    std::vector<std::vector<int>> guarded;
+    std::vector<std::vector<std::uint32_t>> unsealed;
+  };
+  ReduceState reduce_;
 
   // Filter and broadcast keep no state of their own: arrivals are read from the Items.
 

@@ -101,7 +101,7 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
       if (child_blocks[k] < 0) continue;
       const std::uint32_t length = report.outputs[k].lengths[row];
       if (publishable) {
-        splits_[pc.outputs[k]][e] = ListSplit{child_blocks[k], offsets[k], length};
+        expand_.splits[pc.outputs[k]][e] = ListSplit{child_blocks[k], offsets[k], length};
         ++blocks_[child_blocks[k]].uses;  // held until the expansion is decided
       }
       offsets[k] += length;

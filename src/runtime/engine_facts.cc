@@ -25,12 +25,12 @@ void Engine::create_entities(int domain, std::uint32_t count, std::uint32_t pare
   const PlanDomain& pd = p_.domains[domain];
   for (int port : pd.ports) {
     items_[port].resize(total);
-    if (p_.ports[port].expanded_by >= 0) splits_[port].resize(total);
+    if (p_.ports[port].expanded_by >= 0) expand_.splits[port].resize(total);
   }
   if (domain > 0) {
     for (int call : pd.calls) {
-      if (guarded_reduces_[call].empty()) continue;
-      auto& unsealed = unsealed_[call];
+      if (reduce_.guarded[call].empty()) continue;
+      auto& unsealed = reduce_.unsealed[call];
       if (unsealed.size() <= parent) unsealed.resize(parent_[pd.parent].size(), 0);
       unsealed[parent] += count;
     }
@@ -42,8 +42,8 @@ void Engine::create_entities(int domain, std::uint32_t count, std::uint32_t pare
     counters_[call].total += count;
     grains_total_ += count;
   }
-  for (int child : child_domains_[domain]) expansions_[child].resize(total);
-  for (int r : reduces_into_[domain]) reduce_progress_[r].resize(total);
+  for (int child : child_domains_[domain]) expand_.expansions[child].resize(total);
+  for (int r : reduce_.into[domain]) reduce_.progress[r].resize(total);
 }
 
 void Engine::publish(int port, std::uint32_t entity, ItemState state, std::int32_t block,

@@ -72,13 +72,13 @@ void Engine::grain_sealed(int call, std::uint32_t entity) {
   ++grains_sealed_;
   ++counters_[call].sealed;
   release_grain_inputs(call, entity);
-  if (guarded_reduces_[call].empty()) return;
+  if (reduce_.guarded[call].empty()) return;
   const std::uint32_t parent = parent_[p_.calls[call].domain][entity];
   // The last Grain of a guard Call under this parent: a waiting group may be decided now.
-  if (--unsealed_[call][parent] > 0) return;
-  for (int r : guarded_reduces_[call]) {
-    if (!reduce_progress_[r][parent].published &&
-        expansions_[p_.reduces[r].child_domain][parent].state == 1)
+  if (--reduce_.unsealed[call][parent] > 0) return;
+  for (int r : reduce_.guarded[call]) {
+    if (!reduce_.progress[r][parent].published &&
+        expand_.expansions[p_.reduces[r].child_domain][parent].state == 1)
       advance_reduce(r, parent);
   }
 }

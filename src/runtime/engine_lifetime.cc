@@ -51,12 +51,12 @@ bool Engine::value_needed(int port, std::uint32_t entity) const {
         if (grains_[c.op][entity].phase != GrainPhase::sealed) return true;
         break;
       case ConsumerKind::expand_list:
-        if (expansions_[p_.expands[c.op].child_domain][entity].state == 0) return true;
+        if (expand_.expansions[p_.expands[c.op].child_domain][entity].state == 0) return true;
         break;
       case ConsumerKind::reduce_value:
       case ConsumerKind::reduce_member: {
         const std::uint32_t parent = parent_[pp.domain][entity];
-        if (!reduce_progress_[c.op][parent].published) return true;
+        if (!reduce_.progress[c.op][parent].published) return true;
         break;
       }
       case ConsumerKind::filter_source:
@@ -85,7 +85,7 @@ void Engine::release_grain_inputs(int call, std::uint32_t entity) {
 
 void Engine::release_reduce_members(int reduce, std::uint32_t parent) {
   const PlanReduce& pr = p_.reduces[reduce];
-  const Expansion& x = expansions_[pr.child_domain][parent];
+  const Expansion& x = expand_.expansions[pr.child_domain][parent];
   if (x.state != 1) return;
   for (std::uint32_t k = 0; k < x.count; ++k) {
     for (int v : pr.values) maybe_release(v, x.first + k);

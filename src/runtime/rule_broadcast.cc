@@ -32,7 +32,7 @@ void Engine::on_broadcast_source(int broadcast, std::uint32_t ancestor) {
   std::vector<Frame> stack;
   stack.reserve(path.size());
   auto push_children = [&](std::size_t level, std::uint32_t entity) {
-    const Expansion& x = expansions_[path[level]][entity];
+    const Expansion& x = expand_.expansions[path[level]][entity];
     if (x.state == 1)
       stack.push_back(Frame{x.first, x.first + x.count});
     else

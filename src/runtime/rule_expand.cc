@@ -1,6 +1,5 @@
 // Structural rule: expand. Splits a list Item into the Entities of its child Domain once
-// every aligned list is resolved (DESIGN 5). State: expansions_ (per child Domain) and
-// splits_ (per expanded Port).
+// every aligned list is resolved (DESIGN 5). State: expand_ (Engine::ExpandState).
 #include <fmt/format.h>
 
 #include "runtime/engine.h"
@@ -9,7 +8,7 @@ namespace rayorch::detail {
 
 void Engine::on_expand_list(int expand, std::uint32_t parent) {
   const PlanExpand& pe = p_.expands[expand];
-  Expansion& x = expansions_[pe.child_domain][parent];
+  Expansion& x = expand_.expansions[pe.child_domain][parent];
   if (x.state != 0) return;
   // Aligned lists come from one Call and resolve together; wait until all have.
   for (int l : pe.lists) {
@@ -17,9 +16,9 @@ void Engine::on_expand_list(int expand, std::uint32_t parent) {
   }
   const Item& first = items_[pe.lists[0]][parent];
   if (first.state == ItemState::present) {
-    const std::size_t n = splits_[pe.lists[0]][parent].length;
+    const std::size_t n = expand_.splits[pe.lists[0]][parent].length;
     for (std::size_t i = 1; i < pe.lists.size(); ++i) {
-      const std::size_t ni = splits_[pe.lists[i]][parent].length;
+      const std::size_t ni = expand_.splits[pe.lists[i]][parent].length;
       if (ni != n) {
         // Aligned expansions publish nothing unless every list has the same length.
         if (fatal_.empty()) {
@@ -37,7 +36,7 @@ void Engine::on_expand_list(int expand, std::uint32_t parent) {
     x.count = static_cast<std::uint32_t>(n);
     create_entities(pe.child_domain, x.count, parent);
     for (std::size_t i = 0; i < pe.lists.size(); ++i) {
-      const ListSplit split = splits_[pe.lists[i]][parent];
+      const ListSplit split = expand_.splits[pe.lists[i]][parent];
       for (std::uint32_t k = 0; k < x.count; ++k) {
         publish(pe.children[i], x.first + k, ItemState::present, split.block, split.offset + k, -1);
       }

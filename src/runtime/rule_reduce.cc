@@ -1,5 +1,5 @@
 // Structural rule: reduce. Gathers a parent's children into one Group per value once their
-// fates are known, in ordinal order (DESIGN 5). State: reduce_progress_ (per reduce).
+// fates are known, in ordinal order (DESIGN 5). State: reduce_ (Engine::ReduceState).
 #include <fmt/format.h>
 
 #include "runtime/engine.h"
@@ -8,7 +8,7 @@
 namespace rayorch::detail {
 
 void Engine::publish_reduce(int reduce, std::uint32_t parent, ItemState state, std::int32_t cause) {
-  ReduceProgress& rp = reduce_progress_[reduce][parent];
+  ReduceProgress& rp = reduce_.progress[reduce][parent];
   if (rp.published) return;
   rp.published = true;
   for (int out : p_.reduces[reduce].outputs) publish_failure(out, parent, state, cause);
@@ -18,7 +18,7 @@ void Engine::publish_reduce(int reduce, std::uint32_t parent, ItemState state, s
 void Engine::on_reduce_fact(int reduce, std::uint32_t child) {
   const PlanReduce& pr = p_.reduces[reduce];
   const std::uint32_t parent = parent_[pr.child_domain][child];
-  if (reduce_progress_[reduce][parent].published) return;
+  if (reduce_.progress[reduce][parent].published) return;
   advance_reduce(reduce, parent);
 }
 
@@ -29,8 +29,8 @@ void Engine::on_reduce_fact(int reduce, std::uint32_t child) {
 // fact re-examines one child, so the work per (parent, reduce) is linear in its child facts.
 void Engine::advance_reduce(int reduce, std::uint32_t parent) {
   const PlanReduce& pr = p_.reduces[reduce];
-  const Expansion& x = expansions_[pr.child_domain][parent];
-  ReduceProgress& rp = reduce_progress_[reduce][parent];
+  const Expansion& x = expand_.expansions[pr.child_domain][parent];
+  ReduceProgress& rp = reduce_.progress[reduce][parent];
   while (rp.cursor < x.count) {
     const std::uint32_t child = x.first + rp.cursor;
     const Item& m = items_[pr.members][child];
@@ -62,7 +62,7 @@ void Engine::advance_reduce(int reduce, std::uint32_t parent) {
   // waits until every Grain of the guard Calls under the parent is sealed, and is
   // SUPPRESSED with the cause of a GroupFailure among them (lowest Call index first).
   for (int g : pr.guards) {
-    if (parent < unsealed_[g].size() && unsealed_[g][parent] > 0) return;
+    if (parent < reduce_.unsealed[g].size() && reduce_.unsealed[g][parent] > 0) return;
   }
   for (int g : pr.guards) {
     if (parent < barriers_[g].size() && barriers_[g][parent] >= 0) {
@@ -75,7 +75,7 @@ void Engine::advance_reduce(int reduce, std::uint32_t parent) {
 
 void Engine::settle_reduce(int reduce, std::uint32_t parent) {
   const PlanReduce& pr = p_.reduces[reduce];
-  const Expansion& x = expansions_[pr.child_domain][parent];
+  const Expansion& x = expand_.expansions[pr.child_domain][parent];
   const std::size_t nv = pr.values.size();
   // The store composes each group from the members' bindings (it holds their blocks), so
   // the members' own Items are released right after.
@@ -96,7 +96,7 @@ void Engine::settle_reduce(int reduce, std::uint32_t parent) {
     store_commands_.push_back(std::move(c));
     publish(pr.outputs[v], parent, ItemState::present, block, 0, -1);
   }
-  reduce_progress_[reduce][parent].published = true;
+  reduce_.progress[reduce][parent].published = true;
   release_reduce_members(reduce, parent);
 }
 
