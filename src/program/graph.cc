@@ -1,10 +1,5 @@
 // Trace recording: the Graph API used by the typed front end.
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <exception>
 #include <memory>
-#include <typeinfo>
 
 #include <fmt/format.h>
 
@@ -31,50 +26,6 @@ TraceScope::TraceScope(std::shared_ptr<Graph> graph) : previous_(std::move(traci
 }
 TraceScope::~TraceScope() {
   tracing = std::move(previous_);
-}
-
-const char* to_string(PortKind kind) {
-  switch (kind) {
-    case PortKind::source:
-      return "source";
-    case PortKind::call_output:
-      return "call_output";
-    case PortKind::expand:
-      return "expand";
-    case PortKind::reduce:
-      return "reduce";
-    case PortKind::broadcast:
-      return "broadcast";
-    case PortKind::filter:
-      return "filter";
-  }
-  return "?";
-}
-
-std::string demangle(const char* mangled) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(
-      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string(mangled);
-}
-
-std::string short_type_name(std::string name) {
-  // Drop namespace qualifiers outside template arguments: "ns::(anonymous namespace)::Ocr" ->
-  // "Ocr", keeping "Ocr<int>" intact.
-  int depth = 0;
-  std::size_t cut = 0;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char ch = name[i];
-    if (ch == '<' || ch == '(') ++depth;
-    if (ch == '>' || ch == ')') --depth;
-    if (depth == 0 && ch == ':' && i + 1 < name.size() && name[i + 1] == ':') cut = i + 2;
-  }
-  return name.substr(cut);
-}
-
-std::string current_exception_type() {
-  const std::type_info* type = abi::__cxa_current_exception_type();
-  return type ? demangle(type->name()) : std::string("unknown exception");
 }
 
 Graph::Graph() : impl_(std::make_unique<Impl>()) {}

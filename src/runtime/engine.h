@@ -163,6 +163,9 @@ class Engine {
   }
 
  private:
+  // The implementation is split by responsibility; each group below names the file that
+  // defines its functions and owns its state.
+
   static constexpr std::uint8_t kTruth = 1;     // the value is boolean true (masks)
   static constexpr std::uint8_t kReleased = 2;  // the Item no longer holds its block
   struct Item {
@@ -172,11 +175,15 @@ class Engine {
     ItemState state = ItemState::unresolved;
     std::uint8_t flags = 0;
   };
-  // Where an expanded list's elements are: rows [offset, offset + length) of a child block.
-  struct ListSplit {
-    std::int32_t block = -1;
-    std::uint32_t offset = 0;
-    std::uint32_t length = 0;
+  struct Fact {
+    std::int32_t port;
+    std::uint32_t entity;
+  };
+  struct Cause {
+    std::string message;
+    int call = -1;  // the deciding Grain, when a Grain decided
+    std::uint32_t entity = 0;
+    std::uint32_t attempts = 0;
   };
   struct BlockState {
     std::uint32_t uses = 0;  // Items holding it plus pending expansions into it
@@ -196,13 +203,15 @@ class Engine {
     std::uint8_t state = 0;  // 0 unresolved, 1 succeeded, 2 dropped, 3 failed
     std::int32_t cause = -1;
   };
+  // Where an expanded list's elements are: rows [offset, offset + length) of a child block.
+  struct ListSplit {
+    std::int32_t block = -1;
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+  };
   struct ReduceProgress {
     std::uint32_t cursor = 0;  // children below this ordinal are known not to fail the group
     bool published = false;
-  };
-  struct Fact {
-    std::int32_t port;
-    std::uint32_t entity;
   };
   struct RecoveryBatch {
     std::vector<std::uint32_t> grains;
@@ -223,30 +232,17 @@ class Engine {
     std::deque<RecoveryBatch> deferred;
   };
 
+  // ---- Facts and lineage (engine_facts.cc) ----
   void create_entities(int domain, std::uint32_t count, std::uint32_t parent);
   void publish(int port, std::uint32_t entity, ItemState state, std::int32_t block,
                std::uint32_t row, std::int32_t cause, std::uint8_t flags = 0);
   void publish_failure(int port, std::uint32_t entity, ItemState state, std::int32_t cause) {
     publish(port, entity, state, -1, 0, cause);
   }
-  void on_call_input(int call, std::uint32_t entity, const Item& item);
-  void on_expand_list(int expand, std::uint32_t parent);
-  void on_reduce_fact(int reduce, std::uint32_t child);
-  void advance_reduce(int reduce, std::uint32_t parent);
-  void on_filter(int filter, std::uint32_t entity);
-  void on_broadcast_source(int broadcast, std::uint32_t ancestor);
-  void publish_broadcast_range(int broadcast, int domain, std::uint32_t first, std::uint32_t count);
-  void settle_reduce(int reduce, std::uint32_t parent);
-  void publish_reduce(int reduce, std::uint32_t parent, ItemState state, std::int32_t cause);
-  void move_grain(int call, std::uint32_t entity, GrainEvent event);
-  void seal_grain(int call, std::uint32_t entity, ItemState outputs_state, std::int32_t cause,
-                  GrainEvent event);
-  void seal_suppressed_by_barrier(int call, std::uint32_t entity);
-  void grain_sealed(int call, std::uint32_t entity);
-  std::uint32_t barrier_key(int call, std::uint32_t entity) const;
-  std::int32_t barrier_cause(int call, std::uint32_t entity) const;
-  void set_barrier(int call, std::uint32_t entity, std::int32_t cause);
   std::int32_t intern(std::string cause, int call = -1, std::uint32_t entity = 0);
+  std::uint32_t ancestor_in(int domain, std::uint32_t entity, int ancestor_domain) const;
+
+  // ---- Value lifetime (engine_lifetime.cc) ----
   std::int32_t new_block();
   BlockId block_id(std::int32_t local) const {
     return make_block_id(options_.batch_index, static_cast<std::uint32_t>(local));
@@ -258,72 +254,114 @@ class Engine {
   void maybe_release(int port, std::uint32_t entity);
   void release_grain_inputs(int call, std::uint32_t entity);
   void release_reduce_members(int reduce, std::uint32_t parent);
+
+  // ---- The Grain state machine and barriers (engine_grains.cc) ----
+  void move_grain(int call, std::uint32_t entity, GrainEvent event);
+  void seal_grain(int call, std::uint32_t entity, ItemState outputs_state, std::int32_t cause,
+                  GrainEvent event);
+  void seal_suppressed_by_barrier(int call, std::uint32_t entity);
+  void grain_sealed(int call, std::uint32_t entity);
+  std::uint32_t barrier_key(int call, std::uint32_t entity) const;
+  std::int32_t barrier_cause(int call, std::uint32_t entity) const;
+  void set_barrier(int call, std::uint32_t entity, std::int32_t cause);
+
+  // ---- Structural rules (rule_call_input.cc, rule_expand.cc, rule_reduce.cc,
+  //      rule_filter.cc, rule_broadcast.cc) ----
+  void on_call_input(int call, std::uint32_t entity, const Item& item);
+  void on_expand_list(int expand, std::uint32_t parent);
+  void on_reduce_fact(int reduce, std::uint32_t child);
+  void advance_reduce(int reduce, std::uint32_t parent);
+  void settle_reduce(int reduce, std::uint32_t parent);
+  void publish_reduce(int reduce, std::uint32_t parent, ItemState state, std::int32_t cause);
+  void on_filter(int filter, std::uint32_t entity);
+  void on_broadcast_source(int broadcast, std::uint32_t ancestor);
+  void publish_broadcast_range(int broadcast, int domain, std::uint32_t first, std::uint32_t count);
+
+  // ---- Dispatch queues and reservation (engine_dispatch.cc) ----
   std::vector<std::uint32_t> take_live(int call, const std::vector<std::uint32_t>& grains,
                                        const std::vector<std::uint32_t>* generations);
   Invocation make_reservation(int call, std::vector<std::uint32_t> grains,
                               std::uint16_t retries_used, bool tail_used);
+
+  // ---- Commit of reports (engine_commit.cc) ----
   std::string check_report(const InFlight& batch, const Report& report) const;
+
+  // ---- Recovery (engine_recovery.cc) ----
   void requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
                bool tail_used, bool immediate);
   std::string describe_grains(int call, const std::vector<std::uint32_t>& grains) const;
   /// Removes and returns an in-flight batch; counts a stale report when it is unknown.
   std::optional<InFlight> take_in_flight(std::uint64_t batch_id);
-  std::uint32_t ancestor_in(int domain, std::uint32_t entity, int ancestor_domain) const;
 
+  // ---- State ----
+  // Construction (engine.cc).
   std::shared_ptr<const RuntimePlan> plan_;
   const RuntimePlan& p_;
   EngineOptions options_;
   std::size_t first_row_;
   std::size_t rows_;
+  std::vector<std::size_t> call_inputs_;  // number of inputs per Call
 
-  // Entities, per Domain.
+  // Facts and lineage: Entities, per Domain; Items, per Port, indexed by Entity; pending
+  // facts; interned causes.
   std::vector<std::vector<std::uint32_t>> parent_;
   std::vector<std::vector<std::uint32_t>> ordinal_;
   std::vector<std::vector<int>> child_domains_;
-  std::vector<std::vector<int>> reduces_into_;  // reduces whose parent Domain is this one
-  // Items, per Port, indexed by Entity.
   std::vector<std::vector<Item>> items_;
-  // Expansions, per child Domain, indexed by the parent Entity.
-  std::vector<std::vector<Expansion>> expansions_;
-  // Reduce progress, per reduce, indexed by the parent Entity.
-  std::vector<std::vector<ReduceProgress>> reduce_progress_;
-  // Grains, per Call, indexed by Entity.
-  std::vector<std::vector<Grain>> grains_;
-  // Per Call: the reduces it guards (PlanReduce::guards), and its unsealed Grains per parent
-  // Entity (kept only for guard Calls).
-  std::vector<std::vector<int>> guarded_reduces_;
-  std::vector<std::vector<std::uint32_t>> unsealed_;
-  // GroupFailure barriers, per Call, indexed by the barrier Domain's Entity (-1: none).
-  std::vector<std::vector<std::int32_t>> barriers_;
-  // Filter arrivals are read from the items themselves.
-  std::vector<CallQueues> queues_;
-  std::vector<CallCounters> counters_;
-  std::unordered_map<std::uint64_t, InFlight> in_flight_;
-  std::uint64_t next_batch_id_ = 1;
-
   std::vector<Fact> facts_;
   std::size_t fact_head_ = 0;
+  std::vector<Cause> causes_;
+
+  // Value lifetime.
   std::vector<BlockState> blocks_;
   std::size_t live_blocks_ = 0;
   std::vector<StoreCommand> store_commands_;
-  // Per Port that is expanded (else empty), indexed by the parent Entity.
-  std::vector<std::vector<ListSplit>> splits_;
-  struct Cause {
-    std::string message;
-    int call = -1;  // the deciding Grain, when a Grain decided
-    std::uint32_t entity = 0;
-    std::uint32_t attempts = 0;
-  };
-  std::vector<Cause> causes_;
 
+  // Grains, per Call, indexed by Entity; GroupFailure barriers, per Call, indexed by the
+  // barrier Domain's Entity (-1: none).
+  std::vector<std::vector<Grain>> grains_;
+  std::vector<std::vector<std::int32_t>> barriers_;
+  std::vector<CallCounters> counters_;
+  std::uint64_t grains_total_ = 0;
+  std::uint64_t grains_sealed_ = 0;
+
+  // Expand (rule_expand.cc; read by value lifetime, reduce and broadcast).
+  struct ExpandState {
+    // Per child Domain, indexed by the parent Entity.
+    std::vector<std::vector<Expansion>> expansions;
+    // Per Port that is expanded (else empty), indexed by the parent Entity.
+    std::vector<std::vector<ListSplit>> splits;
+  };
+  ExpandState expand_;
+
+  // Reduce (rule_reduce.cc; guards are counted down as Grains seal, engine_grains.cc).
+  struct ReduceState {
+    // Per Domain: the reduces whose parent Domain it is.
+    std::vector<std::vector<int>> into;
+    // Per reduce, indexed by the parent Entity.
+    std::vector<std::vector<ReduceProgress>> progress;
+    // Per Call: the reduces it guards (PlanReduce::guards), and its unsealed Grains per
+    // parent Entity (kept only for guard Calls).
+    std::vector<std::vector<int>> guarded;
+    std::vector<std::vector<std::uint32_t>> unsealed;
+  };
+  ReduceState reduce_;
+
+  // Filter and broadcast keep no state of their own: arrivals are read from the Items.
+
+  // Dispatch: queues per Call and the RPCs in flight.
+  std::vector<CallQueues> queues_;
+  std::unordered_map<std::uint64_t, InFlight> in_flight_;
+  std::uint64_t next_batch_id_ = 1;
+
+  // Commit.
+  std::uint64_t stale_reports_ = 0;
+
+  // Completion (engine.cc): roots whose outputs are terminal or delivered.
   std::vector<std::uint16_t> root_outputs_resolved_;
   std::vector<std::uint8_t> root_delivered_;
   std::vector<std::uint32_t> finished_roots_;
   std::size_t roots_finished_ = 0;
-  std::uint64_t grains_total_ = 0;
-  std::uint64_t grains_sealed_ = 0;
-  std::uint64_t stale_reports_ = 0;
-  std::vector<std::size_t> call_inputs_;  // number of inputs per Call
   std::string fatal_;
 };
 

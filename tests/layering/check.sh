@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Enforces the module layering of the source tree:
 #
+#   src/api/        must not include program/..., runtime/... or execution/...
+#                   (it defines what include/rayorch declares, from public headers only)
 #   src/program/    must not include runtime/... or execution/...
 #   src/runtime/    must not include execution/...
 #   include/rayorch must not include program/..., runtime/... or execution/...
@@ -73,6 +75,8 @@ check_headers() {
   fi
 }
 
+check src/api         "src/api defines the public headers from public headers only" \
+  program runtime execution
 check src/program     "src/program must not depend on runtime or execution" runtime execution
 check src/runtime     "src/runtime must not depend on execution"            execution
 check include/rayorch "public headers must not include internal program/runtime/execution headers" \

@@ -14,7 +14,13 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 make_clean_tree() {
   local t="$1"
   rm -rf "${t}"
-  mkdir -p "${t}/src/program" "${t}/src/runtime" "${t}/src/execution" "${t}/include/rayorch/detail"
+  mkdir -p "${t}/src/api" "${t}/src/program" "${t}/src/runtime" "${t}/src/execution" \
+    "${t}/include/rayorch/detail"
+  cat >"${t}/src/api/outcome.cc" <<'CC'
+#include "rayorch/outcome.h"
+#include <rayorch/detail/erased.h>
+#include <string>
+CC
   cat >"${t}/src/program/graph.cc" <<'CC'
 #include "program/graph.h"
 #include <rayorch/rayorch.h>
@@ -82,6 +88,9 @@ plant() {
   expect_result "${tree}" 1 "${what}" "${file}:2:"
 }
 
+plant src/api/bad.cc            '#include "program/logical.h"'      "api -> program"
+plant src/api/bad2.cc           '#include <runtime/engine.h>'       "api -> runtime"
+plant src/api/bad3.cc           '#include "execution/invoke.h"'     "api -> execution"
 plant src/program/bad.cc        '#include "runtime/scheduler.h"'    "program -> runtime (quotes)"
 plant src/program/bad.h         '#include <execution/executor.h>'   "program -> execution (angle brackets)"
 plant src/program/sub/deep.cc   '  #  include "execution/x.h"'      "program -> execution (nested dir, spacing)"

@@ -1,4 +1,4 @@
-// Names of outcomes.
+// Definitions of include/rayorch/outcome.h.
 #include "rayorch/outcome.h"
 
 namespace rayorch {

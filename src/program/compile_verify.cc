@@ -1,0 +1,244 @@
+// Compiler phase: verify the logical program and assign every Port its Domain (DESIGN 4).
+// Each broken rule is a CompileError naming the Ports involved and how to fix it.
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "rayorch/errors.h"
+
+#include "program/compiler.h"
+
+namespace rayorch::detail {
+
+namespace {
+
+// The closest Domain that is `a` or an ancestor of it and also `b` or an ancestor of it.
+int common_ancestor(const RuntimePlan& plan, int a, int b) {
+  while (!plan.is_ancestor_or_self(a, b)) a = plan.domains[a].parent;
+  return a;
+}
+
+// F::broadcast only moves a value down a Domain's ancestry, so values of two sibling Domains
+// can only meet after one side is gathered up to an ancestor both share.
+std::string siblings_hint(const RuntimePlan& plan, int a, int b, const char* gather) {
+  const int common = common_ancestor(plan, a, b);
+  return fmt::format(
+      "d{} and d{} are siblings (neither is an ancestor of the other; both descend from d{}), "
+      "so F::broadcast cannot bring one into the other: {} up to d{} with F::reduce first, "
+      "then F::broadcast the result into the other Domain",
+      a, b, common, gather, common);
+}
+
+void check_module_options(const Graph::Impl& g, int module) {
+  const ModuleRecord& m = g.modules[module].record;
+  std::string users;
+  for (std::size_t c = 0; c < g.calls.size(); ++c) {
+    if (g.calls[c].module == module) {
+      users += (users.empty() ? "" : ", ") + call_name(g, static_cast<int>(c));
+    }
+  }
+  auto fail = [&](const std::string& what) {
+    throw CompileError(fmt::format("Module<{}> (used by {}): {}", m.udf_name, users, what));
+  };
+  const ModuleOptions& o = m.options;
+  if (o.replicas < 1) fail(fmt::format("replicas must be >= 1, got {}", o.replicas));
+  if (o.batch_size < 1) fail(fmt::format("batch_size must be >= 1, got {}", o.batch_size));
+  if (!(o.cpus >= 0)) fail(fmt::format("cpus must be >= 0, got {}", o.cpus));
+  if (!(o.gpus >= 0)) fail(fmt::format("gpus must be >= 0, got {}", o.gpus));
+  for (const auto& [name, amount] : o.resources) {
+    if (name.empty()) fail("a named resource has an empty name");
+    if (!(amount >= 0)) fail(fmt::format("resource '{}' must be >= 0, got {}", name, amount));
+  }
+  if (o.infra_retries < 0) fail(fmt::format("infra_retries must be >= 0, got {}", o.infra_retries));
+  if (o.recovery.retries() < 0) {
+    fail(fmt::format("recovery retries must be >= 0, got {}", o.recovery.retries()));
+  }
+  if (o.timeout.count() < 0)
+    fail(fmt::format("timeout must be >= 0 ms, got {}", o.timeout.count()));
+  if (o.batch_wait.count() < 0)
+    fail(fmt::format("batch_wait must be >= 0 ms, got {}", o.batch_wait.count()));
+  if (!m.factory) fail("has no constructor factory");
+}
+
+}  // namespace
+
+void Compiler::verify_and_assign_domains(RuntimePlan& plan) {
+  if (g_.outputs.empty()) {
+    throw CompileError("the pipeline has no outputs: forward() must return at least one Port");
+  }
+  for (std::size_t m = 0; m < g_.modules.size(); ++m) check_module_options(g_, static_cast<int>(m));
+
+  plan.domains.push_back(PlanDomain{});
+  domain_.assign(g_.ports.size(), -1);
+  std::vector<int> expanded_by(g_.ports.size(), -1);
+  // Ports are created after their inputs, so id order is a topological order.
+  for (std::size_t id = 0; id < g_.ports.size(); ++id) {
+    const int p = static_cast<int>(id);
+    const LogicalPort& lp = g_.ports[id];
+    switch (lp.kind) {
+      case PortKind::source:
+        domain_[id] = 0;
+        break;
+      case PortKind::call_output: {
+        const LogicalCall& c = g_.calls[lp.op];
+        if (c.record.inputs.empty()) {
+          throw CompileError(fmt::format("Call {} has no Port input; pass at least one Port",
+                                         call_name(g_, lp.op)));
+        }
+        int d = domain_[c.record.inputs[0]];
+        for (int in : c.record.inputs) {
+          if (domain_[in] != d) {
+            const int e = domain_[in];
+            const bool related = plan.is_ancestor_or_self(d, e) || plan.is_ancestor_or_self(e, d);
+            throw CompileError(fmt::format(
+                "Call {} takes inputs from different Domains: {} is in d{} but {} is in d{}; {}",
+                call_name(g_, lp.op), port(c.record.inputs[0]), d, port(in), e,
+                related ? std::string("bring the ancestor value down with "
+                                      "F::broadcast(value, like) first")
+                        : siblings_hint(plan, d, e,
+                                        "gather one side (a UDF can turn its Group "
+                                        "into one value)")));
+          }
+        }
+        domain_[id] = d;
+        break;
+      }
+      case PortKind::expand: {
+        const LogicalExpand& e = g_.expands[lp.op];
+        if (lp.slot == 0) {
+          // Before the expanded-twice check, which would misreport a repeated list.
+          for (std::size_t i = 0; i < e.lists.size(); ++i) {
+            for (std::size_t j = i + 1; j < e.lists.size(); ++j) {
+              if (e.lists[i] == e.lists[j]) {
+                throw CompileError(fmt::format(
+                    "F::expand_aligned lists {} twice; pass distinct Ports", port(e.lists[i])));
+              }
+            }
+          }
+          int producer_call = -1;
+          for (int l : e.lists) {
+            const LogicalPort& src = g_.ports[l];
+            if (!port_kind_info(src.kind).worker_output) {
+              throw CompileError(fmt::format(
+                  "F::expand of {}: only a Call output can be expanded; produce the list with "
+                  "a UDF",
+                  port(l)));
+            }
+            if (producer_call >= 0 && src.op != producer_call) {
+              throw CompileError(fmt::format(
+                  "F::expand_aligned over {} and {}: aligned lists must be outputs of the same "
+                  "Call; expand them separately or return them from one UDF",
+                  port(e.lists[0]), port(l)));
+            }
+            producer_call = src.op;
+            if (expanded_by[l] >= 0) {
+              throw CompileError(fmt::format(
+                  "{} is expanded twice (by p{} and p{}); expand it once and reuse the child "
+                  "Port",
+                  port(l), expanded_by[l], p));
+            }
+            expanded_by[l] = p;
+          }
+          PlanDomain child;
+          child.parent = domain_[e.lists[0]];
+          child.depth = plan.domains[child.parent].depth + 1;
+          child.expand = lp.op;
+          plan.domains.push_back(child);
+          expand_domain_.push_back(static_cast<int>(plan.domains.size()) - 1);
+        }
+        domain_[id] = expand_domain_[lp.op];
+        break;
+      }
+      case PortKind::reduce: {
+        const LogicalReduce& r = g_.reduces[lp.op];
+        int d = domain_[r.values[0]];
+        if (d == 0) {
+          throw CompileError(fmt::format(
+              "F::reduce of {}: it lives in the root Domain d0, which has no parent to gather "
+              "into; reduce only Ports inside an expansion (F::expand)",
+              port(r.values[0])));
+        }
+        for (int v : r.values) {
+          if (domain_[v] != d) {
+            throw CompileError(fmt::format(
+                "F::reduce_aligned over {} (d{}) and {} (d{}): aligned Ports must share one "
+                "expansion; reduce them separately",
+                port(r.values[0]), d, port(v), domain_[v]));
+          }
+        }
+        if (r.members >= 0 && domain_[r.members] != d) {
+          throw CompileError(fmt::format(
+              "reduce members {} is in d{} but the values ({}) are in d{}; members must share "
+              "the values' child Domain",
+              port(r.members), domain_[r.members], port(r.values[0]), d));
+        }
+        domain_[id] = plan.domains[d].parent;
+        break;
+      }
+      case PortKind::filter: {
+        const LogicalFilter& f = g_.filters[lp.op];
+        const int ds = domain_[f.source];
+        const int dm = domain_[f.mask];
+        if (ds != dm) {
+          std::string hint;
+          if (plan.is_ancestor_or_self(dm, ds)) {
+            hint = "broadcast the mask with F::broadcast(mask, like) first";
+          } else if (plan.is_ancestor_or_self(ds, dm)) {
+            hint = fmt::format(
+                "the mask lives below the source: F::broadcast the source into d{} and filter "
+                "there, or gather the mask up to d{} with F::reduce and turn each Group into "
+                "one bool with a UDF",
+                dm, ds);
+          } else {
+            hint = siblings_hint(plan, dm, ds,
+                                 "gather the mask (and turn each Group into one bool with a UDF)");
+          }
+          throw CompileError(fmt::format(
+              "F::filter of {} (d{}) by mask {} (d{}): source and mask must be in the same "
+              "Domain; {}",
+              port(f.source), ds, port(f.mask), dm, hint));
+        }
+        domain_[id] = domain_[f.source];
+        break;
+      }
+      case PortKind::broadcast: {
+        const LogicalBroadcast& b = g_.broadcasts[lp.op];
+        const int from = domain_[b.source];
+        const int to = domain_[b.like];
+        if (from == to) {
+          throw CompileError(fmt::format(
+              "F::broadcast of {} like {}: both are already in d{}; use the Port directly",
+              port(b.source), port(b.like), from));
+        }
+        if (!plan.is_ancestor_or_self(from, to) && !plan.is_ancestor_or_self(to, from)) {
+          throw CompileError(fmt::format(
+              "F::broadcast of {} (d{}) like {} (d{}): d{} is not an ancestor of d{}; only an "
+              "ancestor value can be broadcast into a descendant Domain, and {}",
+              port(b.source), from, port(b.like), to, from, to,
+              siblings_hint(plan, from, to, "gather the source")));
+        }
+        if (!plan.is_ancestor_or_self(from, to)) {
+          throw CompileError(fmt::format(
+              "F::broadcast of {} (d{}) like {} (d{}): d{} is not an ancestor of d{}; only "
+              "an ancestor value can be broadcast into a descendant Domain (use F::reduce to "
+              "go up)",
+              port(b.source), from, port(b.like), to, from, to));
+        }
+        domain_[id] = to;
+        break;
+      }
+    }
+  }
+  std::set<int> seen;
+  for (int out : g_.outputs) {
+    if (domain_[out] != 0) {
+      throw CompileError(fmt::format(
+          "pipeline output {} lives in d{}, not the root Domain; gather it with F::reduce "
+          "until it is one value per source row",
+          port(out), domain_[out]));
+    }
+  }
+}
+
+}  // namespace rayorch::detail

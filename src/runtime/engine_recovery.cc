@@ -1,0 +1,121 @@
+// Recovery: a UDF failure under the Call's RecoveryPolicy, a lost actor within the
+// infrastructure budget, and requeueing at a higher generation (DESIGN 5).
+#include <fmt/format.h>
+
+#include "runtime/engine.h"
+
+namespace rayorch::detail {
+
+std::string Engine::describe_grains(int call, const std::vector<std::uint32_t>& grains) const {
+  std::string s;
+  for (std::uint32_t e : grains) {
+    s += fmt::format("{}{} g{}", s.empty() ? "" : ", ", entity_key(p_.calls[call].domain, e),
+                     grains_[call][e].generation);
+  }
+  return s;
+}
+
+void Engine::requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
+                     bool tail_used, bool immediate) {
+  for (std::uint32_t e : grains) {
+    move_grain(call, e, GrainEvent::requeue);
+    ++grains_[call][e].generation;
+  }
+  counters_[call].requeues += grains.size();
+  RecoveryBatch b{grains, retries_used, tail_used};
+  if (immediate)
+    queues_[call].immediate.push_back(std::move(b));
+  else
+    queues_[call].deferred.push_back(std::move(b));
+}
+
+std::optional<Engine::InFlight> Engine::take_in_flight(std::uint64_t batch_id) {
+  auto it = in_flight_.find(batch_id);
+  if (it == in_flight_.end()) {
+    ++stale_reports_;  // a report for an attempt already replayed or abandoned
+    return std::nullopt;
+  }
+  InFlight batch = std::move(it->second);
+  in_flight_.erase(it);
+  return batch;
+}
+
+FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
+  std::optional<InFlight> taken = take_in_flight(batch_id);
+  if (!taken) return {};
+  InFlight& batch = *taken;
+  const int call = batch.call;
+  const PlanCall& pc = p_.calls[call];
+  // Barriered Grains are sealed before the policy is consulted.
+  auto live = take_live(call, batch.grains, &batch.generations);
+  if (live.empty()) return {};
+  const RecoveryPolicy& policy = pc.recovery;
+  auto abort_with = [&](const std::string& why) {
+    // Keep the grains IN_FLIGHT: the run stops here.
+    return FailureVerdict{
+        true, fmt::format("Call {} (UDF {}) failed on Grains [{}]{}: {}; {}", pc.name, pc.udf,
+                          describe_grains(call, live), why, error,
+                          policy.kind() == RecoveryPolicy::Kind::abort
+                              ? "the Module's recovery policy abort() (the default) stops the run "
+                                "here: to contain such failures give the Module "
+                                ".recovery(ro::RecoveryPolicy::retry_batch(n)), retry_tail(n) or "
+                                "isolate_tail() (which marks a Grain that always fails FAILED and "
+                                "lets the run go on)"
+                              : "its retries are used up: isolate_tail() would mark a Grain that "
+                                "always fails FAILED and let the run go on")};
+  };
+  switch (policy.kind()) {
+    case RecoveryPolicy::Kind::abort:
+      return abort_with("");
+    case RecoveryPolicy::Kind::retry_batch:
+    case RecoveryPolicy::Kind::retry_tail:
+      if (batch.retries_used >= policy.retries()) {
+        return abort_with(fmt::format(" after {} retries", batch.retries_used));
+      }
+      requeue(call, live, static_cast<std::uint16_t>(batch.retries_used + 1), false,
+              policy.kind() == RecoveryPolicy::Kind::retry_batch);
+      return {};
+    case RecoveryPolicy::Kind::isolate_tail:
+      if (!batch.tail_used) {
+        requeue(call, live, batch.retries_used, true, false);
+      } else if (batch.grains.size() > 1) {
+        // Only an RPC of one Grain proves that Grain poisoned: when the barrier sealed the
+        // others, the failure may have been theirs, so a lone survivor is retried alone.
+        const std::size_t half = live.size() / 2;
+        std::vector<std::uint32_t> a(live.begin(),
+                                     live.begin() + static_cast<std::ptrdiff_t>(half));
+        std::vector<std::uint32_t> b(live.begin() + static_cast<std::ptrdiff_t>(half), live.end());
+        if (!a.empty()) requeue(call, a, batch.retries_used, true, false);
+        requeue(call, b, batch.retries_used, true, false);
+      } else {
+        seal_grain(call, live[0], ItemState::failed, intern(error, call, live[0]),
+                   GrainEvent::suppress);
+      }
+      return {};
+  }
+  return abort_with("");
+}
+
+FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason) {
+  std::optional<InFlight> taken = take_in_flight(batch_id);
+  if (!taken) return {};
+  InFlight& batch = *taken;
+  const int call = batch.call;
+  const PlanCall& pc = p_.calls[call];
+  auto live = take_live(call, batch.grains, &batch.generations);
+  if (live.empty()) return {};
+  for (std::uint32_t e : live) {
+    if (grains_[call][e].infra_used >= pc.infra_retries) {
+      return FailureVerdict{
+          true,
+          fmt::format("Call {} (UDF {}) lost its actor on Grains [{}] and the "
+                      "infrastructure budget ({} replays per Grain) is exhausted: {}",
+                      pc.name, pc.udf, describe_grains(call, live), pc.infra_retries, reason)};
+    }
+  }
+  for (std::uint32_t e : live) ++grains_[call][e].infra_used;
+  requeue(call, live, batch.retries_used, batch.tail_used, true);
+  return {};
+}
+
+}  // namespace rayorch::detail
