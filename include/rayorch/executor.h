@@ -14,6 +14,7 @@
 #include "rayorch/detail/erased.h"
 #include "rayorch/errors.h"
 #include "rayorch/metrics.h"
+#include "rayorch/run_options.h"
 #include "rayorch/outcome.h"
 #include "rayorch/program.h"
 

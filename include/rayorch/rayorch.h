@@ -6,6 +6,7 @@
 #include "rayorch/executor.h"
 #include "rayorch/function.h"
 #include "rayorch/metrics.h"
+#include "rayorch/run_options.h"
 #include "rayorch/module.h"
 #include "rayorch/ops.h"
 #include "rayorch/outcome.h"

@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rayorch/metrics.h"
+#include "rayorch/run_options.h"
 #include "rayorch/outcome.h"
 
 #include "program/plan.h"
