@@ -9,9 +9,11 @@ from typing import Any
 from . import _core
 
 CompileError = _core.CompileError
+CompileError.__module__ = "rayorch_cpp"
 """A pipeline could not be traced or compiled; the message names the Port, Call or Module."""
 
 ExecutionError = _core.ExecutionError
+ExecutionError.__module__ = "rayorch_cpp"
 """A run stopped on an unrecoverable failure (abort policy, exhausted retries, a UDF
 contract error, a deadlock, or use of a closed executor). The executor is closed."""
 

@@ -1,0 +1,103 @@
+"""Bindings of the RayOrch C++ engine (use the rayorch_cpp package, not this module)."""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+class CompileError(ValueError):
+    """A pipeline could not be traced or compiled (the engine's rayorch::CompileError)."""
+
+class ExecutionError(RuntimeError):
+    """A run stopped on an unrecoverable failure (the engine's rayorch::ExecutionError)."""
+
+def configure(
+    record_failure: type, group_failure: type, make_issue: Callable[..., Any]
+) -> None:
+    """Registers the failure classes and the OutputIssue factory of the Python package."""
+
+def foreign_port(owner: Trace | None, port: int, what: str) -> None:
+    """Raises the CompileError for a Port used outside its own trace."""
+
+class Program:
+    """An immutable compiled program (a RuntimePlan)."""
+
+    def explain(self) -> str:
+        """One line per Port, ``pN kind dD <- [inputs] => rule``, plus rewrite lines."""
+    @property
+    def sources(self) -> int:
+        """Number of source columns."""
+    @property
+    def outputs(self) -> int:
+        """Number of output Ports."""
+
+class Trace:
+    """Records one pipeline into the engine's graph builder."""
+
+    def __init__(self) -> None: ...
+    def enter(self) -> None:
+        """Makes this trace the current one of the calling thread."""
+    def exit(self) -> None:
+        """Restores the previous current trace."""
+    def add_source(self) -> int:
+        """Adds a source column; returns its Port id."""
+    def add_call(
+        self,
+        module_key: object,
+        udf: object,
+        init_args: tuple[Any, ...],
+        init_kwargs: dict[str, Any] | None,
+        name: str,
+        options: dict[str, Any],
+        inputs: Sequence[int],
+        positional: int,
+        keyword_names: list[str],
+        static_kwargs: dict[str, Any] | None,
+        statics: Sequence[str],
+        outputs: int,
+    ) -> list[int]:
+        """Records a Call of the Module ``module_key`` (one pool per key); returns its
+        output Port ids."""
+    def add_expand(self, lists: Sequence[int]) -> list[int]:
+        """Records an (aligned) expand; returns the child Port ids."""
+    def add_reduce(self, values: Sequence[int], members: int) -> list[int]:
+        """Records an (aligned) reduce; ``members`` is -1 for the first value Port."""
+    def add_filter(self, source: int, mask: int) -> int:
+        """Records a filter of ``source`` by ``mask``."""
+    def add_broadcast(self, source: int, like: int) -> int:
+        """Records a broadcast of ``source`` into the Domain of ``like``."""
+    def describe(self, port: int) -> str:
+        """A short description of a Port for messages."""
+    def compile(self, outputs: Sequence[int], optimize: bool) -> Program:
+        """Seals the trace and compiles it; raises CompileError."""
+
+class Core:
+    """An executor core: the local backend or the synchronous core."""
+
+    @staticmethod
+    def local(program: Program) -> Core:
+        """Builds every pool of the local backend (raises ExecutionError on a constructor
+        failure)."""
+    @staticmethod
+    def sync(program: Program, wire: bool = False) -> Core:
+        """The deterministic single-thread core."""
+    def run(
+        self,
+        columns: list[Sequence[Any]],
+        input_batch_size: int,
+        max_active_input_batches: int,
+        backpressure: int,
+        progress: bool,
+        trace_path: str,
+        report_path: str,
+        reservation: str,
+        lifo: bool,
+        on_row: Callable[[int, tuple[Any, ...]], None] | None,
+    ) -> tuple[list[list[Any]], dict[str, Any]]:
+        """Runs the program with the GIL released; returns one list per output (empty with
+        ``on_row``) and the metrics."""
+    def close(self) -> None:
+        """Stops every actor; idempotent."""
+    @property
+    def closed(self) -> bool:
+        """True once closed."""
+    def rpc_log(self) -> list[dict[str, Any]]:
+        """Every RPC so far (the synchronous core records them)."""
