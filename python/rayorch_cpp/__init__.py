@@ -10,7 +10,17 @@ backend (no Ray); ``SyncExecutor`` is its deterministic core for tests, and
 """
 
 from . import functional as F
-from ._api import CompiledProgram, Module, Pipeline, Port, RayModule, compile, function
+from ._api import (
+    CompiledProgram,
+    CppModule,
+    Module,
+    Pipeline,
+    Port,
+    RayModule,
+    compile,
+    cpp_udfs,
+    function,
+)
 from ._executor import CallMetrics, Executor, InputBatchMetrics, RunResult, SyncExecutor, run
 from ._values import (
     CompileError,
@@ -29,6 +39,7 @@ __all__ = [
     "CallMetrics",
     "CompileError",
     "CompiledProgram",
+    "CppModule",
     "ExecutionError",
     "Executor",
     "F",
@@ -47,6 +58,7 @@ __all__ = [
     "SyncExecutor",
     "__version__",
     "compile",
+    "cpp_udfs",
     "function",
     "run",
 ]

@@ -134,6 +134,7 @@ class RayModule:
         self.init_args: tuple[Any, ...] = ()
         self.init_kwargs: dict[str, Any] = {}
         self.options: dict[str, Any] = {}
+        self._cpp = ""
 
     def returns(self, count: int) -> Self:
         """Declares the number of output Ports of each Call."""
@@ -202,6 +203,7 @@ class RayModule:
             static_kwargs=statics if statics else None,
             statics=[f"{k}={v!r}" for k, v in statics.items()],
             outputs=self.num_outputs,
+            cpp=self._cpp,
         )
         ports = trace.ports(ids)
         return ports[0] if len(ports) == 1 else ports
@@ -214,6 +216,35 @@ class Module(RayModule):
     def __init__(self, udf: Any, *, num_outputs: int = 1, **options: Any) -> None:
         super().__init__(udf, num_outputs=num_outputs)
         self.ray_options(**options)
+
+
+class CppModule(RayModule):
+    """A C++ UDF shipped with the package, in a Python pipeline next to Python UDFs:
+    ``CppModule("Upper", replicas=2)``; constructor arguments go through ``pre_init``.
+
+    Its Port inputs (positional only) are converted to the C++ types of its ``run`` before
+    each batch and its results back to Python values after it; ``run`` itself runs without
+    the GIL. :func:`cpp_udfs` lists the available UDFs with their types.
+    """
+
+    def __init__(self, udf: str, **options: Any) -> None:
+        udfs = _core.cpp_udfs()
+        if udf not in udfs:
+            raise ValueError(f"no C++ UDF named {udf!r}; available: {sorted(udfs)}")
+        super().__init__(udf, num_outputs=int(udfs[udf]["outputs"]))
+        self._cpp = udf
+        self.ray_options(**options)
+
+    @property
+    def name(self) -> str:
+        """The name of this Module's Calls: the option, else the C++ UDF's name."""
+        name = self.options.get("name")
+        return str(name) if name is not None else self._cpp
+
+
+def cpp_udfs() -> dict[str, dict[str, Any]]:
+    """The C++ UDFs usable with CppModule: name -> doc, inputs, outputs, constructor."""
+    return dict(_core.cpp_udfs())
 
 
 def _engine_options(module: RayModule) -> dict[str, Any]:
@@ -381,4 +412,4 @@ class Pipeline:
         )
 
 
-__all__ = ["CompiledProgram", "Module", "Pipeline", "Port", "RayModule", "compile", "function"]
+__all__ = ["CompiledProgram", "CppModule", "Module", "cpp_udfs", "Pipeline", "Port", "RayModule", "compile", "function"]

@@ -14,6 +14,9 @@ def configure(
 ) -> None:
     """Registers the failure classes and the OutputIssue factory of the Python package."""
 
+def cpp_udfs() -> dict[str, dict[str, Any]]:
+    """The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor."""
+
 def foreign_port(owner: Trace | None, port: int, what: str) -> None:
     """Raises the CompileError for a Port used outside its own trace."""
 
@@ -53,9 +56,10 @@ class Trace:
         static_kwargs: dict[str, Any] | None,
         statics: Sequence[str],
         outputs: int,
+        cpp: str = "",
     ) -> list[int]:
-        """Records a Call of the Module ``module_key`` (one pool per key); returns its
-        output Port ids."""
+        """Records a Call of the Module ``module_key`` (one pool per key), of the C++ UDF
+        ``cpp`` when given; returns its output Port ids."""
     def add_expand(self, lists: Sequence[int]) -> list[int]:
         """Records an (aligned) expand; returns the child Port ids."""
     def add_reduce(self, values: Sequence[int], members: int) -> list[int]:

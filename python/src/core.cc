@@ -12,8 +12,10 @@
 #include <Python.h>
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
@@ -35,6 +37,8 @@
 #include "rayorch/outcome.h"
 #include "rayorch/program.h"
 #include "rayorch/recovery.h"
+
+#include "cpp_udfs.h"
 
 namespace nb = nanobind;
 namespace rd = rayorch::detail;
@@ -436,6 +440,199 @@ rd::RpcOutput invoke_udf(const CallInfo& info, rd::UdfInstance& instance,
   return out;
 }
 
+
+// ---------------------------------------------------------------------------------------
+// C++ UDFs in Python pipelines
+// ---------------------------------------------------------------------------------------
+//
+// A C++ UDF's Call keeps Python values in its blocks like any other Call: its inputs are
+// converted to the C++ types of its run() under the GIL, run() runs without the GIL, and its
+// results are converted back to Python objects (ro::Row failures become RecordFailure /
+// GroupFailure) and checked like a Python UDF's.
+
+/// The C++ values of one input column of a C++ UDF, and the Column view over them.
+template <class T>
+struct CppColumn {
+  std::vector<T> values;
+  std::vector<const void*> pointers;
+  void load(const rd::ColumnInput& c) {
+    values.reserve(c.size);
+    for (std::size_t r = 0; r < c.size; ++r) values.push_back(nb::cast<T>(nb::handle(object_at(c.data[r]))));
+    for (const T& v : values) pointers.push_back(&v);
+  }
+  rayorch::Column<T> column() const { return rayorch::Column<T>(pointers.data(), pointers.size()); }
+};
+
+template <class E>
+struct CppColumn<rayorch::Group<E>> {
+  std::vector<rayorch::Group<E>> values;
+  std::vector<const void*> pointers;
+  void load(const rd::ColumnInput& c) {
+    values.reserve(c.size);
+    for (std::size_t r = 0; r < c.size; ++r) {
+      auto storage =
+          std::make_shared<std::vector<E>>(nb::cast<std::vector<E>>(nb::handle(object_at(c.data[r]))));
+      std::vector<const void*> members;
+      for (const E& e : *storage) members.push_back(&e);
+      values.emplace_back(std::move(members), std::move(storage));
+    }
+    for (const auto& v : values) pointers.push_back(&v);
+  }
+  rayorch::Column<rayorch::Group<E>> column() const {
+    return rayorch::Column<rayorch::Group<E>>(pointers.data(), pointers.size());
+  }
+};
+
+template <class T>
+PyObject* to_python(const T& value) {
+  return nb::cast(value).release().ptr();
+}
+
+template <class E>
+PyObject* to_python(const rayorch::Row<E>& row) {
+  if (row.ok()) return to_python(row.value());
+  PyObject* cls = row.is_group_failure() ? registry.group_failure : registry.record_failure;
+  return PyObject_CallFunction(cls, "s#", row.message().data(),
+                               static_cast<Py_ssize_t>(row.message().size()));
+}
+
+template <class E>
+PyObject* column_to_python(const std::vector<E>& column) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(column.size()));
+  if (list == nullptr) return nullptr;
+  for (std::size_t i = 0; i < column.size(); ++i) {
+    PyObject* v = to_python(column[i]);
+    if (v == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), v);
+  }
+  return list;
+}
+
+template <class E>
+PyObject* result_to_python(const std::vector<E>& result) {
+  return column_to_python(result);
+}
+
+template <class... E>
+PyObject* result_to_python(const std::tuple<std::vector<E>...>& result) {
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(sizeof...(E)));
+  if (tuple == nullptr) return nullptr;
+  bool ok = true;
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    ((ok = ok && [&] {
+       PyObject* c = column_to_python(std::get<K>(result));
+       if (c == nullptr) return false;
+       PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(K), c);
+       return true;
+     }()),
+     ...);
+  }(std::index_sequence_for<E...>{});
+  if (!ok) {
+    Py_DECREF(tuple);
+    return nullptr;
+  }
+  return tuple;
+}
+
+template <class U, std::size_t... I>
+rd::RpcOutput invoke_cpp(const CallInfo& info, const std::string& name, U& udf,
+                         std::span<const rd::ColumnInput> in, std::index_sequence<I...>) {
+  using columns = typename rd::UdfTraits<U>::columns;
+  const std::size_t rows = in.empty() ? 0 : in[0].size;
+  std::tuple<CppColumn<typename rd::ColumnOf<std::tuple_element_t<I, columns>>::type>...> converted;
+  {
+    Gil gil;
+    std::size_t at = 0;
+    try {
+      ((at = I, std::get<I>(converted).load(in[I])), ...);
+    } catch (const nb::cast_error&) {
+      throw rd::ForeignError(
+          "TypeError", fmt::format("CppModule({}): input {} does not convert to the C++ type of "
+                                   "its run() parameter",
+                                   name, at));
+    } catch (const nb::python_error& e) {
+      throw rd::ForeignError("TypeError", fmt::format("CppModule({}): input {}: {}", name, at, e.what()));
+    }
+  }
+  auto result = udf.run(std::get<I>(converted).column()...);  // without the GIL
+  Gil gil;
+  PyObject* py = result_to_python(result);
+  if (py == nullptr) throw_foreign();
+  Ref owned = Ref::steal(py);
+  rd::RpcOutput out;
+  out.contract_error = convert_output(info, py, rows, out);
+  if (!out.contract_error.empty()) {
+    out.blocks.clear();
+    out.values.clear();
+    out.failures.clear();
+  }
+  return out;
+}
+
+/// A C++ UDF registered for Python pipelines.
+struct CppUdf {
+  std::string doc;
+  std::size_t inputs = 0;
+  std::size_t outputs = 0;
+  std::string signature;  ///< constructor argument types, for messages
+  std::function<rd::Factory(nb::handle args)> factory;
+  std::function<rd::Invoker(std::shared_ptr<CallInfo>, std::string)> invoker;
+};
+
+template <class U, class... Ctor>
+CppUdf register_cpp(std::string doc, std::string signature) {
+  using traits = rd::UdfTraits<U>;
+  static_assert(std::tuple_size_v<typename traits::statics> == 0,
+                "C++ UDFs for Python take no static arguments");
+  CppUdf e;
+  e.doc = std::move(doc);
+  e.inputs = traits::column_count;
+  e.outputs = traits::shape::outputs;
+  e.signature = std::move(signature);
+  e.factory = [](nb::handle args) -> rd::Factory {
+    auto captured = std::make_shared<const std::tuple<Ctor...>>(nb::cast<std::tuple<Ctor...>>(args));
+    return [captured]() {
+      return std::apply(
+          [](const Ctor&... a) -> std::unique_ptr<rd::UdfInstance> {
+            return std::make_unique<rd::UdfBox<U>>(a...);
+          },
+          *captured);
+    };
+  };
+  e.invoker = [](std::shared_ptr<CallInfo> info, std::string name) -> rd::Invoker {
+    return [info, name](rd::UdfInstance& instance, std::span<const rd::ColumnInput> in) {
+      U& udf = static_cast<rd::UdfBox<U>&>(instance).udf;
+      return invoke_cpp(*info, name, udf, in, std::make_index_sequence<traits::column_count>{});
+    };
+  };
+  return e;
+}
+
+const std::map<std::string, CppUdf>& cpp_udfs() {
+  namespace u = rayorch::python_udfs;
+  static const std::map<std::string, CppUdf> udfs = {
+      {"Upper", register_cpp<u::Upper>("str -> the string upper-cased", "()")},
+      {"SumNonEmpty",
+       register_cpp<u::SumNonEmpty>(
+           "list[int] (a reduced group) -> its sum; an empty group is a RecordFailure", "()")},
+      {"SimRender", register_cpp<u::SimRender, double>(
+                        "(doc, pages) -> [(doc, 0), ..., (doc, pages-1)]; sleeps per_page_ms per page",
+                        "(per_page_ms: float)")},
+      {"SimOcr", register_cpp<u::SimOcr, double, double>(
+                     "(doc, page) -> doc * 10**6 + page; sleeps per_batch_ms + per_page_ms per page",
+                     "(per_batch_ms: float, per_page_ms: float)")},
+      {"SimAssemble",
+       register_cpp<u::SimAssemble, double, double>(
+           "(page values: list[int], (doc, pages)) -> (doc, page values); sleeps per_doc_ms + "
+           "per_page_ms per page",
+           "(per_doc_ms: float, per_page_ms: float)")},
+  };
+  return udfs;
+}
+
 // ---------------------------------------------------------------------------------------
 // Tracing and compilation
 // ---------------------------------------------------------------------------------------
@@ -478,7 +675,22 @@ class Trace {
                             nb::dict options, const std::vector<int>& inputs,
                             std::size_t positional, nb::list keyword_names,
                             nb::handle static_kwargs, const std::vector<std::string>& statics,
-                            std::size_t outputs) {
+                            std::size_t outputs, const std::string& cpp) {
+    const CppUdf* native = nullptr;
+    if (!cpp.empty()) {
+      auto found = cpp_udfs().find(cpp);
+      if (found == cpp_udfs().end())
+        throw rayorch::CompileError("CppModule: no C++ UDF named " + cpp);
+      native = &found->second;
+      if (inputs.size() != native->inputs || !keyword_names.empty() || !static_kwargs.is_none()) {
+        throw rayorch::CompileError(fmt::format(
+            "CppModule({}) takes {} positional Port input(s) and no keyword arguments; got {} "
+            "Port input(s){}",
+            cpp, native->inputs, inputs.size(),
+            static_kwargs.is_none() ? "" : " and static keyword arguments"));
+      }
+      outputs = native->outputs;
+    }
     std::shared_ptr<ModuleSpec>& spec = modules_[module_key.ptr()];
     if (!spec) {
       keys_.push_back(nb::borrow(module_key));
@@ -488,6 +700,16 @@ class Trace {
       spec->kwargs = init_kwargs.is_none() ? Ref() : Ref::borrow(init_kwargs.ptr());
       names_[spec.get()] = name;
       options_[spec.get()] = module_options(options);
+      if (native != nullptr) {
+        try {
+          native_factories_[spec.get()] = native->factory(init_args);
+        } catch (const nb::cast_error&) {
+          throw rayorch::CompileError(fmt::format(
+              "CppModule({}): the constructor arguments given to pre_init() do not convert to "
+              "{}",
+              cpp, native->signature));
+        }
+      }
     }
     auto info = std::make_shared<CallInfo>();
     info->positional = positional;
@@ -501,15 +723,23 @@ class Trace {
     record.identity = spec.get();
     record.udf_name = names_[spec.get()];
     record.options = options_[spec.get()];
-    record.factory = [spec]() { return build_udf(*spec); };
+    if (native != nullptr) {
+      record.factory = native_factories_[spec.get()];
+    } else {
+      record.factory = [spec]() { return build_udf(*spec); };
+    }
     record.owner = spec;
     rd::CallRecord call;
     call.inputs = inputs;
     call.output_types.assign(outputs, "object");
     call.static_args = statics;
-    call.invoker = [info](rd::UdfInstance& instance, std::span<const rd::ColumnInput> in) {
-      return invoke_udf(*info, instance, in);
-    };
+    if (native != nullptr) {
+      call.invoker = native->invoker(info, names_[spec.get()]);
+    } else {
+      call.invoker = [info](rd::UdfInstance& instance, std::span<const rd::ColumnInput> in) {
+        return invoke_udf(*info, instance, in);
+      };
+    }
     std::vector<int> ids = graph_->add_call(std::move(record), std::move(call));
     for (std::size_t k = 0; k < ids.size(); ++k)
       origins_[ids[k]] = PortOrigin{PortOrigin::Kind::call_output, -1, info, k};
@@ -644,6 +874,7 @@ class Trace {
   std::map<PyObject*, std::shared_ptr<ModuleSpec>> modules_;
   std::map<const ModuleSpec*, std::string> names_;
   std::map<const ModuleSpec*, rayorch::ModuleOptions> options_;
+  std::map<const ModuleSpec*, rd::Factory> native_factories_;
   std::vector<nb::object> keys_;  ///< keeps the module keys alive while the trace lives
   int sources_ = 0;
   std::vector<int> mask_sources_;
@@ -947,6 +1178,22 @@ NB_MODULE(_core, m) {
       nb::arg("owner").none(), nb::arg("port"), nb::arg("what"),
       "Raises the CompileError for a Port used outside its own trace.");
 
+  m.def(
+      "cpp_udfs",
+      []() {
+        nb::dict out;
+        for (const auto& [name, udf] : cpp_udfs()) {
+          nb::dict d;
+          d["doc"] = udf.doc;
+          d["inputs"] = udf.inputs;
+          d["outputs"] = udf.outputs;
+          d["constructor"] = udf.signature;
+          out[nb::str(name.c_str())] = d;
+        }
+        return out;
+      },
+      "The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor.");
+
   nb::class_<Program>(m, "Program", "An immutable compiled program (a RuntimePlan).")
       .def("explain", [](const Program& p) { return rd::explain_plan(*p.plan); },
            "One line per Port, `pN kind dD <- [inputs] => rule`, plus rewrite lines.")
@@ -962,7 +1209,7 @@ NB_MODULE(_core, m) {
            nb::arg("init_args"), nb::arg("init_kwargs").none(), nb::arg("name"),
            nb::arg("options"), nb::arg("inputs"), nb::arg("positional"),
            nb::arg("keyword_names"), nb::arg("static_kwargs").none(), nb::arg("statics"),
-           nb::arg("outputs"))
+           nb::arg("outputs"), nb::arg("cpp") = "")
       .def("add_expand", &Trace::add_expand)
       .def("add_reduce", &Trace::add_reduce)
       .def("add_filter", &Trace::add_filter)
