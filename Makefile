@@ -41,6 +41,8 @@ test: deps build
 # installs the package from this checkout (incremental build in build-python/), then pytest.
 test-python: deps
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) bash scripts/python-env.sh
+	.venv/bin/ruff check python
+	.venv/bin/ruff format --check python
 	.venv/bin/python -m pytest python/tests -q
 
 # The runtime and executor tests again under AddressSanitizer + UndefinedBehaviorSanitizer

@@ -22,8 +22,9 @@ import rayorch_cpp as ro
 from rayorch_cpp import F
 
 
-def corpus(documents: int, seed: int = 4, median: float = 6.0, sigma: float = 1.5,
-           max_pages: int = 427) -> list[int]:
+def corpus(
+    documents: int, seed: int = 4, median: float = 6.0, sigma: float = 1.5, max_pages: int = 427
+) -> list[int]:
     rng = random.Random(seed)
     pages = [
         max(1, min(max_pages, round(math.exp(math.log(median) + sigma * rng.gauss(0, 1)))))
@@ -88,12 +89,16 @@ def measure(name: str, pipeline: ro.Pipeline, docs: list[tuple[int, int]]) -> No
         result = ex.run(docs, progress=False)
         e2e = time.perf_counter() - start
     pages = sum(n for _, n in docs)
-    assert all(out == (d, [d * 1_000_000 + i for i in range(n)])
-               for out, (d, n) in zip(result.outputs, docs))
+    assert all(
+        out == (d, [d * 1_000_000 + i for i in range(n)])
+        for out, (d, n) in zip(result.outputs, docs)
+    )
     ocr = next(c for c in result.calls if c.udf_name in ("Ocr", "SimOcr"))
-    print(f"{name:<14} {len(docs):>4} docs {pages:>6} pages  end-to-end {e2e:6.3f} s  "
-          f"first document {min(result.root_completed_s):6.3f} s  {pages / e2e:7.0f} pages/s  "
-          f"OCR RPCs {ocr.rpcs} (mean batch {ocr.average_batch:.1f})")
+    print(
+        f"{name:<14} {len(docs):>4} docs {pages:>6} pages  end-to-end {e2e:6.3f} s  "
+        f"first document {min(result.root_completed_s):6.3f} s  {pages / e2e:7.0f} pages/s  "
+        f"OCR RPCs {ocr.rpcs} (mean batch {ocr.average_batch:.1f})"
+    )
 
 
 def main() -> None:

@@ -254,8 +254,7 @@ def _engine_options(module: RayModule) -> dict[str, Any]:
 
     def bad(option: str, want: str) -> CompileError:
         return CompileError(
-            f"Module<{module.name}>: option {option} must be {want}, got "
-            f"{opts[option]!r}"
+            f"Module<{module.name}>: option {option} must be {want}, got {opts[option]!r}"
         )
 
     for option in ("replicas", "batch_size", "infra_retries"):
@@ -412,4 +411,14 @@ class Pipeline:
         )
 
 
-__all__ = ["CompiledProgram", "CppModule", "Module", "cpp_udfs", "Pipeline", "Port", "RayModule", "compile", "function"]
+__all__ = [
+    "CompiledProgram",
+    "CppModule",
+    "Module",
+    "cpp_udfs",
+    "Pipeline",
+    "Port",
+    "RayModule",
+    "compile",
+    "function",
+]

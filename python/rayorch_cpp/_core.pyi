@@ -9,9 +9,7 @@ class CompileError(ValueError):
 class ExecutionError(RuntimeError):
     """A run stopped on an unrecoverable failure (the engine's rayorch::ExecutionError)."""
 
-def configure(
-    record_failure: type, group_failure: type, make_issue: Callable[..., Any]
-) -> None:
+def configure(record_failure: type, group_failure: type, make_issue: Callable[..., Any]) -> None:
     """Registers the failure classes and the OutputIssue factory of the Python package."""
 
 def cpp_udfs() -> dict[str, dict[str, Any]]:

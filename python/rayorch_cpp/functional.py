@@ -5,7 +5,6 @@ They declare Domains and lineage while ``forward`` is traced; they run no code.
 
 from __future__ import annotations
 
-
 from ._api import Port, _active
 
 
@@ -49,7 +48,9 @@ def filter(port: Port, mask: Port) -> Port:  # noqa: A001 - the reference's spel
     trace = _active("F.filter")
     return Port(
         trace,
-        trace.core.add_filter(trace.port(port, "F.filter source"), trace.port(mask, "F.filter mask")),
+        trace.core.add_filter(
+            trace.port(port, "F.filter source"), trace.port(mask, "F.filter mask")
+        ),
     )
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import make_executor
 
 import rayorch_cpp as ro
+from conftest import make_executor
 from rayorch_cpp import F
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Ident, make_executor
 
 import rayorch_cpp as ro
+from conftest import Ident, make_executor
 from rayorch_cpp import F
 
 _lock = threading.Lock()
@@ -122,7 +122,9 @@ def test_streaming_delivers_a_short_document_while_a_long_one_runs() -> None:
     with ro.Executor(streaming_pipeline()) as ex:
         result = ex.run(
             ["long", "short"],
-            on_row=lambda i, out: seen.append((i, out, sum(p.startswith("long") for p in Page.finished))),
+            on_row=lambda i, out: seen.append(
+                (i, out, sum(p.startswith("long") for p in Page.finished))
+            ),
         )
     assert result.outputs is None
     assert [s[0] for s in seen] == [1, 0]

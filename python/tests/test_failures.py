@@ -6,9 +6,9 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import Children, Ident, make_executor
 
 import rayorch_cpp as ro
+from conftest import Children, Ident, make_executor
 from rayorch_cpp import F
 
 _lock = threading.Lock()
@@ -147,18 +147,18 @@ class IntMask:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: (lambda x: ro.RayModule(WrongRows)(x)), "output 0 has 2 rows for 1 input rows"),
-        (lambda: (lambda x: ro.RayModule(NotAList)(x)), "must be a list or tuple"),
+        (lambda: lambda x: ro.RayModule(WrongRows)(x), "output 0 has 2 rows for 1 input rows"),
+        (lambda: lambda x: ro.RayModule(NotAList)(x), "must be a list or tuple"),
         (
-            lambda: (lambda x: ro.RayModule(Ident, num_outputs=2)(x)[0]),
+            lambda: lambda x: ro.RayModule(Ident, num_outputs=2)(x)[0],
             "2 outputs for 2 declared|outputs for 2 declared",
         ),
         (
-            lambda: (lambda x: F.reduce(F.expand(ro.RayModule(Scalar)(x)))),
+            lambda: lambda x: F.reduce(F.expand(ro.RayModule(Scalar)(x))),
             "expanded \\(F.expand\\), so each row must be a list or tuple; row 0 is int",
         ),
         (
-            lambda: (lambda x: F.filter(x, ro.RayModule(IntMask)(x))),
+            lambda: lambda x: F.filter(x, ro.RayModule(IntMask)(x)),
             "F.filter mask, so each row must be a bool",
         ),
     ],

@@ -8,9 +8,8 @@ import time
 import weakref
 from typing import Any
 
-from conftest import Children, Ident, make_executor
-
 import rayorch_cpp as ro
+from conftest import Children, Ident, make_executor
 from rayorch_cpp import F
 
 

@@ -87,8 +87,12 @@ def make_pipeline(structure_seed: int, options: random.Random | None) -> Any:
             if step == "map":
                 fail = rng.random() < 0.4
                 stack[-1] = module(
-                    "affine", Affine, rng.randint(1, 9), rng.randint(0, 9),
-                    13 if fail else 0, 17 if fail and rng.random() < 0.5 else 0,
+                    "affine",
+                    Affine,
+                    rng.randint(1, 9),
+                    rng.randint(0, 9),
+                    13 if fail else 0,
+                    17 if fail and rng.random() < 0.5 else 0,
                 )(cur)
             elif step == "expand" and len(stack) < 4:
                 stack.append(F.expand(module("fan", Fan, rng.randint(2, 5))(cur)))

@@ -34,16 +34,16 @@ def test_the_stub_lists_every_name_of_the_extension() -> None:
     stub = Path(ro.__file__).with_name("_core.pyi")
     tree = ast.parse(stub.read_text())
     declared = {
-        node.name
-        for node in tree.body
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef))
+        node.name for node in tree.body if isinstance(node, (ast.ClassDef, ast.FunctionDef))
     }
     actual = {n for n in dir(_core) if not n.startswith("_")}
     assert declared == actual
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             methods = {
-                m.name for m in node.body if isinstance(m, ast.FunctionDef) and not m.name.startswith("_")
+                m.name
+                for m in node.body
+                if isinstance(m, ast.FunctionDef) and not m.name.startswith("_")
             }
             real = {n for n in vars(getattr(_core, node.name)) if not n.startswith("_")}
             assert methods == real, node.name
