@@ -23,6 +23,7 @@ from ._api import (
 )
 from ._executor import CallMetrics, Executor, InputBatchMetrics, RunResult, SyncExecutor, run
 from ._values import (
+    ActorLost,
     CompileError,
     ExecutionError,
     GroupFailure,
@@ -36,6 +37,7 @@ from ._values import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActorLost",
     "CallMetrics",
     "CompileError",
     "CompiledProgram",

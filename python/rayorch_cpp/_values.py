@@ -140,9 +140,16 @@ def _make_issue(
     return OutputIssue(ItemOutcome(outcome), cause if cause else None, origin)
 
 
-_core.configure(RecordFailure, GroupFailure, _make_issue)
+class ActorLost(Exception):
+    """Raised by a UDF to model a lost actor (an infrastructure failure, not a data outcome):
+    the actor is replaced by a fresh UDF instance and its Grains replay at a higher
+    generation, within the Module's ``infra_retries``; beyond them the run aborts."""
+
+
+_core.configure(RecordFailure, GroupFailure, _make_issue, ActorLost)
 
 __all__ = [
+    "ActorLost",
     "CompileError",
     "ExecutionError",
     "GroupFailure",

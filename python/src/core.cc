@@ -114,6 +114,7 @@ struct Registry {
   PyObject* record_failure = nullptr;
   PyObject* group_failure = nullptr;
   PyObject* make_issue = nullptr;  ///< (outcome, cause, call, entity, attempts) -> OutputIssue
+  PyObject* actor_lost = nullptr;  ///< the exception class a UDF raises to model a lost actor
 };
 Registry registry;
 
@@ -136,7 +137,8 @@ std::string str_of(PyObject* o) {
 }
 
 /// Turns the Python error being raised into rd::ForeignError ("ValueError: boom"), the
-/// Python counterpart of a C++ exception thrown by a UDF. Clears the Python error.
+/// Python counterpart of a C++ exception thrown by a UDF, or into rayorch::ActorLost for the
+/// package's ActorLost. Clears the Python error.
 [[noreturn]] void throw_foreign() {
   PyObject* type = nullptr;
   PyObject* value = nullptr;
@@ -145,9 +147,12 @@ std::string str_of(PyObject* o) {
   PyErr_NormalizeException(&type, &value, &trace);
   std::string name = type ? reinterpret_cast<PyTypeObject*>(type)->tp_name : "unknown error";
   std::string message = value ? str_of(value) : std::string();
+  const bool lost = registry.actor_lost != nullptr && type != nullptr &&
+                    PyErr_GivenExceptionMatches(type, registry.actor_lost) != 0;
   Py_XDECREF(type);
   Py_XDECREF(value);
   Py_XDECREF(trace);
+  if (lost) throw rayorch::ActorLost(message);
   throw rd::ForeignError(std::move(name), message);
 }
 
@@ -1161,14 +1166,18 @@ NB_MODULE(_core, m) {
 
   m.def(
       "configure",
-      [](nb::handle record_failure, nb::handle group_failure, nb::handle make_issue) {
+      [](nb::handle record_failure, nb::handle group_failure, nb::handle make_issue,
+         nb::handle actor_lost) {
         // Kept for the life of the process (the classes outlive every executor).
         registry.record_failure = Py_NewRef(record_failure.ptr());
         registry.group_failure = Py_NewRef(group_failure.ptr());
         registry.make_issue = Py_NewRef(make_issue.ptr());
+        registry.actor_lost = Py_NewRef(actor_lost.ptr());
       },
       nb::arg("record_failure"), nb::arg("group_failure"), nb::arg("make_issue"),
-      "Registers the failure classes and the OutputIssue factory of the Python package.");
+      nb::arg("actor_lost"),
+      "Registers the failure classes, the OutputIssue factory and the ActorLost exception of "
+      "the Python package.");
 
   m.def(
       "foreign_port",

@@ -80,3 +80,39 @@ def test_a_timed_out_call_is_replayed_on_a_fresh_actor() -> None:
     assert result.outputs == [1, 2]
     assert result.actors_replaced == 1
     time.sleep(0.3)  # the abandoned call finishes (its late report is rejected)
+
+
+class LosesItsActor:
+    built = 0
+
+    def __init__(self) -> None:
+        LosesItsActor.built += 1
+        self.first = LosesItsActor.built == 1
+
+    def run(self, xs: list[int]) -> list[int]:
+        if self.first:
+            raise ro.ActorLost("worker died")
+        return [x * 2 for x in xs]
+
+
+def test_actor_lost_replaces_the_actor_and_replays(executor_kind: str) -> None:
+    LosesItsActor.built = 0
+    m = ro.RayModule(LosesItsActor).ray_options(batch_size=2)
+    with make_executor(executor_kind, lambda x: m(x)) as ex:
+        result = ex.run([1, 2, 3])
+    assert result.outputs == [2, 4, 6]
+    assert result.actors_replaced == 1 and LosesItsActor.built == 2
+
+
+def test_actor_lost_beyond_infra_retries_aborts() -> None:
+    class AlwaysLost:
+        def run(self, xs: list[int]) -> list[int]:
+            raise ro.ActorLost("worker died")
+
+    m = ro.RayModule(AlwaysLost).ray_options(infra_retries=1)
+    try:
+        ro.SyncExecutor(lambda x: m(x)).run([1])
+    except ro.ExecutionError as error:
+        assert "worker died" in str(error)
+    else:
+        raise AssertionError("the run should abort")
