@@ -965,6 +965,11 @@ class Core {
                 std::size_t max_active_input_batches, std::size_t backpressure, bool progress,
                 const std::string& trace_path, const std::string& report_path,
                 const std::string& reservation, bool lifo, nb::object on_row) {
+    if (running_) {
+      throw rayorch::ExecutionError(
+          "run() is already in progress on this executor (from another thread or from a row "
+          "callback); use one executor per concurrent run");
+    }
     if (columns.size() != program_.sources) {
       throw std::invalid_argument(fmt::format("the pipeline has {} source columns but {} were "
                                               "given; pass one sequence per forward() parameter",
@@ -1092,6 +1097,11 @@ class Core {
 
     rayorch::RunMetrics metrics;
     bool aborted_by_callback = false;
+    running_ = true;  // set and cleared under the GIL
+    struct Clear {
+      bool& flag;
+      ~Clear() { flag = false; }
+    } clear{running_};
     {
       nb::gil_scoped_release release;
       try {
@@ -1108,6 +1118,11 @@ class Core {
   }
 
   void close() {
+    if (running_) {
+      throw rayorch::ExecutionError(
+          "close() was called while run() is in progress on this executor; close it after "
+          "the run returns");
+    }
     nb::gil_scoped_release release;  // actors may be finishing a Python call
     core_->close();
   }
@@ -1150,6 +1165,7 @@ class Core {
       : program_(program), core_(std::move(core)) {}
   Program program_;
   std::unique_ptr<rd::ExecutionCore> core_;
+  bool running_ = false;
 };
 
 }  // namespace

@@ -206,3 +206,21 @@ def test_misaligned_or_missing_columns_raise(executor_kind: str) -> None:
 def test_empty_input(executor_kind: str) -> None:
     with make_executor(executor_kind, lambda x: ro.RayModule(Ident)(x)) as ex:
         assert ex.run([]).outputs == []
+
+
+def test_one_run_at_a_time_per_executor(executor_kind: str) -> None:
+    ex = make_executor(executor_kind, lambda x: ro.RayModule(Ident)(x))
+
+    def reenter(i: int, out: Any) -> None:
+        ex.run([1])
+
+    with pytest.raises(ro.ExecutionError, match="already in progress"):
+        ex.run([1, 2], on_row=reenter)
+
+    ex2 = make_executor(executor_kind, lambda x: ro.RayModule(Ident)(x))
+
+    def close_inside(i: int, out: Any) -> None:
+        ex2.close()
+
+    with pytest.raises(ro.ExecutionError, match="while run\\(\\) is in progress"):
+        ex2.run([1], on_row=close_inside)
