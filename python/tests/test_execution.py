@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import rayorch_cpp as ro
-from conftest import Ident, make_executor
+from conftest import Children, Ident, make_executor
 from rayorch_cpp import F
 
 _lock = threading.Lock()
@@ -224,3 +224,19 @@ def test_one_run_at_a_time_per_executor(executor_kind: str) -> None:
 
     with pytest.raises(ro.ExecutionError, match="while run\\(\\) is in progress"):
         ex2.run([1], on_row=close_inside)
+
+
+def test_wire_protocol_sync_core_gives_the_same_outputs() -> None:
+    split, ident = ro.RayModule(Children), ro.RayModule(Ident).ray_options(batch_size=3)
+
+    def forward(x: ro.Port) -> tuple[ro.Port, ro.Port]:
+        child = F.expand(split(x))
+        return F.reduce(ident(child)), ident(x)
+
+    data = [[1, 2, 3], [], [4]]
+    with ro.SyncExecutor(forward, wire=True) as ex:
+        assert ex.run(data).outputs == ([[1, 2, 3], [], [4]], data)
+    with ro.SyncExecutor(forward) as ex:
+        rows: list[tuple[int, Any]] = []
+        ex.run(data, on_row=lambda i, out: rows.append((i, out)))
+    assert sorted(rows) == [(0, ([1, 2, 3], [1, 2, 3])), (1, ([], [])), (2, ([4], [4]))]
