@@ -61,6 +61,8 @@ class _Trace:
     def __init__(self) -> None:
         self.core = _core.Trace()
         self.finished = False
+        self.modules: list[RayModule] = []  # distinct Modules, in first-use order
+        self.call_pools: list[int] = []  # per Call (in Call order): its Module's index
 
     def port(self, value: Any, what: str) -> int:
         """The id of ``value`` after checking it is a Port of this trace."""
@@ -205,6 +207,11 @@ class RayModule:
             outputs=self.num_outputs,
             cpp=self._cpp,
         )
+        pool = next((i for i, m in enumerate(trace.modules) if m is self), None)
+        if pool is None:
+            trace.modules.append(self)
+            pool = len(trace.modules) - 1
+        trace.call_pools.append(pool)
         ports = trace.ports(ids)
         return ports[0] if len(ports) == 1 else ports
 
@@ -317,9 +324,16 @@ class CompiledProgram:
     """An immutable compiled program. Later changes to the pipeline's Modules do not affect
     it."""
 
-    def __init__(self, program: Any, output_tree: Any, source_names: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        program: Any,
+        output_tree: Any,
+        source_names: tuple[str, ...],
+        call_pools: tuple[int, ...] = (),
+    ) -> None:
         self._program = program
         self._output_tree = output_tree
+        self._call_pools = call_pools
         self.source_names = source_names
 
     def explain_text(self) -> str:
@@ -377,7 +391,9 @@ def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
         _ACTIVE.reset(token)
         trace.finished = True
     program = trace.core.compile(ids, optimize)
-    return CompiledProgram(program, tree, tuple(p.name for p in parameters))
+    return CompiledProgram(
+        program, tree, tuple(p.name for p in parameters), tuple(trace.call_pools)
+    )
 
 
 class Pipeline:

@@ -68,7 +68,7 @@ class RunResult:
     calls: tuple[CallMetrics, ...]
     input_batches: tuple[InputBatchMetrics, ...]
     peak_active_input_batches: int
-    actor_count: int
+    actor_count: int  #: actors of every pool (Calls of one Module share theirs)
     root_completed_s: tuple[float, ...] = ()
     roots_by_outcome: dict[str, int] = field(default_factory=dict)
     actors_replaced: int = 0
@@ -80,7 +80,7 @@ class RunResult:
         return sum(c.rpcs for c in self.calls)
 
 
-def _metrics(raw: dict[str, Any], outputs: Any) -> RunResult:
+def _metrics(raw: dict[str, Any], outputs: Any, call_pools: tuple[int, ...]) -> RunResult:
     calls = tuple(
         CallMetrics(
             call_index=i,
@@ -117,7 +117,13 @@ def _metrics(raw: dict[str, Any], outputs: Any) -> RunResult:
         calls=calls,
         input_batches=batches,
         peak_active_input_batches=raw["peak_active_input_batches"],
-        actor_count=sum(c["actors"] for c in raw["calls"]),
+        # Calls of one Module share its actors: count each pool once.
+        actor_count=sum(
+            {
+                (call_pools[i] if i < len(call_pools) else -1 - i): c["actors"]
+                for i, c in enumerate(raw["calls"])
+            }.values()
+        ),
         root_completed_s=tuple(raw["root_completed_seconds"]),
         roots_by_outcome=dict(raw["roots_by_outcome"]),
         actors_replaced=raw["actors_replaced"],
@@ -220,7 +226,7 @@ class _Base:
             sink,
         )
         shaped = None if on_row is not None else _shape(tree, outputs)
-        return _metrics(raw, shaped)
+        return _metrics(raw, shaped, self._program._call_pools)
 
     def stream(
         self,

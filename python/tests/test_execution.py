@@ -44,6 +44,7 @@ def test_one_module_used_twice_shares_one_pool(executor_kind: str) -> None:
     result = ex.run([1, 2])
     assert result.outputs == ["ba1", "ba2"]
     assert [c.call for c in result.calls] == ["Built#0", "Built#1"]
+    assert result.actor_count == expected_actors
     ex.run([3])  # actors are reused across runs
     assert Built.count == expected_actors
     ex.close()
