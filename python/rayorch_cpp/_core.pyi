@@ -103,3 +103,62 @@ class Core:
         """True once closed."""
     def rpc_log(self) -> list[dict[str, Any]]:
         """Every RPC so far (the synchronous core records them)."""
+
+# Present when the extension was built with the pdf2md stages (poppler-cpp, tesseract, cairo).
+
+class PageRef:
+    """One page of a PDF as listed by Pdf2mdOpen."""
+
+    number: int
+    def __init__(self) -> None: ...
+
+class PageImage:
+    """A rendered page: 8-bit grayscale pixels."""
+
+    @property
+    def number(self) -> int:
+        """1-based page number."""
+    @property
+    def width(self) -> int:
+        """Width in pixels."""
+    @property
+    def height(self) -> int:
+        """Height in pixels."""
+    @property
+    def dpi(self) -> int:
+        """Resolution."""
+    @property
+    def pixels(self) -> bytes:
+        """width * height bytes, rows without padding (a copy)."""
+
+class DocumentInfo:
+    """A document's name and page count."""
+
+    @property
+    def stem(self) -> str:
+        """File name without extension."""
+    @property
+    def pages(self) -> int:
+        """Page count."""
+
+class Markdown:
+    """One finished document."""
+
+    @property
+    def stem(self) -> str:
+        """File name without extension."""
+    @property
+    def pages(self) -> int:
+        """Page count."""
+    @property
+    def text(self) -> str:
+        """The Markdown text."""
+
+def pdf2md_make_samples(
+    dir: str, docs: int = 4, seed: int = 1, max_pages: int = 6, corrupt: int = 1
+) -> list[tuple[str, list[str]]]:
+    """Writes sample PDFs with known text into ``dir``; returns (pdf path, page texts) per
+    readable document."""
+
+def pdf2md_word_accuracy(expected: str, actual: str) -> float:
+    """Word accuracy of ``actual`` against ``expected`` (1.0: every word right)."""

@@ -15,6 +15,7 @@
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
@@ -39,6 +40,11 @@
 #include "rayorch/recovery.h"
 
 #include "cpp_udfs.h"
+
+#if RAYORCH_PYTHON_PDF2MD
+#include "pdf2md/pdf2md.h"
+#include "pdf2md/samples.h"
+#endif
 
 namespace nb = nanobind;
 namespace rd = rayorch::detail;
@@ -634,6 +640,22 @@ const std::map<std::string, CppUdf>& cpp_udfs() {
            "(page values: list[int], (doc, pages)) -> (doc, page values); sleeps per_doc_ms + "
            "per_page_ms per page",
            "(per_doc_ms: float, per_page_ms: float)")},
+#if RAYORCH_PYTHON_PDF2MD
+      {"Pdf2mdOpen",
+       register_cpp<pdf2md::OpenPdf>(
+           "PDF path -> (list[PageRef], DocumentInfo); an unreadable PDF is a RecordFailure",
+           "()")},
+      {"Pdf2mdRender", register_cpp<pdf2md::RenderPage, int>(
+                           "(PDF path, PageRef) -> PageImage (grayscale) at `dpi`; a page that "
+                           "cannot be rendered is a GroupFailure of its document",
+                           "(dpi: int)")},
+      {"Pdf2mdOcr", register_cpp<pdf2md::OcrPage, std::string, std::string>(
+                        "PageImage -> its text (Tesseract, one engine per actor)",
+                        "(lang: str, tessdata: str)")},
+      {"Pdf2mdAssemble",
+       register_cpp<pdf2md::Assemble>(
+           "(page texts: list[str], DocumentInfo) -> Markdown (a heading per page)", "()")},
+#endif
   };
   return udfs;
 }
@@ -1218,6 +1240,56 @@ NB_MODULE(_core, m) {
         return out;
       },
       "The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor.");
+
+#if RAYORCH_PYTHON_PDF2MD
+  // The pdf2md values, as opaque C++ objects in Python (a page image stays one C++ buffer).
+  nb::class_<pdf2md::PageRef>(m, "PageRef", "One page of a PDF as listed by Pdf2mdOpen.")
+      .def(nb::init<>())
+      .def_rw("number", &pdf2md::PageRef::number, "1-based page number")
+      .def("__repr__",
+           [](const pdf2md::PageRef& r) { return fmt::format("PageRef(number={})", r.number); });
+  nb::class_<pdf2md::PageImage>(m, "PageImage", "A rendered page: 8-bit grayscale pixels.")
+      .def_ro("number", &pdf2md::PageImage::number, "1-based page number")
+      .def_ro("width", &pdf2md::PageImage::width, "width in pixels")
+      .def_ro("height", &pdf2md::PageImage::height, "height in pixels")
+      .def_ro("dpi", &pdf2md::PageImage::dpi, "resolution")
+      .def_prop_ro(
+          "pixels",
+          [](const pdf2md::PageImage& i) {
+            return nb::bytes(reinterpret_cast<const char*>(i.pixels.data()), i.pixels.size());
+          },
+          "width * height bytes, rows without padding (a copy)");
+  nb::class_<pdf2md::DocumentInfo>(m, "DocumentInfo", "A document's name and page count.")
+      .def_ro("stem", &pdf2md::DocumentInfo::stem, "file name without extension")
+      .def_ro("pages", &pdf2md::DocumentInfo::pages, "page count");
+  nb::class_<pdf2md::Markdown>(m, "Markdown", "One finished document.")
+      .def_ro("stem", &pdf2md::Markdown::stem, "file name without extension")
+      .def_ro("pages", &pdf2md::Markdown::pages, "page count")
+      .def_ro("text", &pdf2md::Markdown::text, "the Markdown text");
+  m.def(
+      "pdf2md_make_samples",
+      [](const std::string& dir, int docs, std::uint64_t seed, int max_pages, int corrupt) {
+        pdf2md::SampleOptions o;
+        o.docs = docs;
+        o.seed = seed;
+        o.max_pages = max_pages;
+        o.corrupt = corrupt;
+        nb::list out;
+        pdf2md::SampleCorpus corpus;
+        {
+          nb::gil_scoped_release release;
+          corpus = pdf2md::make_samples(dir, o);
+        }
+        for (const auto& d : corpus.documents) out.append(nb::make_tuple(d.pdf, d.pages));
+        return out;
+      },
+      nb::arg("dir"), nb::arg("docs") = 4, nb::arg("seed") = 1, nb::arg("max_pages") = 6,
+      nb::arg("corrupt") = 1,
+      "Writes sample PDFs with known text into `dir`; returns (pdf path, page texts) per "
+      "readable document.");
+  m.def("pdf2md_word_accuracy", &pdf2md::word_accuracy, nb::arg("expected"), nb::arg("actual"),
+        "Word accuracy of `actual` against `expected` (1.0: every word right).");
+#endif
 
   nb::class_<Program>(m, "Program", "An immutable compiled program (a RuntimePlan).")
       .def("explain", [](const Program& p) { return rd::explain_plan(*p.plan); },
