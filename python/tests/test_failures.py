@@ -242,3 +242,30 @@ def test_recovery_policy_values() -> None:
 
 def test_children_helper_is_usable() -> None:
     assert ro.run(lambda x: F.reduce(F.expand(ro.RayModule(Children)(x))), [2]).outputs == [[0, 1]]
+
+
+class RecordThenGroup:
+    """Child 0 fails with a RecordFailure, child 1 with a GroupFailure."""
+
+    def run(self, xs: list[int]) -> list[Any]:
+        return [ro.RecordFailure("record") if x == 0 else ro.GroupFailure("group") for x in xs]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine: a reduce already SUPPRESSED by a lower-ordinal RecordFailure keeps that "
+    "cause when a sibling's GroupFailure comes later, so the cause depends on dispatch order "
+    "(DESIGN 5: the GroupFailure decides the parent's gathers)",
+)
+def test_group_failure_cause_decides_the_gather_whatever_the_order() -> None:
+    split = ro.RayModule(Children)
+    fail = ro.RayModule(RecordThenGroup)
+
+    def forward(x: ro.Port) -> ro.Port:
+        return F.reduce(fail(F.expand(split(x))))
+
+    causes = {
+        order: ro.SyncExecutor(forward).run([2], queue_order=order).outputs[0].cause
+        for order in ("fifo", "lifo")
+    }
+    assert causes == {"fifo": "group", "lifo": "group"}
