@@ -43,6 +43,7 @@ test-python: deps
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) bash scripts/python-env.sh
 	.venv/bin/ruff check python
 	.venv/bin/ruff format --check python
+	.venv/bin/mypy
 	.venv/bin/python -m pytest python/tests -q
 
 # The runtime and executor tests again under AddressSanitizer + UndefinedBehaviorSanitizer

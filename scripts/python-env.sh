@@ -14,12 +14,13 @@ PYTHON="${PYTHON:-python3}"
 VENV="${VENV:-$root/.venv}"
 
 # Pinned versions: the build backend and bindings generator (also pinned in pyproject.toml's
-# build-system table), the test runner and the linter/formatter.
+# build-system table), the test runner, the linter/formatter and the type checker.
 PINNED=(
   "scikit-build-core==1.1.2"
   "nanobind==3.1.0"
   "pytest==9.0.3"
   "ruff==0.17.5"
+  "mypy==2.4.1"
 )
 
 if [[ ! -x "$VENV/bin/python" ]]; then

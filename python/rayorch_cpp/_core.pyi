@@ -9,8 +9,14 @@ class CompileError(ValueError):
 class ExecutionError(RuntimeError):
     """A run stopped on an unrecoverable failure (the engine's rayorch::ExecutionError)."""
 
-def configure(record_failure: type, group_failure: type, make_issue: Callable[..., Any]) -> None:
-    """Registers the failure classes and the OutputIssue factory of the Python package."""
+def configure(
+    record_failure: type,
+    group_failure: type,
+    make_issue: Callable[..., Any],
+    actor_lost: type[BaseException],
+) -> None:
+    """Registers the failure classes, the OutputIssue factory and the ActorLost exception of
+    the Python package."""
 
 def cpp_udfs() -> dict[str, dict[str, Any]]:
     """The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor."""

@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from . import _core
 from ._api import CompiledProgram, compile
@@ -288,7 +288,7 @@ class _Base:
         """True once closed (explicitly or by an aborted run)."""
         return bool(self._core.closed)
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
