@@ -99,9 +99,11 @@ class Core:
         reservation: str,
         lifo: bool,
         on_row: Callable[[int, tuple[Any, ...]], None] | None,
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> tuple[list[list[Any]], dict[str, Any]]:
         """Runs the program with the GIL released; returns one list per output (empty with
-        ``on_row``) and the metrics."""
+        ``on_row``) and the metrics. ``on_progress(done, total)`` gets the finished root
+        rows at most every 200 ms and at the last row."""
     def close(self) -> None:
         """Stops every actor; idempotent."""
     @property

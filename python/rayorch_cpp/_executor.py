@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import queue
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -172,7 +173,7 @@ class _Base:
         max_active_input_batches: int = 1,
         on_row: Callable[[int, Any], None] | None = None,
         ordered: bool = False,
-        progress: bool = True,
+        progress: bool | Callable[[int, int], None] = True,
         trace: str | None = None,
         report: str | None = None,
         backpressure: int = 4,
@@ -188,8 +189,10 @@ class _Base:
         with ``ordered=True``) on the calling thread, and ``outputs`` is None; an exception
         raised by ``on_row`` aborts the run and propagates (the executor is then closed).
 
-        ``progress`` shows a progress line when stderr is a terminal; ``trace`` and
-        ``report`` write a Chrome-trace timeline and a JSON metrics report there. Raises
+        ``progress=True`` shows the engine's progress line when stderr is a terminal, and a
+        rows-done line in a Jupyter notebook; a callable gets ``(done, total)`` root rows at
+        most every 200 ms and at the end. ``trace`` and ``report`` write a Chrome-trace
+        timeline and a JSON metrics report there. Raises
         ExecutionError on an unrecoverable failure (the executor is then closed) and
         ValueError on mismatched column lengths or bad options.
         """
@@ -213,17 +216,21 @@ class _Base:
             raise ValueError("input_batch_size must be a positive integer or None")
         if type(max_active_input_batches) is not int or max_active_input_batches <= 0:
             raise ValueError("max_active_input_batches must be a positive integer")
+        on_progress = progress if callable(progress) else None
+        if progress is True and _in_notebook():
+            on_progress = _notebook_progress()
         outputs, raw = self._core.run(
             list(source_columns),
             input_batch_size or 0,
             max_active_input_batches,
             backpressure,
-            progress,
+            progress is True,
             trace or "",
             report or "",
             reservation or "",
             queue_order == "lifo",
             sink,
+            on_progress,
         )
         shaped = None if on_row is not None else _shape(tree, outputs)
         return _metrics(raw, shaped, self._program._call_pools)
@@ -298,6 +305,26 @@ class _Base:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (where stderr is not a terminal)."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    ipython = getattr(shell, "get_ipython", lambda: None)()
+    return ipython is not None and "IPKernelApp" in getattr(ipython, "config", {})
+
+
+def _notebook_progress() -> Callable[[int, int], None]:
+    """Rewrites one line of the cell's output: ``rows 120/368``."""
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        sys.stdout.write(f"\rrayorch: rows {done}/{total}{end}")
+        sys.stdout.flush()
+
+    return show
 
 
 class _StreamClosed(Exception):

@@ -986,7 +986,8 @@ class Core {
   nb::tuple run(nb::list columns, std::size_t input_batch_size,
                 std::size_t max_active_input_batches, std::size_t backpressure, bool progress,
                 const std::string& trace_path, const std::string& report_path,
-                const std::string& reservation, bool lifo, nb::object on_row) {
+                const std::string& reservation, bool lifo, nb::object on_row,
+                nb::object on_progress) {
     if (running_) {
       throw rayorch::ExecutionError(
           "run() is already in progress on this executor (from another thread or from a row "
@@ -1065,7 +1066,7 @@ class Core {
     PyObject* callback_error[3] = {nullptr, nullptr, nullptr};
     PyObject* results_ptr = results.ptr();
     PyObject* on_row_ptr = on_row.ptr();
-    auto sink = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
+    auto deliver = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
       Gil gil;
       auto item = [](const rd::ErasedOutput& o) -> PyObject* {
         if (o.outcome == rayorch::Outcome::present) return Py_NewRef(object_at(o.value));
@@ -1114,6 +1115,27 @@ class Core {
       PyObject* r = PyObject_CallFunction(on_row_ptr, "nO", static_cast<Py_ssize_t>(row), tuple);
       Py_DECREF(tuple);
       if (r == nullptr) fail();
+      Py_DECREF(r);
+    };
+    // Progress: on_progress(done, total) at most every 200 ms, and once at the last row.
+    PyObject* progress_ptr = on_progress.is_none() ? nullptr : on_progress.ptr();
+    const std::size_t total = sources.rows;
+    std::size_t done = 0;
+    auto last_progress = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    auto sink = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
+      deliver(row, e);
+      ++done;
+      if (progress_ptr == nullptr) return;
+      const auto now = std::chrono::steady_clock::now();
+      if (done != total && now - last_progress < std::chrono::milliseconds(200)) return;
+      last_progress = now;
+      Gil gil;
+      PyObject* r = PyObject_CallFunction(progress_ptr, "nn", static_cast<Py_ssize_t>(done),
+                                          static_cast<Py_ssize_t>(total));
+      if (r == nullptr) {
+        PyErr_Fetch(&callback_error[0], &callback_error[1], &callback_error[2]);
+        throw CallbackAbort{};
+      }
       Py_DECREF(r);
     };
 
@@ -1320,7 +1342,7 @@ NB_MODULE(_core, m) {
       .def("run", &Core::run, nb::arg("columns"), nb::arg("input_batch_size"),
            nb::arg("max_active_input_batches"), nb::arg("backpressure"), nb::arg("progress"),
            nb::arg("trace_path"), nb::arg("report_path"), nb::arg("reservation"),
-           nb::arg("lifo"), nb::arg("on_row").none())
+           nb::arg("lifo"), nb::arg("on_row").none(), nb::arg("on_progress").none() = nb::none())
       .def("close", &Core::close)
       .def_prop_ro("closed", &Core::closed)
       .def("rpc_log", &Core::rpc_log);

@@ -241,3 +241,20 @@ def test_wire_protocol_sync_core_gives_the_same_outputs() -> None:
         rows: list[tuple[int, Any]] = []
         ex.run(data, on_row=lambda i, out: rows.append((i, out)))
     assert sorted(rows) == [(0, ([1, 2, 3], [1, 2, 3])), (1, ([], [])), (2, ([4], [4]))]
+
+
+def test_progress_callback_reports_finished_rows(executor_kind: str) -> None:
+    seen: list[tuple[int, int]] = []
+    sleepy = ro.RayModule(Sleepy).pre_init(0.0)
+    with make_executor(executor_kind, lambda x: sleepy(x)) as ex:
+        result = ex.run(list(range(30)), progress=lambda done, total: seen.append((done, total)))
+    assert result.outputs == list(range(30))
+    assert seen and seen[-1] == (30, 30)
+    assert all(total == 30 for _, total in seen)
+    assert [d for d, _ in seen] == sorted({d for d, _ in seen})
+
+    def stop(done: int, total: int) -> None:
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        make_executor(executor_kind, lambda x: sleepy(x)).run([1, 2], progress=stop)
