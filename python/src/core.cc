@@ -11,14 +11,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <nanobind/nanobind.h>
-#include <nanobind/stl/function.h>
-#include <nanobind/stl/pair.h>
-#include <nanobind/stl/string.h>
-#include <nanobind/stl/string_view.h>
-#include <nanobind/stl/tuple.h>
-#include <nanobind/stl/vector.h>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -29,7 +21,15 @@
 #include <utility>
 #include <vector>
 
+#include "cpp_udfs.h"
 #include <fmt/format.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include "rayorch/errors.h"
 #include "rayorch/executor.h"
@@ -38,8 +38,6 @@
 #include "rayorch/outcome.h"
 #include "rayorch/program.h"
 #include "rayorch/recovery.h"
-
-#include "cpp_udfs.h"
 
 #if RAYORCH_PYTHON_PDF2MD
 #include "pdf2md/pdf2md.h"
@@ -125,7 +123,9 @@ struct Registry {
 Registry registry;
 
 /// The type name of a Python object, for messages ("int", "dict").
-std::string type_name_of(PyObject* o) { return Py_TYPE(o)->tp_name; }
+std::string type_name_of(PyObject* o) {
+  return Py_TYPE(o)->tp_name;
+}
 
 /// str(o), or a placeholder when str() itself fails.
 std::string str_of(PyObject* o) {
@@ -170,8 +170,8 @@ std::string str_of(PyObject* o) {
 /// value's boolean as `*static_cast<const bool*>(address)`.
 struct PyValue {
   bool truth = false;
-  PyObject* obj = nullptr;                ///< strong reference; null for a failed row
-  const PyValue* children = nullptr;      ///< the elements of an expanded list
+  PyObject* obj = nullptr;            ///< strong reference; null for a failed row
+  const PyValue* children = nullptr;  ///< the elements of an expanded list
   std::size_t child_count = 0;
 };
 
@@ -198,7 +198,9 @@ class PyBlock final : public rd::Block {
   std::size_t size() const override { return rows.size(); }
 };
 
-PyObject* object_at(const void* address) { return static_cast<const PyValue*>(address)->obj; }
+PyObject* object_at(const void* address) {
+  return static_cast<const PyValue*>(address)->obj;
+}
 
 rd::ListOps python_list_ops() {
   rd::ListOps ops;
@@ -274,12 +276,12 @@ std::unique_ptr<rd::UdfInstance> build_udf(const ModuleSpec& spec) {
 
 /// What one Call's invoker needs; the expanded and mask flags are set while tracing.
 struct CallInfo {
-  std::size_t positional = 0;            ///< leading Port inputs passed positionally
-  std::vector<Ref> keyword_names;        ///< then Port inputs passed by keyword (str)
-  Ref static_kwargs;                     ///< dict or null
+  std::size_t positional = 0;      ///< leading Port inputs passed positionally
+  std::vector<Ref> keyword_names;  ///< then Port inputs passed by keyword (str)
+  Ref static_kwargs;               ///< dict or null
   std::size_t outputs = 1;
-  std::vector<char> expanded;            ///< per output: F.expand reads it
-  std::vector<char> mask;                ///< per output: F.filter reads it as a mask
+  std::vector<char> expanded;  ///< per output: F.expand reads it
+  std::vector<char> mask;      ///< per output: F.filter reads it as a mask
 };
 
 /// Checks the UDF's result and turns it into blocks. Returns a contract error message or "".
@@ -291,9 +293,10 @@ std::string convert_output(const CallInfo& info, PyObject* result, std::size_t r
     columns.push_back(result);
   } else {
     if (!PyList_Check(result) && !PyTuple_Check(result)) {
-      return fmt::format("the UDF declares {} outputs, so it must return a tuple or list of {} "
-                         "columns; it returned {}",
-                         info.outputs, info.outputs, type_name_of(result));
+      return fmt::format(
+          "the UDF declares {} outputs, so it must return a tuple or list of {} "
+          "columns; it returned {}",
+          info.outputs, info.outputs, type_name_of(result));
     }
     const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(result));
     if (n != info.outputs) {
@@ -305,9 +308,10 @@ std::string convert_output(const CallInfo& info, PyObject* result, std::size_t r
   for (std::size_t k = 0; k < columns.size(); ++k) {
     PyObject* c = columns[k];
     if (!PyList_Check(c) && !PyTuple_Check(c)) {
-      return fmt::format("output {} must be a list or tuple with one element per input row; "
-                         "the UDF returned {}",
-                         k, type_name_of(c));
+      return fmt::format(
+          "output {} must be a list or tuple with one element per input row; "
+          "the UDF returned {}",
+          k, type_name_of(c));
     }
     const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(c));
     if (n != rows) return fmt::format("output {} has {} rows for {} input rows", k, n, rows);
@@ -316,11 +320,11 @@ std::string convert_output(const CallInfo& info, PyObject* result, std::size_t r
   std::vector<rd::RowKind> kinds;
   std::vector<std::string> messages;
   auto failure_kind = [](PyObject* v) {
-    if (registry.group_failure && PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(
-                                                           registry.group_failure)))
+    if (registry.group_failure &&
+        PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(registry.group_failure)))
       return rd::RowKind::group_failure;
-    if (registry.record_failure && PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(
-                                                            registry.record_failure)))
+    if (registry.record_failure &&
+        PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject*>(registry.record_failure)))
       return rd::RowKind::record_failure;
     return rd::RowKind::ok;
   };
@@ -354,14 +358,16 @@ std::string convert_output(const CallInfo& info, PyObject* result, std::size_t r
     for (std::size_t r = 0; r < rows; ++r) {
       if (failed(r)) continue;
       if (info.expanded[k] && !PyList_Check(items[r]) && !PyTuple_Check(items[r])) {
-        return fmt::format("output {} is expanded (F.expand), so each row must be a list or "
-                           "tuple; row {} is {}",
-                           k, r, type_name_of(items[r]));
+        return fmt::format(
+            "output {} is expanded (F.expand), so each row must be a list or "
+            "tuple; row {} is {}",
+            k, r, type_name_of(items[r]));
       }
       if (info.mask[k] && !PyBool_Check(items[r])) {
-        return fmt::format("output {} is an F.filter mask, so each row must be a bool; row {} "
-                           "is {}",
-                           k, r, type_name_of(items[r]));
+        return fmt::format(
+            "output {} is an F.filter mask, so each row must be a bool; row {} "
+            "is {}",
+            k, r, type_name_of(items[r]));
       }
     }
   }
@@ -451,7 +457,6 @@ rd::RpcOutput invoke_udf(const CallInfo& info, rd::UdfInstance& instance,
   return out;
 }
 
-
 // ---------------------------------------------------------------------------------------
 // C++ UDFs in Python pipelines
 // ---------------------------------------------------------------------------------------
@@ -468,7 +473,8 @@ struct CppColumn {
   std::vector<const void*> pointers;
   void load(const rd::ColumnInput& c) {
     values.reserve(c.size);
-    for (std::size_t r = 0; r < c.size; ++r) values.push_back(nb::cast<T>(nb::handle(object_at(c.data[r]))));
+    for (std::size_t r = 0; r < c.size; ++r)
+      values.push_back(nb::cast<T>(nb::handle(object_at(c.data[r]))));
     for (const T& v : values) pointers.push_back(&v);
   }
   rayorch::Column<T> column() const { return rayorch::Column<T>(pointers.data(), pointers.size()); }
@@ -481,8 +487,8 @@ struct CppColumn<rayorch::Group<E>> {
   void load(const rd::ColumnInput& c) {
     values.reserve(c.size);
     for (std::size_t r = 0; r < c.size; ++r) {
-      auto storage =
-          std::make_shared<std::vector<E>>(nb::cast<std::vector<E>>(nb::handle(object_at(c.data[r]))));
+      auto storage = std::make_shared<std::vector<E>>(
+          nb::cast<std::vector<E>>(nb::handle(object_at(c.data[r]))));
       std::vector<const void*> members;
       for (const E& e : *storage) members.push_back(&e);
       values.emplace_back(std::move(members), std::move(storage));
@@ -533,14 +539,16 @@ PyObject* result_to_python(const std::tuple<std::vector<E>...>& result) {
   if (tuple == nullptr) return nullptr;
   bool ok = true;
   [&]<std::size_t... K>(std::index_sequence<K...>) {
-    ((ok = ok && [&] {
-       PyObject* c = column_to_python(std::get<K>(result));
-       if (c == nullptr) return false;
-       PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(K), c);
-       return true;
-     }()),
+    ((ok = ok &&
+           [&] {
+             PyObject* c = column_to_python(std::get<K>(result));
+             if (c == nullptr) return false;
+             PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(K), c);
+             return true;
+           }()),
      ...);
-  }(std::index_sequence_for<E...>{});
+  }
+  (std::index_sequence_for<E...>{});
   if (!ok) {
     Py_DECREF(tuple);
     return nullptr;
@@ -565,7 +573,8 @@ rd::RpcOutput invoke_cpp(const CallInfo& info, const std::string& name, U& udf,
                                    "its run() parameter",
                                    name, at));
     } catch (const nb::python_error& e) {
-      throw rd::ForeignError("TypeError", fmt::format("CppModule({}): input {}: {}", name, at, e.what()));
+      throw rd::ForeignError("TypeError",
+                             fmt::format("CppModule({}): input {}: {}", name, at, e.what()));
     }
   }
   auto result = udf.run(std::get<I>(converted).column()...);  // without the GIL
@@ -604,7 +613,8 @@ CppUdf register_cpp(std::string doc, std::string signature) {
   e.outputs = traits::shape::outputs;
   e.signature = std::move(signature);
   e.factory = [](nb::handle args) -> rd::Factory {
-    auto captured = std::make_shared<const std::tuple<Ctor...>>(nb::cast<std::tuple<Ctor...>>(args));
+    auto captured =
+        std::make_shared<const std::tuple<Ctor...>>(nb::cast<std::tuple<Ctor...>>(args));
     return [captured]() {
       return std::apply(
           [](const Ctor&... a) -> std::unique_ptr<rd::UdfInstance> {
@@ -625,36 +635,36 @@ CppUdf register_cpp(std::string doc, std::string signature) {
 const std::map<std::string, CppUdf>& cpp_udfs() {
   namespace u = rayorch::python_udfs;
   static const std::map<std::string, CppUdf> udfs = {
-      {"Upper", register_cpp<u::Upper>("str -> the string upper-cased", "()")},
-      {"SumNonEmpty",
-       register_cpp<u::SumNonEmpty>(
-           "list[int] (a reduced group) -> its sum; an empty group is a RecordFailure", "()")},
-      {"SimRender", register_cpp<u::SimRender, double>(
-                        "(doc, pages) -> [(doc, 0), ..., (doc, pages-1)]; sleeps per_page_ms per page",
-                        "(per_page_ms: float)")},
-      {"SimOcr", register_cpp<u::SimOcr, double, double>(
-                     "(doc, page) -> doc * 10**6 + page; sleeps per_batch_ms + per_page_ms per page",
-                     "(per_batch_ms: float, per_page_ms: float)")},
-      {"SimAssemble",
-       register_cpp<u::SimAssemble, double, double>(
-           "(page values: list[int], (doc, pages)) -> (doc, page values); sleeps per_doc_ms + "
-           "per_page_ms per page",
-           "(per_doc_ms: float, per_page_ms: float)")},
+    {"Upper", register_cpp<u::Upper>("str -> the string upper-cased", "()")},
+    {"SumNonEmpty",
+     register_cpp<u::SumNonEmpty>(
+         "list[int] (a reduced group) -> its sum; an empty group is a RecordFailure", "()")},
+    {"SimRender",
+     register_cpp<u::SimRender, double>(
+         "(doc, pages) -> [(doc, 0), ..., (doc, pages-1)]; sleeps per_page_ms per page",
+         "(per_page_ms: float)")},
+    {"SimOcr", register_cpp<u::SimOcr, double, double>(
+                   "(doc, page) -> doc * 10**6 + page; sleeps per_batch_ms + per_page_ms per page",
+                   "(per_batch_ms: float, per_page_ms: float)")},
+    {"SimAssemble",
+     register_cpp<u::SimAssemble, double, double>(
+         "(page values: list[int], (doc, pages)) -> (doc, page values); sleeps per_doc_ms + "
+         "per_page_ms per page",
+         "(per_doc_ms: float, per_page_ms: float)")},
 #if RAYORCH_PYTHON_PDF2MD
-      {"Pdf2mdOpen",
-       register_cpp<pdf2md::OpenPdf>(
-           "PDF path -> (list[PageRef], DocumentInfo); an unreadable PDF is a RecordFailure",
-           "()")},
-      {"Pdf2mdRender", register_cpp<pdf2md::RenderPage, int>(
-                           "(PDF path, PageRef) -> PageImage (grayscale) at `dpi`; a page that "
-                           "cannot be rendered is a GroupFailure of its document",
-                           "(dpi: int)")},
-      {"Pdf2mdOcr", register_cpp<pdf2md::OcrPage, std::string, std::string>(
-                        "PageImage -> its text (Tesseract, one engine per actor)",
-                        "(lang: str, tessdata: str)")},
-      {"Pdf2mdAssemble",
-       register_cpp<pdf2md::Assemble>(
-           "(page texts: list[str], DocumentInfo) -> Markdown (a heading per page)", "()")},
+    {"Pdf2mdOpen",
+     register_cpp<pdf2md::OpenPdf>(
+         "PDF path -> (list[PageRef], DocumentInfo); an unreadable PDF is a RecordFailure", "()")},
+    {"Pdf2mdRender", register_cpp<pdf2md::RenderPage, int>(
+                         "(PDF path, PageRef) -> PageImage (grayscale) at `dpi`; a page that "
+                         "cannot be rendered is a GroupFailure of its document",
+                         "(dpi: int)")},
+    {"Pdf2mdOcr",
+     register_cpp<pdf2md::OcrPage, std::string, std::string>(
+         "PageImage -> its text (Tesseract, one engine per actor)", "(lang: str, tessdata: str)")},
+    {"Pdf2mdAssemble",
+     register_cpp<pdf2md::Assemble>(
+         "(page texts: list[str], DocumentInfo) -> Markdown (a heading per page)", "()")},
 #endif
   };
   return udfs;
@@ -676,7 +686,10 @@ class Program {
  public:
   Program(std::shared_ptr<const rd::RuntimePlan> p, std::vector<int> masks, std::size_t n_sources,
           std::size_t n_outputs)
-      : plan(std::move(p)), mask_sources(std::move(masks)), sources(n_sources), outputs(n_outputs) {}
+      : plan(std::move(p)),
+        mask_sources(std::move(masks)),
+        sources(n_sources),
+        outputs(n_outputs) {}
   std::shared_ptr<const rd::RuntimePlan> plan;
   std::vector<int> mask_sources;  ///< source columns read as filter masks (must be bool)
   std::size_t sources;
@@ -698,11 +711,11 @@ class Trace {
   }
 
   std::vector<int> add_call(nb::handle module_key, nb::handle udf, nb::handle init_args,
-                            nb::handle init_kwargs, const std::string& name,
-                            nb::dict options, const std::vector<int>& inputs,
-                            std::size_t positional, nb::list keyword_names,
-                            nb::handle static_kwargs, const std::vector<std::string>& statics,
-                            std::size_t outputs, const std::string& cpp) {
+                            nb::handle init_kwargs, const std::string& name, nb::dict options,
+                            const std::vector<int>& inputs, std::size_t positional,
+                            nb::list keyword_names, nb::handle static_kwargs,
+                            const std::vector<std::string>& statics, std::size_t outputs,
+                            const std::string& cpp) {
     const CppUdf* native = nullptr;
     if (!cpp.empty()) {
       auto found = cpp_udfs().find(cpp);
@@ -787,9 +800,9 @@ class Trace {
   }
 
   std::vector<int> add_reduce(const std::vector<int>& values, int members) {
-    std::vector<int> ids = graph_->add_reduce(
-        values, members, std::vector<rd::GroupMaker>(values.size(), &make_group),
-        std::vector<std::string>(values.size(), "list[object]"));
+    std::vector<int> ids =
+        graph_->add_reduce(values, members, std::vector<rd::GroupMaker>(values.size(), &make_group),
+                           std::vector<std::string>(values.size(), "list[object]"));
     for (int id : ids) origins_[id] = PortOrigin{PortOrigin::Kind::reduce, -1, nullptr, 0};
     return ids;
   }
@@ -858,8 +871,8 @@ class Trace {
         o.batch_wait = std::chrono::milliseconds(nb::cast<long long>(value));
       } else if (k == "reservation") {
         const std::string r = nb::cast<std::string>(value);
-        o.reservation =
-            r == "parent_bound" ? rayorch::Reservation::parent_bound : rayorch::Reservation::elastic;
+        o.reservation = r == "parent_bound" ? rayorch::Reservation::parent_bound
+                                            : rayorch::Reservation::elastic;
       }
     }
     return o;
@@ -890,7 +903,8 @@ class Trace {
               "F.filter mask {} is {} output: a mask must be a Call output or a source "
               "column (or a filter/broadcast of one); compute the bools with a UDF, e.g. "
               "mask = to_bool(children)",
-              graph_->describe(mask), o.kind == PortOrigin::Kind::expand ? "an expand" : "a reduce"));
+              graph_->describe(mask),
+              o.kind == PortOrigin::Kind::expand ? "an expand" : "a reduce"));
       }
     }
   }
@@ -994,9 +1008,10 @@ class Core {
           "callback); use one executor per concurrent run");
     }
     if (columns.size() != program_.sources) {
-      throw std::invalid_argument(fmt::format("the pipeline has {} source columns but {} were "
-                                              "given; pass one sequence per forward() parameter",
-                                              program_.sources, columns.size()));
+      throw std::invalid_argument(
+          fmt::format("the pipeline has {} source columns but {} were "
+                      "given; pass one sequence per forward() parameter",
+                      program_.sources, columns.size()));
     }
     rd::SourceData sources;
     std::vector<Ref> fast;  // keeps each column's sequence alive while it is read
@@ -1075,17 +1090,15 @@ class Core {
         if (o.origin) {
           return PyObject_CallFunction(registry.make_issue, "s#s#s#s#I", outcome.data(),
                                        static_cast<Py_ssize_t>(outcome.size()), cause.data(),
-                                       static_cast<Py_ssize_t>(cause.size()),
-                                       o.origin->call.data(),
+                                       static_cast<Py_ssize_t>(cause.size()), o.origin->call.data(),
                                        static_cast<Py_ssize_t>(o.origin->call.size()),
                                        o.origin->entity.data(),
                                        static_cast<Py_ssize_t>(o.origin->entity.size()),
                                        static_cast<unsigned>(o.origin->attempts));
         }
-        return PyObject_CallFunction(registry.make_issue, "s#s#OOO", outcome.data(),
-                                     static_cast<Py_ssize_t>(outcome.size()), cause.data(),
-                                     static_cast<Py_ssize_t>(cause.size()), Py_None, Py_None,
-                                     Py_None);
+        return PyObject_CallFunction(
+            registry.make_issue, "s#s#OOO", outcome.data(), static_cast<Py_ssize_t>(outcome.size()),
+            cause.data(), static_cast<Py_ssize_t>(cause.size()), Py_None, Py_None, Py_None);
       };
       auto fail = [&]() {
         PyErr_Fetch(&callback_error[0], &callback_error[1], &callback_error[2]);
@@ -1314,8 +1327,9 @@ NB_MODULE(_core, m) {
 #endif
 
   nb::class_<Program>(m, "Program", "An immutable compiled program (a RuntimePlan).")
-      .def("explain", [](const Program& p) { return rd::explain_plan(*p.plan); },
-           "One line per Port, `pN kind dD <- [inputs] => rule`, plus rewrite lines.")
+      .def(
+          "explain", [](const Program& p) { return rd::explain_plan(*p.plan); },
+          "One line per Port, `pN kind dD <- [inputs] => rule`, plus rewrite lines.")
       .def_prop_ro("sources", [](const Program& p) { return p.sources; })
       .def_prop_ro("outputs", [](const Program& p) { return p.outputs; });
 
@@ -1325,10 +1339,10 @@ NB_MODULE(_core, m) {
       .def("exit", &Trace::exit)
       .def("add_source", &Trace::add_source)
       .def("add_call", &Trace::add_call, nb::arg("module_key"), nb::arg("udf"),
-           nb::arg("init_args"), nb::arg("init_kwargs").none(), nb::arg("name"),
-           nb::arg("options"), nb::arg("inputs"), nb::arg("positional"),
-           nb::arg("keyword_names"), nb::arg("static_kwargs").none(), nb::arg("statics"),
-           nb::arg("outputs"), nb::arg("cpp") = "")
+           nb::arg("init_args"), nb::arg("init_kwargs").none(), nb::arg("name"), nb::arg("options"),
+           nb::arg("inputs"), nb::arg("positional"), nb::arg("keyword_names"),
+           nb::arg("static_kwargs").none(), nb::arg("statics"), nb::arg("outputs"),
+           nb::arg("cpp") = "")
       .def("add_expand", &Trace::add_expand)
       .def("add_reduce", &Trace::add_reduce)
       .def("add_filter", &Trace::add_filter)
@@ -1341,8 +1355,8 @@ NB_MODULE(_core, m) {
       .def_static("sync", &Core::sync, nb::arg("program"), nb::arg("wire") = false)
       .def("run", &Core::run, nb::arg("columns"), nb::arg("input_batch_size"),
            nb::arg("max_active_input_batches"), nb::arg("backpressure"), nb::arg("progress"),
-           nb::arg("trace_path"), nb::arg("report_path"), nb::arg("reservation"),
-           nb::arg("lifo"), nb::arg("on_row").none(), nb::arg("on_progress").none() = nb::none())
+           nb::arg("trace_path"), nb::arg("report_path"), nb::arg("reservation"), nb::arg("lifo"),
+           nb::arg("on_row").none(), nb::arg("on_progress").none() = nb::none())
       .def("close", &Core::close)
       .def_prop_ro("closed", &Core::closed)
       .def("rpc_log", &Core::rpc_log);

@@ -79,7 +79,8 @@ struct SimRender {
 
 /// ocr: a batch of pages -> their values; costs per_batch_ms + per_page_ms per page.
 struct SimOcr {
-  SimOcr(double per_batch_ms, double per_page_ms) : per_batch(per_batch_ms), per_page(per_page_ms) {}
+  SimOcr(double per_batch_ms, double per_page_ms)
+      : per_batch(per_batch_ms), per_page(per_page_ms) {}
   std::vector<std::int64_t> run(ro::Column<PageRow> pages) {
     sleep_ms(per_batch + per_page * static_cast<double>(pages.size()));
     std::vector<std::int64_t> out;
