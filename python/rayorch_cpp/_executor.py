@@ -353,8 +353,18 @@ class Executor(_Base):
     that release it run in parallel across replicas. Use as a context manager or close().
     """
 
-    def __init__(self, pipeline: Any) -> None:
+    def __init__(
+        self,
+        pipeline: Any,
+        *,
+        address: str | None = None,
+        ray_init_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        # `address` and `ray_init_kwargs` are the reference's Ray connection arguments:
+        # accepted so its scripts run unchanged, and unused by the local backend.
         super().__init__(pipeline)
+        self.address = address
+        self.ray_init_kwargs = dict(ray_init_kwargs or {})
         self._core = _core.Core.local(self._program._program)
         _LIVE.add(self)
 
@@ -384,10 +394,13 @@ def run(
     *source_columns: Sequence[Any],
     input_batch_size: int | None = None,
     max_active_input_batches: int = 1,
+    address: str | None = None,
+    ray_init_kwargs: dict[str, Any] | None = None,
     **options: Any,
 ) -> RunResult:
-    """Runs once on a temporary local Executor, closed afterwards."""
-    with Executor(pipeline) as executor:
+    """Runs once on a temporary local Executor, closed afterwards (``address`` and
+    ``ray_init_kwargs`` are accepted for the reference's scripts and unused)."""
+    with Executor(pipeline, address=address, ray_init_kwargs=ray_init_kwargs) as executor:
         return executor.run(
             *source_columns,
             input_batch_size=input_batch_size,

@@ -132,3 +132,10 @@ def test_one_module_two_stages_and_returns() -> None:
     plus, minus = ro.run(forward, [1, 2]).outputs
     assert plus == [103, 106] and minus == [-103, -106]
     assert ro.function(num_outputs=2)(lambda xs: (xs, xs)).num_outputs == 2
+
+
+def test_ray_connection_arguments_are_accepted() -> None:
+    assert PlusTwo().run([1], address=None, ray_init_kwargs={"num_cpus": 2}).outputs == [3]
+    with ro.Executor(PlusTwo(), address="auto", ray_init_kwargs={}) as ex:
+        assert ex.run([2]).outputs == [4]
+        assert ex.address == "auto"
