@@ -13,7 +13,7 @@ CLANG_FORMAT   ?= clang-format
 # Tracked (and new, not ignored) C++ sources.
 FORMAT_FILES    = git ls-files -z --cached --others --exclude-standard -- '*.h' '*.cc'
 
-.PHONY: all deps deps-check configure build test sanitize sanitize-subset format format-check demo clean
+.PHONY: all deps deps-check configure build test test-python sanitize sanitize-subset format format-check demo clean
 
 all: build
 
@@ -35,6 +35,16 @@ build: deps-check $(BUILD)/build.ninja
 test: deps build
 	@$(MAKE) --no-print-directory sanitize-subset
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+	@$(MAKE) --no-print-directory test-python
+
+# The Python package (python/): scripts/python-env.sh creates .venv with pinned versions and
+# installs the package from this checkout (incremental build in build-python/), then pytest.
+test-python: deps
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) bash scripts/python-env.sh
+	.venv/bin/ruff check python
+	.venv/bin/ruff format --check python
+	.venv/bin/mypy
+	.venv/bin/python -m pytest python/tests -q
 
 # The runtime and executor tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 # and the executor tests under ThreadSanitizer. Only these targets are built in the

@@ -12,6 +12,9 @@ std::string describe_current_exception() {
   std::string type = current_exception_type();
   try {
     throw;
+  } catch (const ForeignError& e) {
+    const std::string message = e.what();
+    return message.empty() ? e.type() : e.type() + ": " + message;
   } catch (const std::exception& e) {
     return type + ": " + e.what();
   } catch (...) {

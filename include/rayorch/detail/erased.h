@@ -8,7 +8,9 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rayorch/detail/row_failure.h"
@@ -123,5 +125,19 @@ std::string short_type_name(std::string name);
 
 /// Readable name of the exception currently being handled ("std::runtime_error").
 std::string current_exception_type();
+
+/// An error raised by a UDF written in another language (the Python front end): the cause
+/// of the failure reads "type: message" with the foreign type name ("ValueError: boom"), as
+/// a C++ exception reads with its C++ type name.
+class ForeignError : public std::runtime_error {
+ public:
+  ForeignError(std::string type, const std::string& message)
+      : std::runtime_error(message), type_(std::move(type)) {}
+  /// The foreign exception's type name, e.g. "ValueError".
+  const std::string& type() const { return type_; }
+
+ private:
+  std::string type_;
+};
 
 }  // namespace rayorch::detail

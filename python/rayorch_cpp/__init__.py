@@ -1,0 +1,66 @@
+"""rayorch_cpp: the RayOrch C++ engine behind the authoring API of the ``rayorch`` package.
+
+Pipelines written for ``rayorch`` 0.1.1 run with only the import line changed
+(``import rayorch_cpp as ro``): Pipeline subclasses with a traced ``forward``, RayModules
+wrapping UDF classes, ``F.expand / expand_aligned / reduce / reduce_aligned / filter /
+broadcast``, ``compile()``, ``explain_text()``, ``Executor(...).run(...)``, RecordFailure,
+GroupFailure, RecoveryPolicy and OutputIssue. Execution is the engine's embedded local
+backend (no Ray); ``SyncExecutor`` is its deterministic core for tests, and
+``Executor.stream`` / ``run(on_row=...)`` deliver each row as soon as it is terminal.
+"""
+
+from . import functional as F
+from ._api import (
+    CompiledProgram,
+    CppModule,
+    Module,
+    Pipeline,
+    Port,
+    RayModule,
+    compile,
+    cpp_udfs,
+    function,
+)
+from ._executor import CallMetrics, Executor, InputBatchMetrics, RunResult, SyncExecutor, run
+from ._values import (
+    ActorLost,
+    CompileError,
+    ExecutionError,
+    GroupFailure,
+    IssueOrigin,
+    ItemOutcome,
+    OutputIssue,
+    RecordFailure,
+    RecoveryPolicy,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ActorLost",
+    "CallMetrics",
+    "CompileError",
+    "CompiledProgram",
+    "CppModule",
+    "ExecutionError",
+    "Executor",
+    "F",
+    "GroupFailure",
+    "InputBatchMetrics",
+    "IssueOrigin",
+    "ItemOutcome",
+    "Module",
+    "OutputIssue",
+    "Pipeline",
+    "Port",
+    "RayModule",
+    "RecordFailure",
+    "RecoveryPolicy",
+    "RunResult",
+    "SyncExecutor",
+    "__version__",
+    "compile",
+    "cpp_udfs",
+    "function",
+    "run",
+]

@@ -1,0 +1,440 @@
+"""The authoring API: Ports, Modules, Pipelines and compilation.
+
+Tracing records straight into the C++ graph builder (the one the typed C++ front end
+uses); the C++ compiler verifies and lowers the program, so every CompileError carries the
+engine's own message.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+from . import _core
+from ._values import CompileError, RecoveryPolicy
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from ._executor import RunResult
+
+
+class Port:
+    """A symbolic logical data edge of the pipeline being traced. It carries no data.
+
+    A Port has no truth value: data-dependent branching is ``F.filter`` or logic inside a
+    UDF, so ``if port:`` raises TypeError.
+    """
+
+    __slots__ = ("_trace", "_id")
+
+    def __init__(self, trace: _Trace, port_id: int) -> None:
+        self._trace = trace
+        self._id = port_id
+
+    @property
+    def id(self) -> int:
+        """The Port's id in its program (the N of ``pN`` in explain_text())."""
+        return self._id
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a symbolic Port has no truth value: use F.filter for data-dependent "
+            "selection, or put per-item conditions inside a UDF"
+        )
+
+    def __repr__(self) -> str:
+        return f"Port(p{self._id})"
+
+
+_ACTIVE: contextvars.ContextVar[_Trace | None] = contextvars.ContextVar(
+    "rayorch_cpp_trace", default=None
+)
+
+
+class _Trace:
+    """One running trace: the C++ recorder plus the Python-side bookkeeping."""
+
+    def __init__(self) -> None:
+        self.core = _core.Trace()
+        self.finished = False
+        self.modules: list[RayModule] = []  # distinct Modules, in first-use order
+        self.call_pools: list[int] = []  # per Call (in Call order): its Module's index
+
+    def port(self, value: Any, what: str) -> int:
+        """The id of ``value`` after checking it is a Port of this trace."""
+        if not isinstance(value, Port):
+            raise CompileError(f"{what} must be a Port, got {type(value).__name__}")
+        if value._trace is not self:
+            owner = value._trace.core if not value._trace.finished else None
+            _core.foreign_port(owner, value._id, what)
+        return value._id
+
+    def ports(self, ids: Sequence[int]) -> tuple[Port, ...]:
+        return tuple(Port(self, i) for i in ids)
+
+
+def _active(what: str) -> _Trace:
+    trace = _ACTIVE.get()
+    if trace is None:
+        raise CompileError(
+            f"{what} was called outside a trace: use it only inside forward() while "
+            "compile() traces the pipeline"
+        )
+    return trace
+
+
+def _contains_port(value: Any) -> bool:
+    if isinstance(value, Port):
+        return True
+    if isinstance(value, dict):
+        return any(_contains_port(k) or _contains_port(v) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_contains_port(v) for v in value)
+    return False
+
+
+# Options the engine reads; every other option (a Ray actor option) is recorded and passed
+# to a Ray backend, and ignored by the local executor.
+_ENGINE_OPTIONS = {
+    "replicas",
+    "batch_size",
+    "num_cpus",
+    "num_gpus",
+    "resources",
+    "recovery",
+    "infra_retries",
+    "timeout",
+    "batch_wait",
+    "reservation",
+    "name",
+}
+
+
+class RayModule:
+    """A UDF (a class with ``run``, or a callable) plus how to build and resource it.
+
+    Calling a RayModule inside ``forward`` records a Call and returns its output Port (or a
+    tuple of Ports for ``num_outputs > 1``). Positional arguments are Port inputs; keyword
+    arguments that are Ports are Port inputs passed by keyword, the others are static
+    arguments passed to ``run`` on every batch. Reusing the same RayModule object gives
+    several Calls sharing one actor pool.
+
+    The UDF receives one list per Port input (one element per Grain of the batch) and
+    returns one list or tuple of the same length per output; an element may be a
+    RecordFailure or GroupFailure.
+    """
+
+    def __init__(self, udf: Any, *, num_outputs: int = 1) -> None:
+        if type(num_outputs) is not int or num_outputs <= 0:
+            raise ValueError("num_outputs must be a positive integer")
+        self.udf = udf
+        self.num_outputs = num_outputs
+        self.init_args: tuple[Any, ...] = ()
+        self.init_kwargs: dict[str, Any] = {}
+        self.options: dict[str, Any] = {}
+        self._cpp = ""
+
+    def returns(self, count: int) -> Self:
+        """Declares the number of output Ports of each Call."""
+        if type(count) is not int or count <= 0:
+            raise ValueError("output count must be a positive integer")
+        self.num_outputs = count
+        return self
+
+    def pre_init(self, *args: Any, **kwargs: Any) -> Self:
+        """Records the UDF's constructor arguments, replayed on every actor."""
+        self.init_args = tuple(args)
+        self.init_kwargs = dict(kwargs)
+        return self
+
+    def ray_options(self, **options: Any) -> Self:
+        """Records execution options and returns this Module.
+
+        The engine reads ``replicas`` (>= 1), ``batch_size`` (>= 1), ``num_cpus``,
+        ``num_gpus``, ``resources`` (a dict of name -> amount), ``recovery``
+        (a RecoveryPolicy) and, beyond the reference, ``name`` (the Call name in
+        explain, metrics and messages), ``timeout`` and ``batch_wait`` (seconds),
+        ``reservation`` (``"elastic"`` or ``"parent_bound"``) and ``infra_retries``.
+        Other options (``runtime_env``, Ray actor options) are recorded for a Ray backend;
+        the local executor accepts and ignores them. Values are checked when the pipeline
+        is compiled.
+        """
+        if "num_outputs" in options:
+            raise ValueError("use RayModule.returns(...) for the number of outputs")
+        self.options.update(options)
+        return self
+
+    @property
+    def name(self) -> str:
+        """The name of this Module's Calls (``name#k``): the option, else the UDF's name."""
+        name = self.options.get("name")
+        if name is not None:
+            return str(name)
+        return getattr(self.udf, "__name__", type(self.udf).__name__)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        trace = _active(f"RayModule({self.name})")
+        inputs = [trace.port(v, f"input arg_{i} of {self.name}") for i, v in enumerate(args)]
+        keyword_names: list[str] = []
+        statics: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            if isinstance(value, Port):
+                inputs.append(trace.port(value, f"input {key} of {self.name}"))
+                keyword_names.append(key)
+            elif _contains_port(value):
+                raise CompileError(
+                    f"static keyword argument {key!r} of {self.name} contains a Port; pass "
+                    "each dynamic dependency as a direct argument"
+                )
+            else:
+                statics[key] = value
+        ids = trace.core.add_call(
+            module_key=self,
+            udf=self.udf,
+            init_args=tuple(self.init_args),
+            init_kwargs=dict(self.init_kwargs) if self.init_kwargs else None,
+            name=self.name,
+            options=_engine_options(self),
+            inputs=inputs,
+            positional=len(args),
+            keyword_names=keyword_names,
+            static_kwargs=statics if statics else None,
+            statics=[f"{k}={v!r}" for k, v in statics.items()],
+            outputs=self.num_outputs,
+            cpp=self._cpp,
+        )
+        pool = next((i for i, m in enumerate(trace.modules) if m is self), None)
+        if pool is None:
+            trace.modules.append(self)
+            pool = len(trace.modules) - 1
+        trace.call_pools.append(pool)
+        ports = trace.ports(ids)
+        return ports[0] if len(ports) == 1 else ports
+
+
+class Module(RayModule):
+    """A RayModule whose options are given as keywords: ``Module(Ocr, replicas=4,
+    batch_size=32)``; constructor arguments go through ``pre_init``."""
+
+    def __init__(self, udf: Any, *, num_outputs: int = 1, **options: Any) -> None:
+        super().__init__(udf, num_outputs=num_outputs)
+        self.ray_options(**options)
+
+
+class CppModule(RayModule):
+    """A C++ UDF shipped with the package, in a Python pipeline next to Python UDFs:
+    ``CppModule("Upper", replicas=2)``; constructor arguments go through ``pre_init``.
+
+    Its Port inputs (positional only) are converted to the C++ types of its ``run`` before
+    each batch and its results back to Python values after it; ``run`` itself runs without
+    the GIL. :func:`cpp_udfs` lists the available UDFs with their types.
+    """
+
+    def __init__(self, udf: str, **options: Any) -> None:
+        udfs = _core.cpp_udfs()
+        if udf not in udfs:
+            raise ValueError(f"no C++ UDF named {udf!r}; available: {sorted(udfs)}")
+        super().__init__(udf, num_outputs=int(udfs[udf]["outputs"]))
+        self._cpp = udf
+        self.ray_options(**options)
+
+    @property
+    def name(self) -> str:
+        """The name of this Module's Calls: the option, else the C++ UDF's name."""
+        name = self.options.get("name")
+        return str(name) if name is not None else self._cpp
+
+
+def cpp_udfs() -> dict[str, dict[str, Any]]:
+    """The C++ UDFs usable with CppModule: name -> doc, inputs, outputs, constructor."""
+    return dict(_core.cpp_udfs())
+
+
+def _engine_options(module: RayModule) -> dict[str, Any]:
+    """The options the engine reads, converted; the C++ compiler checks their ranges."""
+    out: dict[str, Any] = {}
+    opts = module.options
+
+    def bad(option: str, want: str) -> CompileError:
+        return CompileError(
+            f"Module<{module.name}>: option {option} must be {want}, got {opts[option]!r}"
+        )
+
+    for option in ("replicas", "batch_size", "infra_retries"):
+        if option in opts:
+            value = opts[option]
+            if type(value) is not int:
+                raise bad(option, "an integer")
+            out[option] = value
+    for option, key in (("num_cpus", "cpus"), ("num_gpus", "gpus")):
+        if option in opts and opts[option] is not None:
+            value = opts[option]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise bad(option, "a number")
+            out[key] = float(value)
+    if opts.get("resources"):
+        resources = opts["resources"]
+        if not isinstance(resources, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) for k, v in resources.items()
+        ):
+            raise bad("resources", "a dict of resource name -> amount")
+        out["resources"] = {k: float(v) for k, v in resources.items()}
+    if opts.get("recovery") is not None:
+        policy = opts["recovery"]
+        if not isinstance(policy, RecoveryPolicy):
+            raise bad("recovery", "a RecoveryPolicy")
+        out["recovery"] = (policy.mode, policy.max_retries)
+        out.setdefault("infra_retries", policy.infra_retries)
+    for option, key in (("timeout", "timeout_ms"), ("batch_wait", "batch_wait_ms")):
+        if opts.get(option) is not None:
+            value = opts[option]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise bad(option, "a non-negative number of seconds")
+            out[key] = int(math.ceil(value * 1000))
+    if opts.get("reservation") is not None:
+        if opts["reservation"] not in ("elastic", "parent_bound"):
+            raise bad("reservation", "'elastic' or 'parent_bound'")
+        out["reservation"] = opts["reservation"]
+    return out
+
+
+@overload
+def function(fn: Callable[..., Any], *, num_outputs: int = 1) -> RayModule: ...
+@overload
+def function(
+    fn: None = None, *, num_outputs: int = 1
+) -> Callable[[Callable[..., Any]], RayModule]: ...
+def function(
+    fn: Callable[..., Any] | None = None, *, num_outputs: int = 1
+) -> RayModule | Callable[[Callable[..., Any]], RayModule]:
+    """Wraps a batch callable (lists in, one list per output out) as a stateless RayModule;
+    usable as a decorator."""
+
+    def wrap(target: Callable[..., Any]) -> RayModule:
+        return RayModule(target, num_outputs=num_outputs)
+
+    return wrap if fn is None else wrap(fn)
+
+
+class CompiledProgram:
+    """An immutable compiled program. Later changes to the pipeline's Modules do not affect
+    it."""
+
+    def __init__(
+        self,
+        program: Any,
+        output_tree: Any,
+        source_names: tuple[str, ...],
+        call_pools: tuple[int, ...] = (),
+    ) -> None:
+        self._program = program
+        self._output_tree = output_tree
+        self._call_pools = call_pools
+        self.source_names = source_names
+
+    def explain_text(self) -> str:
+        """One line per Port, ``pN kind dD <- [inputs] => rule``, plus rewrite lines."""
+        return str(self._program.explain())
+
+    def explain(self) -> str:
+        """Same as explain_text()."""
+        return self.explain_text()
+
+    def __repr__(self) -> str:
+        return f"CompiledProgram(sources={list(self.source_names)})"
+
+
+def _flatten(trace: _Trace, value: Any, ids: list[int]) -> Any:
+    """Output ids in order, and the tree (a leaf index or a tuple of trees)."""
+    if isinstance(value, Port):
+        ids.append(trace.port(value, "pipeline output"))
+        return len(ids) - 1
+    if isinstance(value, tuple) and value:
+        return tuple(_flatten(trace, v, ids) for v in value)
+    raise CompileError(
+        "forward() must return a Port or a non-empty (nested) tuple of Ports, got "
+        f"{type(value).__name__}"
+    )
+
+
+def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
+    """Traces ``pipeline.forward`` (or a callable taking Ports) once and compiles it.
+
+    Its parameters are the source columns; its result (a Port, or a tuple of Ports) the
+    outputs. Raises CompileError with the engine's message naming the Port, Call or Module.
+    """
+    if isinstance(pipeline, CompiledProgram):
+        return pipeline
+    target = pipeline.forward if hasattr(pipeline, "forward") else pipeline
+    if not callable(target):
+        raise CompileError("compile() needs a Pipeline or a callable taking Ports")
+    parameters = tuple(inspect.signature(target).parameters.values())
+    positional = {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    if not parameters:
+        raise CompileError("forward() needs at least one parameter: each one is a source column")
+    if any(p.kind not in positional for p in parameters):
+        raise CompileError("forward() supports positional source parameters only")
+    trace = _Trace()
+    sources = trace.ports([trace.core.add_source() for _ in parameters])
+    token = _ACTIVE.set(trace)
+    trace.core.enter()
+    try:
+        result = target(*sources)
+        ids: list[int] = []
+        tree = _flatten(trace, result, ids)
+    finally:
+        trace.core.exit()
+        _ACTIVE.reset(token)
+        trace.finished = True
+    program = trace.core.compile(ids, optimize)
+    return CompiledProgram(
+        program, tree, tuple(p.name for p in parameters), tuple(trace.call_pools)
+    )
+
+
+class Pipeline:
+    """Base of a pipeline class: Modules as attributes, ``forward(self, *sources)`` taking
+    and returning Ports. ``forward`` runs once, on symbolic Ports, when compiled."""
+
+    def forward(self, *args: Any) -> Any:
+        """Declares the graph by calling Modules and ``F`` operators on Ports."""
+        raise NotImplementedError
+
+    def compile(self, *, optimize: bool = True) -> CompiledProgram:
+        """Traces ``forward`` and compiles it (see :func:`compile`)."""
+        return compile(self, optimize=optimize)
+
+    def run(
+        self,
+        *source_columns: Sequence[Any],
+        input_batch_size: int | None = None,
+        max_active_input_batches: int = 1,
+        **options: Any,
+    ) -> RunResult:
+        """Runs once on a temporary local Executor, closed afterwards."""
+        from ._executor import run
+
+        return run(
+            self,
+            *source_columns,
+            input_batch_size=input_batch_size,
+            max_active_input_batches=max_active_input_batches,
+            **options,
+        )
+
+
+__all__ = [
+    "CompiledProgram",
+    "CppModule",
+    "Module",
+    "cpp_udfs",
+    "Pipeline",
+    "Port",
+    "RayModule",
+    "compile",
+    "function",
+]

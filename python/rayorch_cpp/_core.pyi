@@ -1,0 +1,172 @@
+"""Bindings of the RayOrch C++ engine (use the rayorch_cpp package, not this module)."""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+class CompileError(ValueError):
+    """A pipeline could not be traced or compiled (the engine's rayorch::CompileError)."""
+
+class ExecutionError(RuntimeError):
+    """A run stopped on an unrecoverable failure (the engine's rayorch::ExecutionError)."""
+
+def configure(
+    record_failure: type,
+    group_failure: type,
+    make_issue: Callable[..., Any],
+    actor_lost: type[BaseException],
+) -> None:
+    """Registers the failure classes, the OutputIssue factory and the ActorLost exception of
+    the Python package."""
+
+def cpp_udfs() -> dict[str, dict[str, Any]]:
+    """The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor."""
+
+def foreign_port(owner: Trace | None, port: int, what: str) -> None:
+    """Raises the CompileError for a Port used outside its own trace."""
+
+class Program:
+    """An immutable compiled program (a RuntimePlan)."""
+
+    def explain(self) -> str:
+        """One line per Port, ``pN kind dD <- [inputs] => rule``, plus rewrite lines."""
+    @property
+    def sources(self) -> int:
+        """Number of source columns."""
+    @property
+    def outputs(self) -> int:
+        """Number of output Ports."""
+
+class Trace:
+    """Records one pipeline into the engine's graph builder."""
+
+    def __init__(self) -> None: ...
+    def enter(self) -> None:
+        """Makes this trace the current one of the calling thread."""
+    def exit(self) -> None:
+        """Restores the previous current trace."""
+    def add_source(self) -> int:
+        """Adds a source column; returns its Port id."""
+    def add_call(
+        self,
+        module_key: object,
+        udf: object,
+        init_args: tuple[Any, ...],
+        init_kwargs: dict[str, Any] | None,
+        name: str,
+        options: dict[str, Any],
+        inputs: Sequence[int],
+        positional: int,
+        keyword_names: list[str],
+        static_kwargs: dict[str, Any] | None,
+        statics: Sequence[str],
+        outputs: int,
+        cpp: str = "",
+    ) -> list[int]:
+        """Records a Call of the Module ``module_key`` (one pool per key), of the C++ UDF
+        ``cpp`` when given; returns its output Port ids."""
+    def add_expand(self, lists: Sequence[int]) -> list[int]:
+        """Records an (aligned) expand; returns the child Port ids."""
+    def add_reduce(self, values: Sequence[int], members: int) -> list[int]:
+        """Records an (aligned) reduce; ``members`` is -1 for the first value Port."""
+    def add_filter(self, source: int, mask: int) -> int:
+        """Records a filter of ``source`` by ``mask``."""
+    def add_broadcast(self, source: int, like: int) -> int:
+        """Records a broadcast of ``source`` into the Domain of ``like``."""
+    def describe(self, port: int) -> str:
+        """A short description of a Port for messages."""
+    def compile(self, outputs: Sequence[int], optimize: bool) -> Program:
+        """Seals the trace and compiles it; raises CompileError."""
+
+class Core:
+    """An executor core: the local backend or the synchronous core."""
+
+    @staticmethod
+    def local(program: Program) -> Core:
+        """Builds every pool of the local backend (raises ExecutionError on a constructor
+        failure)."""
+    @staticmethod
+    def sync(program: Program, wire: bool = False) -> Core:
+        """The deterministic single-thread core."""
+    def run(
+        self,
+        columns: list[Sequence[Any]],
+        input_batch_size: int,
+        max_active_input_batches: int,
+        backpressure: int,
+        progress: bool,
+        trace_path: str,
+        report_path: str,
+        reservation: str,
+        lifo: bool,
+        on_row: Callable[[int, tuple[Any, ...]], None] | None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> tuple[list[list[Any]], dict[str, Any]]:
+        """Runs the program with the GIL released; returns one list per output (empty with
+        ``on_row``) and the metrics. ``on_progress(done, total)`` gets the finished root
+        rows at most every 200 ms and at the last row."""
+    def close(self) -> None:
+        """Stops every actor; idempotent."""
+    @property
+    def closed(self) -> bool:
+        """True once closed."""
+    def rpc_log(self) -> list[dict[str, Any]]:
+        """Every RPC so far (the synchronous core records them)."""
+
+# Present when the extension was built with the pdf2md stages (poppler-cpp, tesseract, cairo).
+
+class PageRef:
+    """One page of a PDF as listed by Pdf2mdOpen."""
+
+    number: int
+    def __init__(self) -> None: ...
+
+class PageImage:
+    """A rendered page: 8-bit grayscale pixels."""
+
+    @property
+    def number(self) -> int:
+        """1-based page number."""
+    @property
+    def width(self) -> int:
+        """Width in pixels."""
+    @property
+    def height(self) -> int:
+        """Height in pixels."""
+    @property
+    def dpi(self) -> int:
+        """Resolution."""
+    @property
+    def pixels(self) -> bytes:
+        """width * height bytes, rows without padding (a copy)."""
+
+class DocumentInfo:
+    """A document's name and page count."""
+
+    @property
+    def stem(self) -> str:
+        """File name without extension."""
+    @property
+    def pages(self) -> int:
+        """Page count."""
+
+class Markdown:
+    """One finished document."""
+
+    @property
+    def stem(self) -> str:
+        """File name without extension."""
+    @property
+    def pages(self) -> int:
+        """Page count."""
+    @property
+    def text(self) -> str:
+        """The Markdown text."""
+
+def pdf2md_make_samples(
+    dir: str, docs: int = 4, seed: int = 1, max_pages: int = 6, corrupt: int = 1
+) -> list[tuple[str, list[str]]]:
+    """Writes sample PDFs with known text into ``dir``; returns (pdf path, page texts) per
+    readable document."""
+
+def pdf2md_word_accuracy(expected: str, actual: str) -> float:
+    """Word accuracy of ``actual`` against ``expected`` (1.0: every word right)."""

@@ -1,0 +1,419 @@
+"""Running compiled programs: the local Executor, the deterministic SyncExecutor."""
+
+from __future__ import annotations
+
+import atexit
+import queue
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+from . import _core
+from ._api import CompiledProgram, compile
+
+_SourceColumns = Sequence[Sequence[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class CallMetrics:
+    """One Call's counters for one run.
+
+    ``grain_dispatches`` counts replays too; ``grain_requeues`` Grains put back for a retry.
+    """
+
+    call_index: int
+    call: str
+    udf_name: str
+    actor_instances: int
+    batch_size: int
+    rpcs: int
+    grain_dispatches: int
+    grain_requeues: int
+    failed_rpcs: int
+    suppressed_by_barrier: int
+    batch_sizes: dict[int, int]
+    mean_batch_fill: float
+    busy_s: float
+
+    @property
+    def average_batch(self) -> float:
+        """Mean Grains per RPC."""
+        return self.grain_dispatches / self.rpcs if self.rpcs else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class InputBatchMetrics:
+    """Counters of one input batch (a slice of source rows)."""
+
+    index: int
+    first_row: int
+    rows: int
+    grain_count: int
+    rpcs: int
+    admitted_s: float
+    completed_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The outputs of a run in source order (a list for one output Port, a tuple of lists
+    for several), plus its metrics. A row that is not present is an OutputIssue.
+    Streaming runs return ``outputs=None``."""
+
+    outputs: Any
+    elapsed_s: float
+    calls: tuple[CallMetrics, ...]
+    input_batches: tuple[InputBatchMetrics, ...]
+    peak_active_input_batches: int
+    actor_count: int  #: actors of every pool (Calls of one Module share theirs)
+    root_completed_s: tuple[float, ...] = ()
+    roots_by_outcome: dict[str, int] = field(default_factory=dict)
+    actors_replaced: int = 0
+    file_errors: tuple[str, ...] = ()
+
+    @property
+    def rpc_count(self) -> int:
+        """RPCs of every Call."""
+        return sum(c.rpcs for c in self.calls)
+
+
+def _metrics(raw: dict[str, Any], outputs: Any, call_pools: tuple[int, ...]) -> RunResult:
+    calls = tuple(
+        CallMetrics(
+            call_index=i,
+            call=c["call"],
+            udf_name=c["udf"],
+            actor_instances=c["actors"],
+            batch_size=c["batch_size"],
+            rpcs=c["rpcs"],
+            grain_dispatches=c["grain_dispatches"],
+            grain_requeues=c["requeues"],
+            failed_rpcs=c["failed_rpcs"],
+            suppressed_by_barrier=c["suppressed_by_barrier"],
+            batch_sizes=dict(c["batch_size_histogram"]),
+            mean_batch_fill=c["mean_batch_fill"],
+            busy_s=c["busy_seconds"],
+        )
+        for i, c in enumerate(raw["calls"])
+    )
+    batches = tuple(
+        InputBatchMetrics(
+            b["index"],
+            b["first_row"],
+            b["rows"],
+            b["grains"],
+            b["rpcs"],
+            b["admitted_seconds"],
+            b["completed_seconds"],
+        )
+        for b in raw["input_batches"]
+    )
+    return RunResult(
+        outputs=outputs,
+        elapsed_s=raw["elapsed_seconds"],
+        calls=calls,
+        input_batches=batches,
+        peak_active_input_batches=raw["peak_active_input_batches"],
+        # Calls of one Module share its actors: count each pool once.
+        actor_count=sum(
+            {
+                (call_pools[i] if i < len(call_pools) else -1 - i): c["actors"]
+                for i, c in enumerate(raw["calls"])
+            }.values()
+        ),
+        root_completed_s=tuple(raw["root_completed_seconds"]),
+        roots_by_outcome=dict(raw["roots_by_outcome"]),
+        actors_replaced=raw["actors_replaced"],
+        file_errors=tuple(raw["file_errors"]),
+    )
+
+
+def _shape(tree: Any, flat: Sequence[Any]) -> Any:
+    """Rebuilds forward()'s output structure from the flat output values."""
+    if isinstance(tree, int):
+        return flat[tree]
+    return tuple(_shape(t, flat) for t in tree)
+
+
+_LIVE: weakref.WeakSet[_Base] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Stops the actors of executors still open at exit, before the interpreter goes."""
+    for executor in list(_LIVE):
+        try:
+            executor.close()
+        except Exception:  # noqa: BLE001 - best effort at exit
+            pass
+
+
+class _Base:
+    """The run() surface shared by Executor and SyncExecutor."""
+
+    _core: Any
+    _program: CompiledProgram
+
+    def __init__(self, pipeline: Any) -> None:
+        self._program = compile(pipeline)
+
+    @property
+    def program(self) -> CompiledProgram:
+        """The compiled program this executor runs."""
+        return self._program
+
+    def run(
+        self,
+        *source_columns: Sequence[Any],
+        input_batch_size: int | None = None,
+        max_active_input_batches: int = 1,
+        on_row: Callable[[int, Any], None] | None = None,
+        ordered: bool = False,
+        progress: bool | Callable[[int, int], None] = True,
+        trace: str | None = None,
+        report: str | None = None,
+        backpressure: int = 4,
+        reservation: str | None = None,
+        queue_order: str = "fifo",
+    ) -> RunResult:
+        """Runs the program on finite, row-aligned source columns.
+
+        ``input_batch_size`` counts source rows per input batch (None: one batch);
+        ``max_active_input_batches`` bounds how many are admitted at once. Returns the
+        outputs in source order. With ``on_row``, each root row is delivered as
+        ``on_row(index, output)`` as soon as it is terminal (completion order; source order
+        with ``ordered=True``) on the calling thread, and ``outputs`` is None; an exception
+        raised by ``on_row`` aborts the run and propagates (the executor is then closed).
+
+        ``progress=True`` shows the engine's progress line when stderr is a terminal, and a
+        rows-done line in a Jupyter notebook; a callable gets ``(done, total)`` root rows at
+        most every 200 ms and at the end. ``trace`` and ``report`` write a Chrome-trace
+        timeline and a JSON metrics report there. Raises
+        ExecutionError on an unrecoverable failure (the executor is then closed) and
+        ValueError on mismatched column lengths or bad options.
+        """
+        tree = self._program._output_tree
+        sink = None
+        if on_row is not None:
+            deliver = on_row
+            if ordered:
+                deliver = _in_order(on_row)
+
+            def sink(index: int, values: tuple[Any, ...]) -> None:
+                deliver(index, _shape(tree, values))
+
+        if reservation not in (None, "elastic", "parent_bound"):
+            raise ValueError("reservation must be None, 'elastic' or 'parent_bound'")
+        if queue_order not in ("fifo", "lifo"):
+            raise ValueError("queue_order must be 'fifo' or 'lifo'")
+        if input_batch_size is not None and (
+            type(input_batch_size) is not int or input_batch_size <= 0
+        ):
+            raise ValueError("input_batch_size must be a positive integer or None")
+        if type(max_active_input_batches) is not int or max_active_input_batches <= 0:
+            raise ValueError("max_active_input_batches must be a positive integer")
+        on_progress = progress if callable(progress) else None
+        if progress is True and _in_notebook():
+            on_progress = _notebook_progress()
+        outputs, raw = self._core.run(
+            list(source_columns),
+            input_batch_size or 0,
+            max_active_input_batches,
+            backpressure,
+            progress is True,
+            trace or "",
+            report or "",
+            reservation or "",
+            queue_order == "lifo",
+            sink,
+            on_progress,
+        )
+        shaped = None if on_row is not None else _shape(tree, outputs)
+        return _metrics(raw, shaped, self._program._call_pools)
+
+    def stream(
+        self,
+        *source_columns: Sequence[Any],
+        input_batch_size: int | None = None,
+        max_active_input_batches: int = 1,
+        ordered: bool = False,
+        **options: Any,
+    ) -> Iterator[tuple[int, Any]]:
+        """Yields ``(index, output)`` for each root row as soon as it is terminal.
+
+        The run proceeds on a helper thread while the caller consumes rows. Leaving the
+        loop early stops the run at the next finished row and closes the executor.
+        """
+        rows: queue.Queue[Any] = queue.Queue()
+        stop = threading.Event()
+        done = object()
+
+        def on_row(index: int, output: Any) -> None:
+            if stop.is_set():
+                raise _StreamClosed("the stream's consumer stopped reading")
+            rows.put((index, output))
+
+        def work() -> None:
+            try:
+                self.run(
+                    *source_columns,
+                    input_batch_size=input_batch_size,
+                    max_active_input_batches=max_active_input_batches,
+                    on_row=on_row,
+                    ordered=ordered,
+                    **options,
+                )
+            except BaseException as error:  # delivered to the consumer
+                rows.put((done, error))
+            else:
+                rows.put((done, None))
+
+        worker = threading.Thread(target=work, name="rayorch-stream", daemon=True)
+        worker.start()
+        try:
+            while True:
+                item = rows.get()
+                if item[0] is done:
+                    if item[1] is not None and not isinstance(item[1], _StreamClosed):
+                        raise item[1]
+                    return
+                yield item
+        finally:
+            stop.set()
+            worker.join()
+
+    def close(self) -> None:
+        """Stops every actor; idempotent. Later runs raise ExecutionError."""
+        self._core.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once closed (explicitly or by an aborted run)."""
+        return bool(self._core.closed)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (where stderr is not a terminal)."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    ipython = getattr(shell, "get_ipython", lambda: None)()
+    return ipython is not None and "IPKernelApp" in getattr(ipython, "config", {})
+
+
+def _notebook_progress() -> Callable[[int, int], None]:
+    """Rewrites one line of the cell's output: ``rows 120/368``."""
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        sys.stdout.write(f"\rrayorch: rows {done}/{total}{end}")
+        sys.stdout.flush()
+
+    return show
+
+
+class _StreamClosed(Exception):
+    """Raised inside the run when a stream's consumer stopped early."""
+
+
+def _in_order(on_row: Callable[[int, Any], None]) -> Callable[[int, Any], None]:
+    waiting: dict[int, Any] = {}
+    state = {"next": 0}
+
+    def deliver(index: int, output: Any) -> None:
+        waiting[index] = output
+        while state["next"] in waiting:
+            i = state["next"]
+            on_row(i, waiting.pop(i))
+            state["next"] = i + 1
+
+    return deliver
+
+
+class Executor(_Base):
+    """Runs a compiled program (or a Pipeline, compiled first) on the embedded local
+    backend: one thread per actor, each owning one UDF instance built on its own thread.
+    Every pool is created up front and reused across runs; a UDF constructor failure
+    raises ExecutionError after cleaning up. The GIL is held only inside UDF calls, so UDFs
+    that release it run in parallel across replicas. Use as a context manager or close().
+    """
+
+    def __init__(
+        self,
+        pipeline: Any,
+        *,
+        address: str | None = None,
+        ray_init_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        # `address` and `ray_init_kwargs` are the reference's Ray connection arguments:
+        # accepted so its scripts run unchanged, and unused by the local backend.
+        super().__init__(pipeline)
+        self.address = address
+        self.ray_init_kwargs = dict(ray_init_kwargs or {})
+        self._core = _core.Core.local(self._program._program)
+        _LIVE.add(self)
+
+
+class SyncExecutor(_Base):
+    """Runs a program deterministically on the calling thread: one UDF instance per pool,
+    FIFO queues, pools served in a fixed round-robin. Records every RPC, so tests can
+    assert exact dispatch sequences. ``wire=True`` round-trips every protocol message
+    through bytes."""
+
+    def __init__(self, pipeline: Any, *, wire: bool = False) -> None:
+        super().__init__(pipeline)
+        self._core = _core.Core.sync(self._program._program, wire)
+        _LIVE.add(self)
+
+    def rpcs(self) -> list[str]:
+        """Every RPC so far, in dispatch order, e.g. ``"Ocr#1 [0/0 0/1] g0"``."""
+        return [r["text"] for r in self._core.rpc_log()]
+
+    def rpc_records(self) -> list[dict[str, Any]]:
+        """Every RPC so far as dicts: call, input_batch, grains, generations, failed."""
+        return list(self._core.rpc_log())
+
+
+def run(
+    pipeline: Any,
+    *source_columns: Sequence[Any],
+    input_batch_size: int | None = None,
+    max_active_input_batches: int = 1,
+    address: str | None = None,
+    ray_init_kwargs: dict[str, Any] | None = None,
+    **options: Any,
+) -> RunResult:
+    """Runs once on a temporary local Executor, closed afterwards (``address`` and
+    ``ray_init_kwargs`` are accepted for the reference's scripts and unused)."""
+    with Executor(pipeline, address=address, ray_init_kwargs=ray_init_kwargs) as executor:
+        return executor.run(
+            *source_columns,
+            input_batch_size=input_batch_size,
+            max_active_input_batches=max_active_input_batches,
+            **options,
+        )
+
+
+__all__ = [
+    "CallMetrics",
+    "Executor",
+    "InputBatchMetrics",
+    "RunResult",
+    "SyncExecutor",
+    "run",
+]

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Creates the project's Python virtual environment (.venv, git-ignored) with pinned tools and
+# installs the rayorch-cpp package into it from this checkout. Re-running is cheap: the venv
+# and its pinned tools are kept, and the extension is rebuilt incrementally in build-python/.
+#
+#   scripts/python-env.sh            # create/update .venv and install the package
+#   PYTHON=python3.12 scripts/python-env.sh
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+PYTHON="${PYTHON:-python3}"
+VENV="${VENV:-$root/.venv}"
+
+# Pinned versions: the build backend and bindings generator (also pinned in pyproject.toml's
+# build-system table), the test runner, the linter/formatter and the type checker.
+PINNED=(
+  "scikit-build-core==1.1.2"
+  "nanobind==3.1.0"
+  "pytest==9.0.3"
+  "ruff==0.17.5"
+  "mypy==2.4.1"
+)
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+  echo "python-env: creating $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+
+# Install the pinned tools only when one is missing or at another version.
+missing=()
+for spec in "${PINNED[@]}"; do
+  name="${spec%%==*}"
+  want="${spec##*==}"
+  have="$("$VENV/bin/python" -c "import importlib.metadata as m
+try: print(m.version('$name'))
+except m.PackageNotFoundError: print('')")"
+  [[ "$have" == "$want" ]] || missing+=("$spec")
+done
+if ((${#missing[@]})); then
+  echo "python-env: installing ${missing[*]}"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${missing[@]}"
+fi
+
+# The build dependencies are already in the venv: no isolated build environment, nothing
+# downloaded again.
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+echo "python-env: installing rayorch-cpp from $root"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+  --no-deps "$root"
