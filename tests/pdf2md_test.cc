@@ -17,6 +17,7 @@
 
 #include "pdf2md/convert.h"
 #include "pdf2md/samples.h"
+#include "support/workload_testing.h"
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -31,58 +32,16 @@ namespace {
 // Low resolution keeps the test fast; the samples' large font still OCRs cleanly at it.
 constexpr int kDpi = 100;
 
-class TempDir {
+// A scratch directory named after this test.
+class TempDir : public workload_testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "pdf2md-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : workload_testing::TempDir("pdf2md-test") {}
 };
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<nlohmann::json> read_jsonl(const fs::path& p) {
-  std::vector<nlohmann::json> rows;
-  std::ifstream in(p);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
-  }
-  return rows;
-}
-
-std::vector<std::string> sorted(std::vector<std::string> v) {
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-std::vector<std::string> temporaries_in(const fs::path& dir) {
-  std::vector<std::string> found;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.find("tmp") != std::string::npos || name.find("probe") != std::string::npos) {
-      found.push_back(name);
-    }
-  }
-  return found;
-}
+using workload_testing::read_file;
+using workload_testing::read_jsonl;
+using workload_testing::sorted;
+using workload_testing::temporaries_in;
 
 // A PDF whose page tree is damaged after the first page: it opens, reports `pages` pages and
 // renders page 1, but poppler cannot find page 2 or any later page.

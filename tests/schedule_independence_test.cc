@@ -666,3 +666,89 @@ TEST(ScheduleIndependence, ReduceAligned) {
   EXPECT_GT(n[0], 0);
   EXPECT_GT(n[3], 0);
 }
+
+namespace {
+
+// A page whose number ends in 3 poisons its document: a GroupFailure whose cause names only
+// the document, so several failing pages of one document give one cause.
+struct Caption {
+  std::vector<ro::Row<int>> run(ro::Column<int> pages) {
+    std::vector<ro::Row<int>> out;
+    for (int p : pages) {
+      jitter(p);
+      if (p % 10 == 3) {
+        out.push_back(ro::GroupFailure{"unreadable doc " + std::to_string(p / 100)});
+      } else {
+        out.push_back(p * 7);
+      }
+    }
+    return out;
+  }
+};
+
+// The membership: every page but the ones Caption fails.
+struct NotPoisoned {
+  std::vector<bool> run(ro::Column<int> pages) {
+    std::vector<bool> out;
+    for (int p : pages) out.push_back(p % 10 != 3);
+    return out;
+  }
+};
+
+}  // namespace
+
+// DESIGN 5: a GroupFailure decides its parent's gathers. Whatever the membership (here one
+// that leaves the failing page out), a reduce over the parent of a Port downstream of the
+// failing Call is SUPPRESSED with the GroupFailure's cause; documents without a failing page
+// gather normally. Which siblings committed before the GroupFailure varies with the
+// schedule; the outputs must not.
+TEST(ScheduleIndependence, GroupFailureDecidesGathersWhateverTheMembership) {
+  const auto docs = make_docs(19, 40, 199);
+  auto make = [](const Config& c) {
+    auto pages = module<PagesOf>(c, 0);
+    auto caption = module<Caption>(c, 1);
+    auto keep = module<NotPoisoned>(c, 2);
+    auto summarize = module<Summarize>(c, 3);
+    auto summarize_all = module<Summarize>(c, 4);
+    return ro::compile([&](ro::Port<int> doc) {
+      auto page = ro::F::expand(pages(doc));
+      auto text = caption(page);
+      auto kept = ro::F::filter(page, keep(page));
+      return std::make_tuple(summarize(ro::F::reduce(text, ro::F::members(kept))),
+                             summarize_all(ro::F::reduce(text)));
+    });
+  };
+  const OutcomeCounts n = check_schedules("group failure gathers", make, 808, 12, {}, docs);
+  EXPECT_GT(n[0], 0);
+  EXPECT_GT(n[3], 0);
+  // The data has documents with a failing page among others (so the membership leaves a
+  // failing child out while its siblings succeed), and documents without one.
+  int poisoned = 0, clean = 0;
+  for (int d : docs) {
+    const int pages = d % 7;
+    if (pages > 3)
+      ++poisoned;
+    else if (pages > 0)
+      ++clean;
+  }
+  EXPECT_GT(poisoned, 0);
+  EXPECT_GT(clean, 0);
+  // The reference itself: every document with a failing page is SUPPRESSED in both outputs.
+  ro::testing::SyncExecutor ex(make(Config::defaults()));
+  ro::RunOptions quiet;
+  quiet.progress = false;
+  const auto [kept, all] = ex.run(docs, quiet).outputs;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const bool has_failing_page = docs[i] % 7 > 3;
+    for (const auto* column : {&kept, &all}) {
+      const auto& o = (*column)[i];
+      if (has_failing_page) {
+        ASSERT_FALSE(o.ok()) << "doc " << docs[i];
+        EXPECT_EQ(o.issue().outcome, ro::Outcome::suppressed);
+        EXPECT_EQ(o.issue().cause, "unreadable doc " + std::to_string(docs[i]));
+      } else {
+        EXPECT_TRUE(o.ok()) << "doc " << docs[i];
+      }
+    }
+  }
+}

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "support/workload_testing.h"
 #include "video/analysis.h"
 #include "video/check.h"
 #include "video/convert.h"
@@ -38,58 +39,16 @@ namespace ro = rayorch;
 
 namespace {
 
-class TempDir {
+// A scratch directory named after this test.
+class TempDir : public workload_testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "video-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : workload_testing::TempDir("video-test") {}
 };
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<nlohmann::json> read_jsonl(const fs::path& p) {
-  std::vector<nlohmann::json> rows;
-  std::ifstream in(p);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
-  }
-  return rows;
-}
-
-std::vector<std::string> temporaries_in(const fs::path& dir) {
-  std::vector<std::string> found;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.find("tmp") != std::string::npos || name.find("probe") != std::string::npos) {
-      found.push_back(name);
-    }
-  }
-  return found;
-}
-
-std::vector<std::string> sorted(std::vector<std::string> v) {
-  std::sort(v.begin(), v.end());
-  return v;
-}
+using workload_testing::read_file;
+using workload_testing::read_jsonl;
+using workload_testing::sorted;
+using workload_testing::temporaries_in;
 
 // A corpus small enough for two cores: short scenes, two frames sampled per scene.
 video::CorpusOptions small_corpus(int videos, std::uint64_t seed) {

@@ -26,6 +26,14 @@
 //   everything decided by an untainted failure (a reduce with a FAILED member is SUPPRESSED
 //   whatever its tainted siblings do). Root-Domain Calls key their barrier by their own
 //   Entity, so a GroupFailure there taints nothing.
+// - A GroupFailure decides its parent's gathers (DESIGN 5): a reduce over that parent of a
+//   Port downstream of the failing Call (a guard Call, as the compiler finds them) is
+//   SUPPRESSED whatever its membership, so it is compared exactly even though its members
+//   are tainted. The generator makes memberships that leave the failing child out (a
+//   MaskExclude that is false exactly where a Call raises its GroupFailure), where the group
+//   would otherwise be PRESENT; its cause is the GroupFailure's unless the member scan meets
+//   a certain failure first. Only a barrier that may or may not be installed (its Grain is
+//   tainted) leaves such a group tainted.
 // - Causes are compared exactly: the lowest-index failing input decides a Call's SUPPRESSED
 //   cause and the lowest failing ordinal a reduce's (DESIGN 5), whatever the arrival
 //   order. Only a tainted Item that could fail first leaves the cause open (`any_cause`).
@@ -185,6 +193,9 @@ struct CallSpec {
   Faults faults;
   int max_len = 3;          // list UDFs: lengths in [0, max_len]
   int true_permille = 600;  // mask UDFs
+  // MaskExclude: the Call whose GroupFailures the mask leaves out (its seed and faults).
+  u64 exclude_seed = 0;
+  Faults exclude_faults;
   std::shared_ptr<Runtime> rt;
 };
 
@@ -439,6 +450,23 @@ struct MaskPlain {
   }
 };
 
+// A membership mask that leaves out exactly the children on which another Call (same input,
+// CallSpec::exclude_seed/exclude_faults) raises a GroupFailure: false there, true elsewhere.
+inline bool excluded(const CallSpec& s, i64 input) {
+  return classify(s.exclude_faults, hash_values(s.exclude_seed, {input})).group;
+}
+struct MaskExclude {
+  std::vector<ro::Row<bool>> run(ro::Column<i64> a, const CallSpec& s) {
+    std::vector<u64> hs;
+    for (std::size_t i = 0; i < a.size(); ++i) hs.push_back(hash_values(s.seed, {a[i]}));
+    rpc_prologue(s, hs);
+    std::vector<ro::Row<bool>> out;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      out.push_back(make_row<bool>(s, hs[i], [&] { return !excluded(s, a[i]); }));
+    return out;
+  }
+};
+
 // Brings a reduced group back to one int64, order-sensitively.
 struct Fold1 {
   std::vector<ro::Row<i64>> run(ro::Column<ro::Group<i64>> g, const CallSpec& s) {
@@ -479,6 +507,7 @@ enum class Udf {
   list2,
   mask_row,
   mask_plain,
+  mask_exclude,
   fold1,
   fold2
 };
@@ -505,6 +534,8 @@ inline const char* udf_name(Udf u) {
       return "MaskRow";
     case Udf::mask_plain:
       return "MaskPlain";
+    case Udf::mask_exclude:
+      return "MaskExclude";
     case Udf::fold1:
       return "Fold1";
     case Udf::fold2:
@@ -563,10 +594,11 @@ struct Ir {
       s += " out";
       for (int o : op.out) s += fmt::format(" {}", o);
       if (op.kind == OpKind::call) {
-        s += fmt::format(" seed {:x} f{},{},{},{},{},{} len{} mask{}", op.spec.seed,
+        s += fmt::format(" seed {:x} f{},{},{},{},{},{} len{} mask{} excl {:x}:{}", op.spec.seed,
                          op.spec.faults.record, op.spec.faults.group, op.spec.faults.flaky,
                          op.spec.faults.poison, op.spec.faults.lost, op.spec.faults.hang,
-                         op.spec.max_len, op.spec.true_permille);
+                         op.spec.max_len, op.spec.true_permille, op.spec.exclude_seed,
+                         op.spec.exclude_faults.group);
       }
     }
     for (const IrModule& m : modules) {
@@ -1046,10 +1078,11 @@ class Builder {
     return pick_i64(child);
   }
 
+  // `value`: the (first) values Port, or -1 to pick one.
   template <class M>
-  void reduce_with(int child, int parent, int kind, const M& members, int mid) {
+  void reduce_with(int child, int parent, int kind, const M& members, int mid, int value = -1) {
     if (kind <= 1) {
-      const int v = pick_i64(child);
+      const int v = value >= 0 ? value : pick_i64(child);
       ro::Port<ro::Group<i64>> g = [&] {
         if constexpr (std::is_same_v<M, std::nullptr_t>) {
           return ro::F::reduce(p64_.at(v));
@@ -1063,7 +1096,7 @@ class Builder {
       fold1(parent, gid);
       return;
     }
-    const int v1 = pick_i64(child);
+    const int v1 = value >= 0 ? value : pick_i64(child);
     const int v2 = pick_i64(child);
     auto [g1, g2] = [&] {
       if constexpr (std::is_same_v<M, std::nullptr_t>) {
@@ -1089,7 +1122,41 @@ class Builder {
     }
   }
 
+  // A reduce whose membership leaves out the children that raised a GroupFailure (DESIGN 5:
+  // the GroupFailure still decides the parent's gathers). A new Call with GroupFailures on
+  // some children, a MaskExclude over the same input that is false exactly there, and a
+  // membership filtered by that mask; the values are the failing Call's output.
+  void gen_excluding_reduce(int child, int parent) {
+    const int a = pick_i64(child);
+    auto [m, index] = module<Op1>(Udf::op1);
+    CallSpec spec = make_spec(index, child, true);
+    spec.faults.group = rs_.range(100, 450);
+    ro::Port<i64> out = (*m)(p64_.at(a), spec);
+    record_call(index, spec, {a});
+    const int v = add_i64(child, out);
+    ir_.ops.back().out = {v};
+    i64s_[child].push_back(v);
+    auto [mm, mindex] = module<MaskExclude>(Udf::mask_exclude);
+    CallSpec ms = make_spec(mindex, child, false);
+    ms.exclude_seed = spec.seed;
+    ms.exclude_faults = spec.faults;
+    ro::Port<bool> mask = (*mm)(p64_.at(a), ms);
+    record_call(mindex, ms, {a});
+    const int mask_id = add_bool(child, mask);
+    ir_.ops.back().out = {mask_id};
+    // The membership: the input itself or another child Port, filtered by the mask.
+    const int src = rs_.chance(600) ? a : pick_i64(child);
+    ro::Port<i64> kept = ro::F::filter(p64_.at(src), pbool_.at(mask_id));
+    const int kid = add_i64(child, kept);
+    record_simple(OpKind::filter, {src, mask_id}, {kid});
+    reduce_with(child, parent, rs_.chance(700) ? 1 : 3, p64_.at(kid), kid, v);
+  }
+
   void gen_reduce(int child, int parent) {
+    if (rs_.chance(220)) {
+      gen_excluding_reduce(child, parent);
+      return;
+    }
     const int kind = rs_.weighted({40, 20, 25, 15});  // plain, members, aligned, aligned+members
     const bool with_members = kind == 1 || kind == 3;
     if (!with_members) {
@@ -1161,6 +1228,7 @@ class Builder {
              std::vector<std::pair<std::unique_ptr<ro::Module<List2>>, int>>,
              std::vector<std::pair<std::unique_ptr<ro::Module<MaskRow>>, int>>,
              std::vector<std::pair<std::unique_ptr<ro::Module<MaskPlain>>, int>>,
+             std::vector<std::pair<std::unique_ptr<ro::Module<MaskExclude>>, int>>,
              std::vector<std::pair<std::unique_ptr<ro::Module<Fold1>>, int>>,
              std::vector<std::pair<std::unique_ptr<ro::Module<Fold2>>, int>>>
       modules_;
@@ -1188,6 +1256,16 @@ struct Model {
     std::set<std::string> causes;
     bool any_cause = false;
     bool taint = false;
+    // The taint may come from elsewhere than the GroupFailure barriers of this Domain's Calls
+    // under the Item's parent (an ancestor's barrier through a broadcast, an expansion or a
+    // reduce): where it then ends up SUPPRESSED, its cause is not known.
+    bool taint_other = false;
+  };
+  // The GroupFailures of one Call under one parent Entity.
+  struct Barrier {
+    bool certain = false;          // an untainted READY Grain raises one: it is installed
+    std::set<std::string> causes;  // the messages of every Grain that may raise one
+    std::vector<std::uint32_t> certain_children;  // the untainted Grains that raise one
   };
   struct Entity {
     std::uint32_t parent = 0;
@@ -1209,6 +1287,12 @@ struct Model {
   std::vector<std::vector<Item>> items;         // per Port
   bool definite_abort = false;
   bool possible_abort = false;
+  // Reduces (per parent) that a GroupFailure of a guard Call decides SUPPRESSED (DESIGN 5),
+  // those among them whose membership leaves a failing child out, and those whose natural
+  // group (without the rule) would have been PRESENT.
+  std::uint64_t barrier_decided = 0;
+  std::uint64_t barrier_decided_excluding = 0;
+  std::uint64_t barrier_decided_natural_present = 0;
 
   explicit Model(const Ir& program) : ir(program) {}
 
@@ -1218,6 +1302,11 @@ struct Model {
     ents.assign(ir.domains.size(), {});
     expands.assign(ir.domains.size(), {});
     items.assign(ir.ports.size(), {});
+    barriers_.assign(ir.ops.size(), {});
+    producer_.assign(ir.ports.size(), -1);
+    for (std::size_t i = 0; i < ir.ops.size(); ++i) {
+      for (int o : ir.ops[i].out) producer_[o] = static_cast<int>(i);
+    }
     for (std::size_t r = 0; r < rows; ++r) {
       ents[0].push_back(Entity{0, static_cast<std::uint32_t>(r), std::to_string(r), false});
     }
@@ -1227,6 +1316,7 @@ struct Model {
       for (std::size_t r = 0; r < rows; ++r) it[r].i = sources[s][r];
     }
     for (const IrOp& op : ir.ops) {
+      current_op_ = static_cast<int>(&op - ir.ops.data());
       switch (op.kind) {
         case OpKind::call:
           eval_call(op);
@@ -1291,17 +1381,19 @@ struct Model {
     // The Call input rule, per Grain.
     std::vector<char> ready(n, 0);
     std::vector<char> taint(n, 0);
+    std::vector<char> taint_other(n, 0);
     std::vector<u64> hs(n, 0);
     for (std::size_t e = 0; e < n; ++e) {
       // The lowest-index failing input decides, so its cause does not depend on arrival order.
       // An untainted failing input makes the outcome certain; a tainted input before it may
       // fail first and leaves the cause open.
-      bool taint_before = false, any_taint = false;
+      bool taint_before = false, any_taint = false, other = false;
       const Item* certain = nullptr;
       for (int in : op.in) {
         const Item& it = items[in][e];
         if (it.taint) {
           any_taint = true;
+          other = other || it.taint_other;
           if (certain == nullptr) taint_before = true;
         } else if (certain == nullptr && failing(it)) {
           certain = &it;
@@ -1327,12 +1419,14 @@ struct Model {
         Item r = decider != nullptr ? non_present(ro::Outcome::suppressed, decider->causes, true)
                                     : non_present(ro::Outcome::dropped, {""}, false);
         r.taint = any_taint;
+        r.taint_other = other;
         r.any_cause = r.any_cause || any_taint;
         for (int o : op.out) items[o][e] = r;
         continue;
       }
       ready[e] = 1;
       taint[e] = any_taint ? 1 : 0;
+      taint_other[e] = other ? 1 : 0;
       hs[e] = grain_hash(op, udf, e);
     }
     // GroupFailure barriers: keyed by the immediate parent, or the Grain itself at the root.
@@ -1350,6 +1444,16 @@ struct Model {
         if (b.group && !b.poison) gfs.push_back(e);
       }
       if (gfs.empty()) continue;
+      if (d != 0) {
+        Barrier& bar = barriers_[current_op_][key];
+        for (std::uint32_t e : gfs) {
+          bar.causes.insert(group_message(op.spec.call, hs[e]));
+          if (!taint[e]) {
+            bar.certain = true;
+            bar.certain_children.push_back(e);
+          }
+        }
+      }
       const bool lone = gfs.size() == 1 && !taint[gfs[0]];
       for (std::uint32_t e : members) {
         if (!lone || e != gfs[0]) taint[e] = 1;
@@ -1379,10 +1483,11 @@ struct Model {
         for (auto& it : outs)
           it = non_present(ro::Outcome::failed, {record_message(op.spec.call, h)}, false);
       } else {
-        fill_values(op, udf, h, outs);
+        fill_values(op, udf, h, e, outs);
       }
       for (std::size_t k = 0; k < op.out.size(); ++k) {
         outs[k].taint = taint[e] != 0;
+        outs[k].taint_other = taint_other[e] != 0;
         if (outs[k].taint) outs[k].any_cause = true;
         items[op.out[k]][e] = std::move(outs[k]);
       }
@@ -1407,7 +1512,7 @@ struct Model {
     }
   }
 
-  void fill_values(const IrOp& op, Udf udf, u64 h, std::vector<Item>& outs) const {
+  void fill_values(const IrOp& op, Udf udf, u64 h, std::size_t e, std::vector<Item>& outs) const {
     switch (udf) {
       case Udf::split2:
       case Udf::op2x2:
@@ -1425,6 +1530,9 @@ struct Model {
       case Udf::mask_row:
       case Udf::mask_plain:
         outs[0].b = mask_value(op.spec, h);
+        break;
+      case Udf::mask_exclude:
+        outs[0].b = !excluded(op.spec, items[op.in[0]][e].i);
         break;
       default:
         outs[0].i = out_value(h, 0);
@@ -1460,6 +1568,7 @@ struct Model {
             Item it;
             it.i = items[op.in[s]][p].vec[k];
             it.taint = ents[cd][id].taint;
+            it.taint_other = it.taint;
             items[op.out[s]].push_back(std::move(it));
           }
         }
@@ -1479,6 +1588,7 @@ struct Model {
     const std::size_t n = ents[pd].size();
     const int members = op.members >= 0 ? op.members : op.in[0];
     for (int o : op.out) items[o].assign(n, Item{});
+    const std::vector<int> guards = guards_of(op, members);
     for (std::size_t p = 0; p < n; ++p) {
       const Expansion& x = expands[cd][p];
       Item r;
@@ -1488,11 +1598,31 @@ struct Model {
         r = non_present(ro::Outcome::suppressed, x.causes, x.any_cause);
       } else {
         r = settle(op, x, members);
+        // A GroupFailure of a guard Call under this parent decides the group (DESIGN 5).
+        const Barrier* certain = nullptr;
+        bool possible = false;
+        std::set<std::string> all;
+        for (int g : guards) {
+          const auto it = barriers_[g].find(static_cast<std::uint32_t>(p));
+          if (it == barriers_[g].end()) continue;
+          possible = true;
+          all.insert(it->second.causes.begin(), it->second.causes.end());
+          if (it->second.certain && certain == nullptr) certain = &it->second;
+        }
+        if (certain != nullptr && !(x.taint || ents[pd][p].taint)) {
+          count_barrier_decision(op, members, guards, static_cast<std::uint32_t>(p), r);
+          r = barrier_settle(op, x, members, all);
+        } else if (possible && !r.taint && r.outcome == ro::Outcome::present) {
+          // A barrier that may or may not be installed: the group or SUPPRESSED.
+          r.taint = true;
+          r.any_cause = true;
+        }
       }
       if (x.taint || ents[pd][p].taint) {
         r.taint = true;
         r.any_cause = true;
       }
+      r.taint_other = r.taint;  // a reduce's taint is foreign to the parent Domain's barriers
       for (std::size_t v = 0; v < op.out.size(); ++v) {
         items[op.out[v]][p] = r;
         if (r.outcome == ro::Outcome::present) items[op.out[v]][p].vec = r_groups_[v];
@@ -1500,7 +1630,100 @@ struct Model {
     }
   }
 
-  std::vector<std::vector<i64>> r_groups_;  // the groups of the last settle()
+  std::vector<std::vector<i64>> r_groups_;                  // the groups of the last settle()
+  std::vector<std::map<std::uint32_t, Barrier>> barriers_;  // per op (Calls): by parent key
+  std::vector<int> producer_;                               // per Port: the op that makes it
+  int current_op_ = -1;
+
+  // The Calls of the reduce's child Domain upstream of its values or membership, through
+  // Calls and filters without leaving that Domain (as the compiler finds the guards).
+  std::vector<int> guards_of(const IrOp& op, int members) const {
+    const int cd = domain_of(op.in[0]);
+    std::vector<int> ports(op.in.begin(), op.in.end());
+    ports.push_back(members);
+    std::vector<char> seen(ir.ports.size(), 0);
+    std::vector<int> guards;
+    while (!ports.empty()) {
+      const int port = ports.back();
+      ports.pop_back();
+      if (seen[port] || domain_of(port) != cd || producer_[port] < 0) continue;
+      seen[port] = 1;
+      const IrOp& src = ir.ops[producer_[port]];
+      if (src.kind == OpKind::call) {
+        guards.push_back(producer_[port]);
+        ports.insert(ports.end(), src.in.begin(), src.in.end());
+      } else if (src.kind == OpKind::filter) {
+        ports.insert(ports.end(), src.in.begin(), src.in.end());
+      }
+    }
+    return guards;
+  }
+
+  void count_barrier_decision(const IrOp& op, int members, const std::vector<int>& guards,
+                              std::uint32_t parent, const Item& natural) {
+    ++barrier_decided;
+    if (!natural.taint && natural.outcome == ro::Outcome::present)
+      ++barrier_decided_natural_present;
+    for (int g : guards) {
+      const auto it = barriers_[g].find(parent);
+      if (it == barriers_[g].end()) continue;
+      for (std::uint32_t c : it->second.certain_children) {
+        const Item& m = items[members][c];
+        const bool left_out = !m.taint && m.outcome == ro::Outcome::dropped;
+        bool values_fail = false;
+        for (int v : op.in) values_fail = values_fail || failing(items[v][c]);
+        if (left_out && values_fail) {
+          ++barrier_decided_excluding;
+          return;
+        }
+      }
+    }
+  }
+
+  // The group of a parent under an installed barrier: SUPPRESSED. The member scan still runs
+  // first in ordinal order (DESIGN 5): a certain failure met before anything tainted decides
+  // the cause; an Item tainted only by this Domain's barriers may pass or be SUPPRESSED with
+  // one of their causes (`barrier`); past the scan the barrier's cause decides.
+  Item barrier_settle(const IrOp& op, const Expansion& x, int members,
+                      const std::set<std::string>& barrier) const {
+    Item r = non_present(ro::Outcome::suppressed, {}, false);
+    const int cd = domain_of(op.in[0]);
+    auto open = [&] {
+      r.any_cause = true;
+      return r;
+    };
+    auto decided = [&](const Item& it) {
+      r.causes.insert(it.causes.begin(), it.causes.end());
+      r.any_cause = r.any_cause || it.any_cause;
+      return r;
+    };
+    for (const std::uint32_t c : x.children) {
+      const Item& m = items[members][c];
+      if (m.taint) {
+        if (m.taint_other) return open();
+        r.causes.insert(barrier.begin(), barrier.end());
+        if (failing(m)) return open();  // its natural cause is not tracked under taint
+      } else if (failing(m)) {
+        return decided(m);
+      }
+      if (m.outcome == ro::Outcome::dropped) continue;
+      for (int v : op.in) {
+        const Item& it = items[v][c];
+        if (it.taint) {
+          if (it.taint_other) return open();
+          r.causes.insert(barrier.begin(), barrier.end());
+          if (it.outcome != ro::Outcome::present) return open();
+        } else if (it.outcome == ro::Outcome::dropped) {
+          r.causes.insert(fmt::format("member {} of a reduce group was dropped", ents[cd][c].key));
+          return r;
+        } else if (it.outcome != ro::Outcome::present) {
+          return decided(it);
+        }
+      }
+    }
+    r.causes.insert(barrier.begin(), barrier.end());
+    return r;
+  }
 
   // Whether child `c` makes the group SUPPRESSED for sure, wherever the scan reaches it: a
   // failing member, or an included member with a value that is not PRESENT.
@@ -1592,6 +1815,7 @@ struct Model {
       if (!decided_by_source && (src.taint || mask.taint)) {
         r.taint = true;
         r.any_cause = true;
+        r.taint_other = (src.taint && src.taint_other) || (mask.taint && mask.taint_other);
       }
       items[op.out[0]][e] = std::move(r);
     }
@@ -1609,6 +1833,7 @@ struct Model {
         r.taint = true;
         r.any_cause = true;
       }
+      r.taint_other = r.taint;  // from an ancestor Domain
       items[op.out[0]][e] = std::move(r);
     }
   }

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "commands.h"
+#ifdef RAYORCH_WITH_PDF2MD
 #include "pdf2md/pdf2md.h"
+#endif
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,7 +21,9 @@ using Explainer = std::function<std::string(bool optimize)>;
 
 const std::map<std::string, Explainer>& examples() {
   static const std::map<std::string, Explainer> all = {
+#ifdef RAYORCH_WITH_PDF2MD
       {"pdf2md", [](bool optimize) { return pdf2md::compile_pipeline({}, optimize).explain(); }},
+#endif
   };
   return all;
 }

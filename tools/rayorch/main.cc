@@ -1,4 +1,5 @@
-// The `rayorch` command: subcommands for the workloads, plans and benchmarks.
+// The `rayorch` command: subcommands for the workloads, plans and benchmarks. A workload's
+// commands exist when the build has that workload (RAYORCH_WITH_PDF2MD, RAYORCH_WITH_VIDEO).
 #include <cstdio>
 #include <exception>
 
@@ -8,8 +9,12 @@ int main(int argc, char** argv) {
   CLI::App app{"rayorch: lineage-controlled multi-grain dataflows"};
   app.require_subcommand(1);
   rayorch::cli::add_explain_command(app);
+#ifdef RAYORCH_WITH_PDF2MD
   rayorch::cli::add_pdf2md_commands(app);
+#endif
+#ifdef RAYORCH_WITH_VIDEO
   rayorch::cli::add_video_commands(app);
+#endif
   rayorch::cli::add_bench_commands(app);
   try {
     app.parse(argc, argv);

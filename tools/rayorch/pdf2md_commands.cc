@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "pdf2md/convert.h"
 #include "pdf2md/samples.h"
+#include "workload_commands.h"
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -30,16 +31,6 @@ struct Pdf2mdArgs {
   bool no_progress = false;
 };
 
-void add_stage_options(CLI::App* cmd, const std::string& stage, const std::string& what,
-                       pdf2md::StageConfig& cfg, const std::string& items = "items") {
-  cmd->add_option("--" + stage + "-replicas", cfg.replicas, what + " actors")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  cmd->add_option("--" + stage + "-batch", cfg.batch_size, what + " " + items + " per call")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-}
-
 // Earlier releases opened documents in a "meta" stage; its options keep working, unlisted.
 void add_hidden_stage_aliases(CLI::App* cmd, const std::string& stage, pdf2md::StageConfig& cfg) {
   cmd->add_option("--" + stage + "-replicas", cfg.replicas)->check(CLI::Range(1, 256))->group("");
@@ -47,26 +38,12 @@ void add_hidden_stage_aliases(CLI::App* cmd, const std::string& stage, pdf2md::S
 }
 
 void run_pdf2md(Pdf2mdArgs& args) {
-  pdf2md::ConvertSummary summary;
   args.convert.progress = !args.no_progress;
-  try {
-    summary = pdf2md::convert(args.convert);
-  } catch (const pdf2md::InputError& e) {
-    std::fprintf(stderr, "rayorch pdf2md: error: %s\n", e.what());
-    throw CLI::RuntimeError(kUsage);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "rayorch pdf2md: the run stopped: %s\n", e.what());
-    std::fprintf(stderr,
-                 "documents finished before the error are complete in %s; rerun with --resume "
-                 "to convert the rest\n",
-                 args.convert.out_dir.c_str());
-    throw CLI::RuntimeError(kAborted);
-  }
-  if (!args.quiet || !summary.failures.empty()) {
-    std::fputs(pdf2md::format_summary(summary).c_str(), stdout);
-    std::fflush(stdout);
-  }
-  if (!summary.failures.empty()) throw CLI::RuntimeError(kSomeFailed);
+  run_conversion(
+      "pdf2md", [&] { return pdf2md::convert(args.convert); }, pdf2md::format_summary, args.quiet,
+      fmt::format("documents finished before the error are complete in {}; rerun with --resume "
+                  "to convert the rest\n",
+                  args.convert.out_dir));
 }
 
 void add_pdf2md(CLI::App& app) {
@@ -110,10 +87,7 @@ void add_pdf2md(CLI::App& app) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
       ->capture_default_str();
   cmd->add_flag("--resume", c.resume, "skip documents whose OUTDIR/<stem>.md is already complete");
-  cmd->add_option("--trace", c.trace_path, "write a Chrome trace of every call to FILE");
-  cmd->add_option("--report", c.report_path, "write a JSON metrics report to FILE");
-  cmd->add_flag("--no-progress", args->no_progress, "no progress line on the terminal");
-  cmd->add_flag("-q,--quiet", args->quiet, "print the summary only when something failed");
+  add_run_output_options(cmd, c.trace_path, c.report_path, args->no_progress, args->quiet);
   cmd->callback([args] { run_pdf2md(*args); });
 }
 
@@ -136,13 +110,8 @@ void add_make_samples(CLI::App& app) {
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->callback([dir, options] {
-    pdf2md::SampleCorpus corpus;
-    try {
-      corpus = pdf2md::make_samples(*dir, *options);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "rayorch make-samples: error: %s\n", e.what());
-      throw CLI::RuntimeError(kUsage);
-    }
+    const pdf2md::SampleCorpus corpus =
+        run_or_usage("make-samples", [&] { return pdf2md::make_samples(*dir, *options); });
     std::size_t longest = 0;
     for (const auto& d : corpus.documents) longest = std::max(longest, d.pages.size());
     std::fputs(fmt::format("make-samples: {} documents, {} pages (longest {}), {} corrupt in {}\n",
@@ -172,13 +141,10 @@ void add_check_samples(CLI::App& app) {
   cmd->callback([samples, out, min_accuracy] {
     pdf2md::CorpusCheck check;
     pdf2md::SampleCorpus corpus;
-    try {
+    run_or_usage("check-samples", [&] {
       corpus = pdf2md::load_samples(*samples);
       check = pdf2md::check_outputs(corpus, *out);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "rayorch check-samples: error: %s\n", e.what());
-      throw CLI::RuntimeError(kUsage);
-    }
+    });
     bool ok = true;
     std::size_t docs_bad = 0;
     for (const pdf2md::DocumentCheck& d : check.documents) {

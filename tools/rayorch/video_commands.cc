@@ -12,6 +12,7 @@
 #include "video/check.h"
 #include "video/convert.h"
 #include "video/samples.h"
+#include "workload_commands.h"
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -31,35 +32,13 @@ struct VideoArgs {
   bool no_progress = false;
 };
 
-void add_stage_options(CLI::App* cmd, const std::string& stage, const std::string& what,
-                       video::StageConfig& cfg) {
-  cmd->add_option("--" + stage + "-replicas", cfg.replicas, what + " actors")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  cmd->add_option("--" + stage + "-batch", cfg.batch_size, what + " items per call")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-}
-
 void run_video2jsonl(VideoArgs& args) {
-  video::ConvertSummary summary;
   args.convert.progress = !args.no_progress;
-  try {
-    summary = video::convert(args.convert);
-  } catch (const video::InputError& e) {
-    std::fprintf(stderr, "rayorch video2jsonl: error: %s\n", e.what());
-    throw CLI::RuntimeError(kUsage);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "rayorch video2jsonl: the run stopped: %s\n", e.what());
-    std::fprintf(stderr, "records appended before the error are complete in %s/videos.jsonl\n",
-                 args.convert.out_dir.c_str());
-    throw CLI::RuntimeError(kAborted);
-  }
-  if (!args.quiet || !summary.failures.empty()) {
-    std::fputs(video::format_summary(summary).c_str(), stdout);
-    std::fflush(stdout);
-  }
-  if (!summary.failures.empty()) throw CLI::RuntimeError(kSomeFailed);
+  run_conversion(
+      "video2jsonl", [&] { return video::convert(args.convert); }, video::format_summary,
+      args.quiet,
+      fmt::format("records appended before the error are complete in {}/videos.jsonl\n",
+                  args.convert.out_dir));
 }
 
 void add_video2jsonl(CLI::App& app) {
@@ -122,10 +101,7 @@ void add_video2jsonl(CLI::App& app) {
   cmd->add_option("--max-active", c.max_active_input_batches, "input batches in flight at once")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
       ->capture_default_str();
-  cmd->add_option("--trace", c.trace_path, "write a Chrome trace of every call to FILE");
-  cmd->add_option("--report", c.report_path, "write a JSON metrics report to FILE");
-  cmd->add_flag("--no-progress", args->no_progress, "no progress line on the terminal");
-  cmd->add_flag("-q,--quiet", args->quiet, "print the summary only when something failed");
+  add_run_output_options(cmd, c.trace_path, c.report_path, args->no_progress, args->quiet);
   cmd->callback([args, every] {
     if (every->count() > 0) args->convert.pipeline.sampling.per_scene = 0;
     run_video2jsonl(*args);
@@ -167,13 +143,8 @@ void add_make_videos(CLI::App& app) {
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   cmd->callback([dir, o] {
-    video::VideoCorpus corpus;
-    try {
-      corpus = video::make_videos(*dir, *o);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "rayorch make-videos: error: %s\n", e.what());
-      throw CLI::RuntimeError(kUsage);
-    }
+    const video::VideoCorpus corpus =
+        run_or_usage("make-videos", [&] { return video::make_videos(*dir, *o); });
     std::size_t most = 0;
     for (const auto& v : corpus.videos) most = std::max(most, v.scenes.size());
     std::fputs(fmt::format("make-videos: {} videos, {} scenes (most {}), {} frames, {} corrupt "
@@ -210,13 +181,10 @@ void add_check_videos(CLI::App& app) {
   cmd->callback([expected, out, min_scene_match, min_accuracy] {
     video::VideoCorpus corpus;
     video::CorpusCheck check;
-    try {
+    run_or_usage("check-videos", [&] {
       corpus = video::load_corpus(*expected);
       check = video::check_outputs(corpus, *out);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "rayorch check-videos: error: %s\n", e.what());
-      throw CLI::RuntimeError(kUsage);
-    }
+    });
     for (const video::VideoCheck& v : check.videos) {
       if (v.present && v.scene_count_ok && v.ranges_ok && v.accuracy >= *min_accuracy) continue;
       std::string what;

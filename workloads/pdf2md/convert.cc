@@ -1,20 +1,15 @@
 // PDF directory -> Markdown directory. See convert.h.
 #include "pdf2md/convert.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <optional>
-#include <sstream>
 
+#include "common/files.h"
+#include "common/output.h"
+#include "common/run_summary.h"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -29,89 +24,20 @@ using Clock = std::chrono::steady_clock;
 // an interrupted one without touching anything else in the directory.
 constexpr std::string_view kTempInfix = ".pdf2md-tmp-";
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using workloads::read_file;
+using workloads::seconds_since;
 
-bool is_pdf_name(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".pdf";
-}
-
-void require_readable(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    throw InputError(fmt::format("cannot read input {}: {}", p.string(), std::strerror(errno)));
-  }
-}
-
-// Creates a file in `dir` and removes it: the only reliable writability test (permissions,
-// read-only mounts, full quotas and ACLs all show up here).
-void require_writable_dir(const fs::path& dir, const std::string& what) {
-  std::string probe = (dir / ".pdf2md-probe-XXXXXX").string();
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0) {
-    throw InputError(fmt::format("{} {} is not writable: {}", what,
-                                 dir.empty() ? "." : dir.string(), std::strerror(errno)));
-  }
-  ::close(fd);
-  ::unlink(probe.c_str());
-}
+// Probe files that test a directory's writability carry this prefix.
+constexpr std::string_view kProbePrefix = ".pdf2md-probe-";
 
 void require_output_file_location(const std::string& path, const std::string& what) {
-  if (path.empty()) return;
-  fs::path parent = fs::path(path).parent_path();
-  if (parent.empty()) parent = ".";
-  std::error_code ec;
-  if (!fs::is_directory(parent, ec)) {
-    throw InputError(
-        fmt::format("{} {}: directory {} does not exist", what, path, parent.string()));
-  }
-  require_writable_dir(parent, what + " directory");
-}
-
-void write_all(int fd, std::string_view content, const fs::path& tmp) {
-  while (!content.empty()) {
-    const ssize_t n = ::write(fd, content.data(), content.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(
-          fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-    }
-    content.remove_prefix(static_cast<std::size_t>(n));
-  }
+  workloads::require_output_file_location(path, what, kProbePrefix);
 }
 
 // Temporary file + fsync + rename: a reader (or a later --resume) sees either no file or the
 // whole file, even if the process is killed mid-write.
 void write_atomically(const fs::path& target, std::string_view content) {
-  const fs::path tmp = target.parent_path() /
-                       fmt::format(".{}{}{}", target.filename().string(), kTempInfix, ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw std::runtime_error(
-        fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)));
-  }
-  try {
-    write_all(fd, content, tmp);
-    if (::fsync(fd) != 0) {
-      throw std::runtime_error(
-          fmt::format("cannot sync {}: {}", tmp.string(), std::strerror(errno)));
-    }
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(
-        fmt::format("cannot move {} into place: {}", target.string(), std::strerror(err)));
-  }
+  workloads::write_file_atomically(target.string(), content, kTempInfix);
 }
 
 // An output counts as complete only if it ends with the marker Assemble appends last.
@@ -127,73 +53,23 @@ bool output_complete(const fs::path& md) {
 }
 
 void remove_stale_temporaries(const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with('.') && name.find(kTempInfix) != std::string::npos) {
-      fs::remove(entry.path(), ec);
-    }
-  }
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  workloads::remove_stale_temporaries(dir.string(), kTempInfix);
 }
 
 }  // namespace
 
 std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs) {
-  if (inputs.empty()) throw InputError("no input given: name PDF files or directories");
-  std::map<std::string, std::string> by_identity;  // canonical path -> path as found
-  for (const std::string& input : inputs) {
-    const fs::path p(input);
-    std::error_code ec;
-    const fs::file_status st = fs::status(p, ec);
-    if (ec || !fs::exists(st)) {
-      throw InputError(fmt::format("input not found: {}", input));
-    }
-    std::vector<fs::path> found;
-    if (fs::is_directory(st)) {
-      fs::recursive_directory_iterator it(p, fs::directory_options::follow_directory_symlink, ec);
-      for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        std::error_code fec;
-        if (it->is_regular_file(fec) && is_pdf_name(it->path())) found.push_back(it->path());
-      }
-      if (ec) {
-        throw InputError(fmt::format("cannot read input directory {}: {}", input, ec.message()));
-      }
-    } else if (fs::is_regular_file(st)) {
-      found.push_back(p);
-    } else {
-      throw InputError(fmt::format("input {} is neither a file nor a directory", input));
-    }
-    for (const fs::path& f : found) {
-      require_readable(f);
-      std::error_code cec;
-      fs::path id = fs::weakly_canonical(f, cec);
-      if (cec) id = fs::absolute(f);
-      by_identity.emplace(id.string(), f.lexically_normal().string());
-    }
-  }
-  std::vector<std::string> files;
-  for (auto& [id, path] : by_identity) files.push_back(path);
-  std::sort(files.begin(), files.end());
-  std::map<std::string, std::string> by_stem;
-  for (const std::string& f : files) {
-    const std::string stem = fs::path(f).stem().string();
-    auto [it, inserted] = by_stem.emplace(stem, f);
-    if (!inserted) {
-      throw InputError(fmt::format(
-          "duplicate document name '{}': {} and {} would both be written as {}.md; rename one "
-          "of them or convert them into different output directories",
-          stem, it->second, f, stem));
-    }
-  }
-  if (files.empty()) throw InputError("no PDF files found in the inputs");
-  return files;
+  static const workloads::InputRules rules{
+      {".pdf"},
+      "no input given: name PDF files or directories",
+      "no PDF files found in the inputs",
+      [](const std::string& stem, const std::string& first, const std::string& second) {
+        return fmt::format(
+            "duplicate document name '{}': {} and {} would both be written as {}.md; rename "
+            "one of them or convert them into different output directories",
+            stem, first, second, stem);
+      }};
+  return workloads::resolve_inputs(inputs, rules);
 }
 
 ConvertSummary convert(const ConvertOptions& options) {
@@ -204,15 +80,7 @@ ConvertSummary convert(const ConvertOptions& options) {
   const fs::path out(options.out_dir);
   require_output_file_location(options.trace_path, "trace file");
   require_output_file_location(options.report_path, "report file");
-  {
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec || !fs::is_directory(out)) {
-      throw InputError(fmt::format("cannot create output directory {}: {}", options.out_dir,
-                                   ec ? ec.message() : "a file of that name exists"));
-    }
-  }
-  require_writable_dir(out, "output directory");
+  workloads::create_output_dir(out, options.out_dir, kProbePrefix);
   remove_stale_temporaries(out);
 
   summary.documents = files.size();
@@ -243,12 +111,7 @@ ConvertSummary convert(const ConvertOptions& options) {
     }
     rayorch::Executor<PdfToMarkdown>& executor = *built;
     summary.startup_seconds = seconds_since(startup);
-    rayorch::RunOptions run_options;
-    run_options.input_batch_size = options.input_batch_size;
-    run_options.max_active_input_batches = options.max_active_input_batches;
-    run_options.progress = options.progress;
-    run_options.trace_path = options.trace_path;
-    run_options.report_path = options.report_path;
+    const rayorch::RunOptions run_options = workloads::run_options_of(options);
     const auto start = Clock::now();
     auto result =
         executor.run(todo, run_options, [&](std::size_t row, rayorch::Output<Markdown> doc) {
@@ -265,9 +128,7 @@ ConvertSummary convert(const ConvertOptions& options) {
           }
         });
     summary.run_seconds = seconds_since(start);
-    for (const rayorch::CallMetrics& m : result.metrics.calls) {
-      summary.stages.push_back(StageSummary{m.call, m.rpcs, m.grain_dispatches, m.busy_seconds});
-    }
+    summary.stages = workloads::stage_summaries(result.metrics);
     metrics = std::move(result.metrics);
   }
 
@@ -322,14 +183,7 @@ std::string format_summary(const ConvertSummary& s) {
   if (s.first_document_seconds >= 0) {
     out += fmt::format("first finished document after {:.2f} s\n", s.first_document_seconds);
   }
-  if (!s.stages.empty()) {
-    out += "stages:";
-    for (const StageSummary& st : s.stages) {
-      out += fmt::format(" {} {} rpcs/{} grains busy {:.2f} s;", st.call, st.rpcs, st.grains,
-                         st.busy_seconds);
-    }
-    out.back() = '\n';
-  }
+  out += workloads::format_stages(s.stages);
   out += fmt::format("markdown: {}/<stem>.md\n", s.out_dir);
   if (!s.failures.empty()) {
     out += fmt::format("failures ({}), listed in {}:\n", s.failures.size(), s.failures_path);

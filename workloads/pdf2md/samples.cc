@@ -10,6 +10,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/cairo_check.h"
+#include "common/sampling.h"
+#include "common/text.h"
 #include "pdf2md/pdf2md.h"
 #include <cairo/cairo-pdf.h>
 #include <cairo/cairo.h>
@@ -45,23 +48,7 @@ constexpr const char* kWords[] = {
 };
 constexpr std::size_t kWordCount = sizeof(kWords) / sizeof(kWords[0]);
 
-// splitmix64: a fixed generator, so a seed gives the same corpus with any standard library.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in (0, 1].
-  double unit() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = workloads::SampleRng;
 
 // Page geometry (points): US Letter, one-inch margins, a large sans font.
 constexpr double kPageWidth = 612.0;
@@ -104,11 +91,7 @@ std::vector<std::string> wrap(cairo_t* cr, const std::string& text, double width
   return lines;
 }
 
-void check_cairo(cairo_status_t status, const std::string& what) {
-  if (status != CAIRO_STATUS_SUCCESS) {
-    throw std::runtime_error(fmt::format("{}: {}", what, cairo_status_to_string(status)));
-  }
-}
+using workloads::check_cairo;
 
 // Draws one document; returns the text of each page exactly as drawn (one line per line).
 std::vector<std::string> draw_document(const std::string& path, int doc_index, int pages,
@@ -173,38 +156,8 @@ std::string read_text(const fs::path& path) {
   return s.str();
 }
 
-std::vector<std::string> words_of(std::string_view text) {
-  std::vector<std::string> words;
-  std::string w;
-  auto flush = [&] {
-    if (!w.empty()) words.push_back(std::move(w));
-    w.clear();
-  };
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isspace(u)) {
-      flush();
-    } else if (std::isalnum(u)) {
-      w.push_back(static_cast<char>(std::tolower(u)));
-    }
-  }
-  flush();
-  return words;
-}
-
-std::size_t word_distance(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      cur[j] =
-          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
+using workloads::word_distance;
+using workloads::words_of;
 
 }  // namespace
 
@@ -215,15 +168,9 @@ std::size_t SampleCorpus::total_pages() const {
 }
 
 std::vector<int> sample_page_counts(const SampleOptions& options) {
-  Rng rng(options.seed ^ 0x70616765ULL);
-  std::vector<int> counts;
-  for (int i = 0; i < options.docs; ++i) {
-    // Inverse transform of a Pareto tail: P(pages >= k) = k^-1.1.
-    const double pages = std::floor(std::pow(rng.unit(), -1.0 / 1.1));
-    counts.push_back(
-        static_cast<int>(std::clamp(pages, 1.0, static_cast<double>(options.max_pages))));
-  }
-  return counts;
+  // P(pages >= k) = k^-1.1.
+  return workloads::pareto_counts(options.seed ^ 0x70616765ULL, options.docs, 1.1,
+                                  options.max_pages);
 }
 
 SampleCorpus make_samples(const std::string& dir, const SampleOptions& options) {

@@ -1,20 +1,13 @@
 // Videos -> OUT_DIR/videos.jsonl. See convert.h.
 #include "video/convert.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <optional>
-#include <sstream>
 
+#include "common/files.h"
+#include "common/run_summary.h"
 #include "video/output.h"
 #include "video/record_json.h"
 #include <fmt/format.h>
@@ -28,55 +21,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using workloads::read_file;
+using workloads::seconds_since;
 
-bool is_video_name(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const auto& known = video_extensions();
-  return std::find(known.begin(), known.end(), ext) != known.end();
-}
-
-void require_readable(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    throw InputError(fmt::format("cannot read input {}: {}", p.string(), std::strerror(errno)));
-  }
-}
-
-// Creating a file is the only reliable writability test (permissions, read-only mounts,
-// quotas and ACLs all show up here).
-void require_writable_dir(const fs::path& dir, const std::string& what) {
-  std::string probe = (dir / ".video2jsonl-probe-XXXXXX").string();
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0) {
-    throw InputError(fmt::format("{} {} is not writable: {}", what,
-                                 dir.empty() ? "." : dir.string(), std::strerror(errno)));
-  }
-  ::close(fd);
-  ::unlink(probe.c_str());
-}
+// Probe files that test a directory's writability carry this prefix.
+constexpr std::string_view kProbePrefix = ".video2jsonl-probe-";
 
 void require_output_file_location(const std::string& path, const std::string& what) {
-  if (path.empty()) return;
-  fs::path parent = fs::path(path).parent_path();
-  if (parent.empty()) parent = ".";
-  std::error_code ec;
-  if (!fs::is_directory(parent, ec)) {
-    throw InputError(
-        fmt::format("{} {}: directory {} does not exist", what, path, parent.string()));
-  }
-  require_writable_dir(parent, what + " directory");
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  workloads::require_output_file_location(path, what, kProbePrefix);
 }
 
 void write_failures(const ConvertSummary& s) {
@@ -126,55 +78,17 @@ const std::vector<std::string>& video_extensions() {
 }
 
 std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs) {
-  if (inputs.empty()) throw InputError("no input given: name video files or directories");
-  std::map<std::string, std::string> by_identity;  // canonical path -> path as found
-  for (const std::string& input : inputs) {
-    const fs::path p(input);
-    std::error_code ec;
-    const fs::file_status st = fs::status(p, ec);
-    if (ec || !fs::exists(st)) throw InputError(fmt::format("input not found: {}", input));
-    std::vector<fs::path> found;
-    if (fs::is_directory(st)) {
-      fs::recursive_directory_iterator it(p, fs::directory_options::follow_directory_symlink, ec);
-      for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        std::error_code fec;
-        if (it->is_regular_file(fec) && is_video_name(it->path())) found.push_back(it->path());
-      }
-      if (ec) {
-        throw InputError(fmt::format("cannot read input directory {}: {}", input, ec.message()));
-      }
-    } else if (fs::is_regular_file(st)) {
-      found.push_back(p);
-    } else {
-      throw InputError(fmt::format("input {} is neither a file nor a directory", input));
-    }
-    for (const fs::path& f : found) {
-      require_readable(f);
-      std::error_code cec;
-      fs::path id = fs::weakly_canonical(f, cec);
-      if (cec) id = fs::absolute(f);
-      by_identity.emplace(id.string(), f.lexically_normal().string());
-    }
-  }
-  std::vector<std::string> files;
-  for (auto& [id, path] : by_identity) files.push_back(path);
-  std::sort(files.begin(), files.end());
-  std::map<std::string, std::string> by_stem;
-  for (const std::string& f : files) {
-    const std::string stem = fs::path(f).stem().string();
-    auto [it, inserted] = by_stem.emplace(stem, f);
-    if (!inserted) {
-      throw InputError(fmt::format(
-          "duplicate video name '{}': {} and {} would both have records named '{}'; rename one "
-          "of them or process them into different output directories",
-          stem, it->second, f, stem));
-    }
-  }
-  if (files.empty()) {
-    throw InputError(fmt::format("no video files found in the inputs (looked for {})",
-                                 fmt::join(video_extensions(), " ")));
-  }
-  return files;
+  static const workloads::InputRules rules{
+      video_extensions(), "no input given: name video files or directories",
+      fmt::format("no video files found in the inputs (looked for {})",
+                  fmt::join(video_extensions(), " ")),
+      [](const std::string& stem, const std::string& first, const std::string& second) {
+        return fmt::format(
+            "duplicate video name '{}': {} and {} would both have records named '{}'; rename "
+            "one of them or process them into different output directories",
+            stem, first, second, stem);
+      }};
+  return workloads::resolve_inputs(inputs, rules);
 }
 
 ConvertSummary convert(const ConvertOptions& options) {
@@ -206,15 +120,7 @@ ConvertSummary convert(const ConvertOptions& options) {
   const double startup_seconds = seconds_since(startup);
 
   const fs::path out(options.out_dir);
-  {
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec || !fs::is_directory(out)) {
-      throw InputError(fmt::format("cannot create output directory {}: {}", options.out_dir,
-                                   ec ? ec.message() : "a file of that name exists"));
-    }
-  }
-  require_writable_dir(out, "output directory");
+  workloads::create_output_dir(out, options.out_dir, kProbePrefix);
   remove_stale_temporaries(out.string());
 
   ConvertSummary summary;
@@ -232,12 +138,7 @@ ConvertSummary convert(const ConvertOptions& options) {
     fs::remove(summary.failures_path, ec);
   }
   JsonlAppender records(summary.records_path);
-  ro::RunOptions run_options;
-  run_options.input_batch_size = options.input_batch_size;
-  run_options.max_active_input_batches = options.max_active_input_batches;
-  run_options.progress = options.progress;
-  run_options.trace_path = options.trace_path;
-  run_options.report_path = options.report_path;
+  const ro::RunOptions run_options = workloads::run_options_of(options);
   const auto start = Clock::now();
   auto result = built->run(files, run_options, [&](std::size_t row, ro::Output<VideoRecord> v) {
     if (v.ok()) {
@@ -254,9 +155,7 @@ ConvertSummary convert(const ConvertOptions& options) {
     }
   });
   summary.run_seconds = seconds_since(start);
-  for (const ro::CallMetrics& m : result.metrics.calls) {
-    summary.stages.push_back(StageSummary{m.call, m.rpcs, m.grain_dispatches, m.busy_seconds});
-  }
+  summary.stages = workloads::stage_summaries(result.metrics);
   std::sort(summary.failures.begin(), summary.failures.end(),
             [](const FailedVideo& a, const FailedVideo& b) { return a.video < b.video; });
   write_failures(summary);
@@ -277,14 +176,7 @@ std::string format_summary(const ConvertSummary& s) {
   if (s.first_video_seconds >= 0) {
     out += fmt::format("first finished video after {:.2f} s\n", s.first_video_seconds);
   }
-  if (!s.stages.empty()) {
-    out += "stages:";
-    for (const StageSummary& st : s.stages) {
-      out += fmt::format(" {} {} rpcs/{} grains busy {:.2f} s;", st.call, st.rpcs, st.grains,
-                         st.busy_seconds);
-    }
-    out.back() = '\n';
-  }
+  out += workloads::format_stages(s.stages);
   out += fmt::format("records: {}\n", s.records_path);
   if (!s.failures.empty()) {
     out += fmt::format("failures ({}), listed in {}:\n", s.failures.size(), s.failures_path);

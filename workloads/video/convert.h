@@ -7,16 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "common/files.h"
+#include "common/run_summary.h"
 #include "video/video.h"
 
 namespace video {
 
 /// A problem with the command's inputs, output locations, options or engines, found before
 /// anything is processed (exit code 2 on the command line).
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using InputError = workloads::InputError;
 
 /// What `convert` does.
 struct ConvertOptions {
@@ -41,12 +40,7 @@ struct FailedVideo {
 };
 
 /// Busy time of one stage of the run.
-struct StageSummary {
-  std::string call;
-  std::size_t rpcs = 0;
-  std::size_t grains = 0;
-  double busy_seconds = 0.0;
-};
+using StageSummary = workloads::StageSummary;
 
 /// What a conversion did.
 struct ConvertSummary {

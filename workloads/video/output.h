@@ -1,10 +1,13 @@
-// Durable output files: whole files replaced atomically, and JSON Lines files that grow by
-// one complete, synced line per record.
+// Durable output files of the video workload: whole files replaced atomically, and JSON
+// Lines files that grow by one complete, synced line per record (workloads/common/output.h,
+// with this workload's temporary-file infix).
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/output.h"
 
 namespace video {
 
@@ -14,35 +17,24 @@ inline constexpr std::string_view kTempInfix = ".video2jsonl-tmp-";
 
 /// Temporary file + fsync + rename + directory fsync: readers see the old file or the whole
 /// new one, even across a crash. Throws std::runtime_error naming the file.
-void write_file_atomically(const std::string& path, std::string_view content);
+inline void write_file_atomically(const std::string& path, std::string_view content) {
+  workloads::write_file_atomically(path, content, kTempInfix);
+}
 
 /// Removes files in `dir` whose names carry kTempInfix.
-void remove_stale_temporaries(const std::string& dir);
+inline void remove_stale_temporaries(const std::string& dir) {
+  workloads::remove_stale_temporaries(dir, kTempInfix);
+}
 
-/// A JSON Lines file written one record at a time. Each append is one write(2) of the whole
-/// line on an O_APPEND descriptor, then fdatasync: a record is durable once append()
-/// returns, and an interruption can at worst leave an unterminated last line, which readers
-/// ignore (see read_complete_lines).
-class JsonlAppender {
+/// A JSON Lines file written one record at a time (see workloads::JsonlAppender).
+class JsonlAppender : public workloads::JsonlAppender {
  public:
   /// Replaces `path` atomically with an empty file and opens it for appending.
-  explicit JsonlAppender(const std::string& path);
-  ~JsonlAppender();
-  JsonlAppender(const JsonlAppender&) = delete;
-  JsonlAppender& operator=(const JsonlAppender&) = delete;
-
-  /// Appends `line` and a newline. `line` must not contain a newline.
-  void append(std::string_view line);
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  long long size_ = 0;  // bytes of complete lines written
+  explicit JsonlAppender(const std::string& path) : workloads::JsonlAppender(path, kTempInfix) {}
 };
 
 /// The newline-terminated lines of a file, without their newlines; a torn last line is left
 /// out. Throws std::runtime_error when the file cannot be read.
-std::vector<std::string> read_complete_lines(const std::string& path);
+using workloads::read_complete_lines;
 
 }  // namespace video

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/cairo_check.h"
+#include "common/sampling.h"
 #include "video/encoder.h"
 #include <cairo/cairo.h>
 #include <fmt/format.h>
@@ -29,26 +31,7 @@ constexpr const char* kWords[] = {
 };
 constexpr std::size_t kWordCount = sizeof(kWords) / sizeof(kWords[0]);
 
-// splitmix64: a fixed generator, so a seed gives the same corpus with any standard library.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in (0, 1].
-  double unit() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1.0p-53; }
-  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
-  int between(int lo, int hi) {
-    return lo + static_cast<int>(below(static_cast<std::size_t>(hi - lo + 1)));
-  }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = workloads::SampleRng;
 
 struct Rgb {
   double r, g, b;
@@ -76,11 +59,7 @@ struct SceneLook {
   std::string lines[2];
 };
 
-void check_cairo(cairo_status_t status, const std::string& what) {
-  if (status != CAIRO_STATUS_SUCCESS) {
-    throw std::runtime_error(fmt::format("{}: {}", what, cairo_status_to_string(status)));
-  }
-}
+using workloads::check_cairo;
 
 // Low-contrast texture in the background's own hue, so the scene's brightness stays that of
 // its background while the frames still have structure.
@@ -253,15 +232,9 @@ std::size_t VideoCorpus::total_frames() const {
 }
 
 std::vector<int> sample_scene_counts(const CorpusOptions& options) {
-  Rng rng(options.seed ^ 0x7363656e65ULL);
-  std::vector<int> counts;
-  for (int i = 0; i < options.videos; ++i) {
-    // Inverse transform of a Pareto tail: P(scenes >= k) = k^-0.9.
-    const double scenes = std::floor(std::pow(rng.unit(), -1.0 / 0.9));
-    counts.push_back(
-        static_cast<int>(std::clamp(scenes, 1.0, static_cast<double>(options.max_scenes))));
-  }
-  return counts;
+  // P(scenes >= k) = k^-0.9.
+  return workloads::pareto_counts(options.seed ^ 0x7363656e65ULL, options.videos, 0.9,
+                                  options.max_scenes);
 }
 
 VideoCorpus make_videos(const std::string& dir, const CorpusOptions& o) {

@@ -1,5 +1,5 @@
-// Atomic files and appended JSON Lines. See output.h.
-#include "video/output.h"
+// Atomic files and appended JSON Lines of the workloads. See output.h.
+#include "common/output.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-namespace video {
+namespace workloads {
 namespace fs = std::filesystem;
 
 namespace {
@@ -44,10 +44,11 @@ void sync_directory(const fs::path& dir) {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view content) {
+void write_file_atomically(const std::string& path, std::string_view content,
+                           std::string_view infix) {
   const fs::path target(path);
-  const fs::path tmp = target.parent_path() /
-                       fmt::format(".{}{}{}", target.filename().string(), kTempInfix, ::getpid());
+  const fs::path tmp =
+      target.parent_path() / fmt::format(".{}{}{}", target.filename().string(), infix, ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("create", tmp.string());
   try {
@@ -62,24 +63,24 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    errno = err;
-    fail("move into place", path);
+    throw std::runtime_error(
+        fmt::format("cannot move {} into place: {}", path, std::strerror(err)));
   }
   sync_directory(target.parent_path());
 }
 
-void remove_stale_temporaries(const std::string& dir) {
+void remove_stale_temporaries(const std::string& dir, std::string_view infix) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with('.') && name.find(kTempInfix) != std::string::npos) {
+    if (name.starts_with('.') && name.find(infix) != std::string::npos) {
       fs::remove(entry.path(), ec);
     }
   }
 }
 
-JsonlAppender::JsonlAppender(const std::string& path) : path_(path) {
-  write_file_atomically(path, "");
+JsonlAppender::JsonlAppender(const std::string& path, std::string_view infix) : path_(path) {
+  write_file_atomically(path, "", infix);
   fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd_ < 0) fail("open", path);
 }
@@ -126,4 +127,4 @@ std::vector<std::string> read_complete_lines(const std::string& path) {
   return lines;
 }
 
-}  // namespace video
+}  // namespace workloads

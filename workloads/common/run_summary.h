@@ -1,0 +1,47 @@
+// What the workload commands share about a run: its options, its output directory and the
+// per-stage lines of the end-of-run summary.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rayorch/rayorch.h>
+
+namespace workloads {
+
+/// Busy time of one stage (Call) of the run.
+struct StageSummary {
+  std::string call;
+  std::size_t rpcs = 0;
+  std::size_t grains = 0;
+  double busy_seconds = 0.0;
+};
+
+/// One StageSummary per Call of the run, in Call order.
+std::vector<StageSummary> stage_summaries(const rayorch::RunMetrics& metrics);
+
+/// "stages: <call> <rpcs> rpcs/<grains> grains busy <s> s; ...\n", or "" without stages.
+std::string format_stages(const std::vector<StageSummary>& stages);
+
+/// The run options a workload's convert options ask for (input batching, progress, trace
+/// and report files).
+template <class ConvertOptions>
+rayorch::RunOptions run_options_of(const ConvertOptions& o) {
+  rayorch::RunOptions r;
+  r.input_batch_size = o.input_batch_size;
+  r.max_active_input_batches = o.max_active_input_batches;
+  r.progress = o.progress;
+  r.trace_path = o.trace_path;
+  r.report_path = o.report_path;
+  return r;
+}
+
+/// Creates the output directory `out` (as given on the command line: `given`) and checks that
+/// it is writable with a probe file named `probe_prefix`XXXXXX. Throws InputError.
+void create_output_dir(const std::filesystem::path& out, const std::string& given,
+                       std::string_view probe_prefix);
+
+}  // namespace workloads
