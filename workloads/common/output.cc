@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <rayorch/atomic_file.h>
+
 namespace workloads {
 namespace fs = std::filesystem;
 
@@ -33,41 +35,7 @@ void write_all(int fd, std::string_view content, const std::string& path) {
   }
 }
 
-// Makes a rename inside `dir` durable.
-void sync_directory(const fs::path& dir) {
-  const std::string name = dir.empty() ? "." : dir.string();
-  const int fd = ::open(name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // best effort: some filesystems do not allow opening directories
-  (void)::fsync(fd);
-  ::close(fd);
-}
-
 }  // namespace
-
-void write_file_atomically(const std::string& path, std::string_view content,
-                           std::string_view infix) {
-  const fs::path target(path);
-  const fs::path tmp =
-      target.parent_path() / fmt::format(".{}{}{}", target.filename().string(), infix, ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("create", tmp.string());
-  try {
-    write_all(fd, content, tmp.string());
-    if (::fsync(fd) != 0) fail("sync", tmp.string());
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(
-        fmt::format("cannot move {} into place: {}", path, std::strerror(err)));
-  }
-  sync_directory(target.parent_path());
-}
 
 void remove_stale_temporaries(const std::string& dir, std::string_view infix) {
   std::error_code ec;
@@ -77,10 +45,11 @@ void remove_stale_temporaries(const std::string& dir, std::string_view infix) {
       fs::remove(entry.path(), ec);
     }
   }
+  rayorch::remove_atomic_temporaries(dir);
 }
 
-JsonlAppender::JsonlAppender(const std::string& path, std::string_view infix) : path_(path) {
-  write_file_atomically(path, "", infix);
+JsonlAppender::JsonlAppender(const std::string& path) : path_(path) {
+  rayorch::write_file_atomically(path, "");
   fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd_ < 0) fail("open", path);
 }

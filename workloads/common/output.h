@@ -6,18 +6,16 @@
 #include <string_view>
 #include <vector>
 
+#include <rayorch/atomic_file.h>
+
 namespace workloads {
 
-// Names of temporary files contain a workload's `infix` (e.g. ".pdf2md-tmp-"), so leftovers
-// of an interrupted run can be found and removed without touching anything else.
+// Whole files are written with rayorch::write_file_atomically (rayorch/atomic_file.h), the
+// project's one atomic writer.
 
-/// Temporary file `.<name><infix><pid>` + fsync + rename + directory fsync: readers see the
-/// old file or the whole new one, even across a crash. Throws std::runtime_error naming the
-/// file.
-void write_file_atomically(const std::string& path, std::string_view content,
-                           std::string_view infix);
-
-/// Removes files in `dir` whose names start with a dot and carry `infix`.
+/// Removes the temporaries an interrupted run left in `dir`: those of
+/// rayorch::write_file_atomically, and those of earlier versions, whose names start with a
+/// dot and carry the workload's `infix` (e.g. ".pdf2md-tmp-").
 void remove_stale_temporaries(const std::string& dir, std::string_view infix);
 
 /// A JSON Lines file written one record at a time. Each append is one write(2) of the whole
@@ -26,9 +24,8 @@ void remove_stale_temporaries(const std::string& dir, std::string_view infix);
 /// ignore (see read_complete_lines).
 class JsonlAppender {
  public:
-  /// Replaces `path` atomically (temporary files carry `infix`) with an empty file and opens
-  /// it for appending.
-  JsonlAppender(const std::string& path, std::string_view infix);
+  /// Replaces `path` atomically with an empty file and opens it for appending.
+  explicit JsonlAppender(const std::string& path);
   ~JsonlAppender();
   JsonlAppender(const JsonlAppender&) = delete;
   JsonlAppender& operator=(const JsonlAppender&) = delete;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,20 @@ rayorch::RunOptions run_options_of(const ConvertOptions& o) {
   r.report_path = o.report_path;
   return r;
 }
+
+/// Adds a workload's own section to the engine's JSON report (RunOptions::report_path)
+/// through the observer interface: `section()` is asked once, when the run ends, and must
+/// return a complete JSON value as text.
+class ReportSectionObserver final : public rayorch::RunObserver {
+ public:
+  ReportSectionObserver(std::string name, std::function<std::string()> section)
+      : name_(std::move(name)), section_(std::move(section)) {}
+  rayorch::ReportSection report_section() override { return {name_, section_()}; }
+
+ private:
+  std::string name_;
+  std::function<std::string()> section_;
+};
 
 /// Creates the output directory `out` (as given on the command line: `given`) and checks that
 /// it is writable with a probe file named `probe_prefix`XXXXXX. Throws InputError.

@@ -24,7 +24,6 @@ using Clock = std::chrono::steady_clock;
 // an interrupted one without touching anything else in the directory.
 constexpr std::string_view kTempInfix = ".pdf2md-tmp-";
 
-using workloads::read_file;
 using workloads::seconds_since;
 
 // Probe files that test a directory's writability carry this prefix.
@@ -37,7 +36,7 @@ void require_output_file_location(const std::string& path, const std::string& wh
 // Temporary file + fsync + rename: a reader (or a later --resume) sees either no file or the
 // whole file, even if the process is killed mid-write.
 void write_atomically(const fs::path& target, std::string_view content) {
-  workloads::write_file_atomically(target.string(), content, kTempInfix);
+  rayorch::write_file_atomically(target.string(), content);
 }
 
 // An output counts as complete only if it ends with the marker Assemble appends last.
@@ -71,6 +70,34 @@ std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs) 
       }};
   return workloads::resolve_inputs(inputs, rules);
 }
+
+namespace {
+
+// What pdf2md did, as the "pdf2md" section of the JSON report.
+nlohmann::json report_section(const ConvertSummary& summary, const ConvertOptions& options) {
+  std::vector<FailedDocument> failures = summary.failures;
+  std::sort(failures.begin(), failures.end(),
+            [](const FailedDocument& a, const FailedDocument& b) { return a.stem < b.stem; });
+  nlohmann::json failed = nlohmann::json::array();
+  for (const FailedDocument& f : failures) {
+    failed.push_back({{"stem", f.stem}, {"outcome", f.outcome}, {"cause", f.cause}});
+  }
+  return {
+      {"documents", summary.documents},
+      {"converted", summary.converted},
+      {"skipped", summary.skipped},
+      {"failed", failed},
+      {"pages", summary.pages},
+      {"startup_seconds", summary.startup_seconds},
+      {"run_seconds", summary.run_seconds},
+      {"pages_per_second",
+       summary.run_seconds > 0 ? static_cast<double>(summary.pages) / summary.run_seconds : 0.0},
+      {"first_document_seconds", summary.first_document_seconds},
+      {"dpi", options.pipeline.dpi},
+  };
+}
+
+}  // namespace
 
 ConvertSummary convert(const ConvertOptions& options) {
   ConvertSummary summary;
@@ -111,8 +138,14 @@ ConvertSummary convert(const ConvertOptions& options) {
     }
     rayorch::Executor<PdfToMarkdown>& executor = *built;
     summary.startup_seconds = seconds_since(startup);
-    const rayorch::RunOptions run_options = workloads::run_options_of(options);
+    rayorch::RunOptions run_options = workloads::run_options_of(options);
     const auto start = Clock::now();
+    // pdf2md's section of the engine's report, written with it at the end of the run.
+    run_options.observers.push_back(
+        std::make_shared<workloads::ReportSectionObserver>("pdf2md", [&] {
+          summary.run_seconds = seconds_since(start);
+          return report_section(summary, options).dump();
+        }));
     auto result =
         executor.run(todo, run_options, [&](std::size_t row, rayorch::Output<Markdown> doc) {
           if (doc.ok()) {
@@ -144,29 +177,10 @@ ConvertSummary convert(const ConvertOptions& options) {
   }
   write_atomically(summary.failures_path, jsonl);
 
-  if (!options.report_path.empty()) {
-    // Extends the engine's report (when this run produced one) with what pdf2md did.
-    nlohmann::json report = nlohmann::json::object();
-    if (metrics) report = nlohmann::json::parse(read_file(options.report_path), nullptr, false);
-    if (report.is_discarded()) report = nlohmann::json::object();
-    nlohmann::json failed = nlohmann::json::array();
-    for (const FailedDocument& f : summary.failures) {
-      failed.push_back({{"stem", f.stem}, {"outcome", f.outcome}, {"cause", f.cause}});
-    }
-    report["pdf2md"] = {
-        {"documents", summary.documents},
-        {"converted", summary.converted},
-        {"skipped", summary.skipped},
-        {"failed", failed},
-        {"pages", summary.pages},
-        {"startup_seconds", summary.startup_seconds},
-        {"run_seconds", summary.run_seconds},
-        {"pages_per_second",
-         summary.run_seconds > 0 ? static_cast<double>(summary.pages) / summary.run_seconds : 0.0},
-        {"first_document_seconds", summary.first_document_seconds},
-        {"dpi", options.pipeline.dpi},
-    };
-    write_atomically(options.report_path, report.dump(2) + "\n");
+  if (!options.report_path.empty() && !metrics) {
+    // Nothing ran (every document was already complete): the report is pdf2md's alone.
+    write_atomically(options.report_path,
+                     nlohmann::json{{"pdf2md", report_section(summary, options)}}.dump(2) + "\n");
   }
   return summary;
 }

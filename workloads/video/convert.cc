@@ -21,7 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-using workloads::read_file;
 using workloads::seconds_since;
 
 // Probe files that test a directory's writability carry this prefix.
@@ -43,15 +42,16 @@ void write_failures(const ConvertSummary& s) {
   write_file_atomically(s.failures_path, jsonl);
 }
 
-// Extends the engine's report with what the conversion did.
-void write_report(const std::string& path, const ConvertSummary& s, const PipelineConfig& c) {
-  nlohmann::json report = nlohmann::json::parse(read_file(path), nullptr, false);
-  if (report.is_discarded() || !report.is_object()) report = nlohmann::json::object();
+// What the conversion did, as the "video2jsonl" section of the engine's JSON report.
+nlohmann::json report_section(const ConvertSummary& s, const PipelineConfig& c) {
+  std::vector<FailedVideo> failures = s.failures;
+  std::sort(failures.begin(), failures.end(),
+            [](const FailedVideo& a, const FailedVideo& b) { return a.video < b.video; });
   nlohmann::json failed = nlohmann::json::array();
-  for (const FailedVideo& f : s.failures) {
+  for (const FailedVideo& f : failures) {
     failed.push_back({{"video", f.video}, {"outcome", f.outcome}, {"cause", f.cause}});
   }
-  report["video2jsonl"] = {
+  return {
       {"videos", s.videos},
       {"written", s.written},
       {"failed", failed},
@@ -66,7 +66,6 @@ void write_report(const std::string& path, const ConvertSummary& s, const Pipeli
       {"sampling", {{"every", c.sampling.every}, {"per_scene", c.sampling.per_scene}}},
       {"frame_width", c.frame_width},
   };
-  write_file_atomically(path, report.dump(2) + "\n");
 }
 
 }  // namespace
@@ -138,8 +137,13 @@ ConvertSummary convert(const ConvertOptions& options) {
     fs::remove(summary.failures_path, ec);
   }
   JsonlAppender records(summary.records_path);
-  const ro::RunOptions run_options = workloads::run_options_of(options);
+  ro::RunOptions run_options = workloads::run_options_of(options);
   const auto start = Clock::now();
+  run_options.observers.push_back(
+      std::make_shared<workloads::ReportSectionObserver>("video2jsonl", [&] {
+        summary.run_seconds = seconds_since(start);
+        return report_section(summary, options.pipeline).dump();
+      }));
   auto result = built->run(files, run_options, [&](std::size_t row, ro::Output<VideoRecord> v) {
     if (v.ok()) {
       const VideoRecord& record = v.value();
@@ -159,7 +163,6 @@ ConvertSummary convert(const ConvertOptions& options) {
   std::sort(summary.failures.begin(), summary.failures.end(),
             [](const FailedVideo& a, const FailedVideo& b) { return a.video < b.video; });
   write_failures(summary);
-  if (!options.report_path.empty()) write_report(options.report_path, summary, options.pipeline);
   return summary;
 }
 

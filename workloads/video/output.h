@@ -15,13 +15,11 @@ namespace video {
 /// and removed without touching anything else.
 inline constexpr std::string_view kTempInfix = ".video2jsonl-tmp-";
 
-/// Temporary file + fsync + rename + directory fsync: readers see the old file or the whole
-/// new one, even across a crash. Throws std::runtime_error naming the file.
-inline void write_file_atomically(const std::string& path, std::string_view content) {
-  workloads::write_file_atomically(path, content, kTempInfix);
-}
+/// The project's atomic writer (rayorch/atomic_file.h).
+using rayorch::write_file_atomically;
 
-/// Removes files in `dir` whose names carry kTempInfix.
+/// Removes the temporaries an interrupted run left in `dir` (see
+/// workloads::remove_stale_temporaries).
 inline void remove_stale_temporaries(const std::string& dir) {
   workloads::remove_stale_temporaries(dir, kTempInfix);
 }
@@ -30,7 +28,7 @@ inline void remove_stale_temporaries(const std::string& dir) {
 class JsonlAppender : public workloads::JsonlAppender {
  public:
   /// Replaces `path` atomically with an empty file and opens it for appending.
-  explicit JsonlAppender(const std::string& path) : workloads::JsonlAppender(path, kTempInfix) {}
+  explicit JsonlAppender(const std::string& path) : workloads::JsonlAppender(path) {}
 };
 
 /// The newline-terminated lines of a file, without their newlines; a torn last line is left
