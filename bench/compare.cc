@@ -58,6 +58,14 @@ struct SystemResult {
   std::size_t mismatches = 0;
 };
 
+// Ray binds the machine's external address by default; every peer runs in a private network
+// namespace that has only the loopback interface (needs root: unshare --net), and the Ray
+// peer checks that every node address is 127.0.0.1. Returns "" when that is impossible.
+std::string loopback_only_prefix() {
+  if (::geteuid() != 0 || ::access("/usr/bin/unshare", X_OK) != 0) return {};
+  return "unshare --net sh -c 'ip link set lo up && exec \"$0\" \"$@\"' ";
+}
+
 }  // namespace
 
 Report run_compare(const CompareOptions& o) {
@@ -126,11 +134,16 @@ Report run_compare(const CompareOptions& o) {
       r.error = fmt::format("no peer script {}", script.string());
     } else if (access(python.c_str(), X_OK) != 0) {
       r.error = fmt::format("{} not found: run bench/peers/setup.sh first", python);
+    } else if (loopback_only_prefix().empty()) {
+      r.error =
+          "peers run only in a private network namespace (unshare --net, as root), so that Ray "
+          "never binds an external address; run the benchmark as root";
     } else {
       note(fmt::format("compare: running {} (log in {})", peer, log_path.string()));
       fs::remove(out_path);
       const std::string cmd = fmt::format(
-          "timeout {} {} {} --corpus {} --out {} > {} 2>&1", o.peer_timeout_s, shell_quote(python),
+          "timeout {} {}{} {} --corpus {} --out {} > {} 2>&1", o.peer_timeout_s,
+          loopback_only_prefix(), shell_quote(python),
           shell_quote(script.string()), shell_quote(corpus_path.string()),
           shell_quote(out_path.string()), shell_quote(log_path.string()));
       const int status = std::system(cmd.c_str());

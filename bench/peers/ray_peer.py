@@ -23,6 +23,10 @@ ray.init(
     logging_level="ERROR",
     log_to_driver=False,
 )
+# Loopback only: the benchmark runs this script in a private network namespace.
+addresses = sorted({node["NodeManagerAddress"] for node in ray.nodes()})
+if addresses != ["127.0.0.1"]:
+    raise SystemExit(f"a Ray node is not on loopback: {addresses}")
 ctx = ray.data.DataContext.get_current()
 ctx.enable_progress_bars = False
 

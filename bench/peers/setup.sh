@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv-peers/ at the repository root with the pinned peer engines (Ray Data and
-# Daft) used by `rayorch bench compare`. Idempotent: re-running only installs what changed.
+# Creates .venv-peers/ at the repository root with the pinned peer engines (Ray Data, Daft
+# and the reference implementation `rayorch` on the same Ray) used by `rayorch bench compare`. Idempotent: re-running only installs what changed.
 #
 # usage: bench/peers/setup.sh [PYTHON]     (PYTHON defaults to python3, needs >= 3.10)
 set -euo pipefail
@@ -16,8 +16,11 @@ fi
 "${venv}/bin/python" -m pip install --quiet --upgrade pip
 "${venv}/bin/python" -m pip install --quiet -r "${here}/requirements.txt"
 "${venv}/bin/python" - <<'PY'
+import importlib.metadata
+
 import daft
 import ray
 
-print(f"peers ready: ray {ray.__version__}, daft {daft.__version__}")
+reference = importlib.metadata.version("rayorch")
+print(f"peers ready: ray {ray.__version__}, daft {daft.__version__}, rayorch {reference}")
 PY
