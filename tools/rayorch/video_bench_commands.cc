@@ -314,7 +314,8 @@ void add_video_bench_command(CLI::App& bench) {
   sub->add_flag("--json", o->json, "Print one JSON object instead of the tables");
   sub->add_flag("--quick", o->quick, "Tiny sizes: proves the benchmark runs, measures nothing");
   sub->add_option("--work-dir", o->work_dir,
-                  "Directory for the corpora and outputs (kept; default: a temporary one)");
+                  "Directory for the corpora and outputs, kept (its corpus, out, rss and baseline "
+                  "subdirectories are replaced; default: a temporary directory, removed)");
   sub->add_option("--videos", o->videos, "Videos of the throughput corpus")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
