@@ -279,7 +279,9 @@ void add_memory(CLI::App* bench) {
 
 void add_bench_commands(CLI::App& app) {
   auto* bench = app.add_subcommand(
-      "bench", "Benchmarks on a seeded synthetic document workload (see BENCHMARKS.md)");
+      "bench",
+      "Benchmarks on a seeded synthetic document workload, and on generated videos with the "
+      "video workload (see BENCHMARKS.md)");
   bench->require_subcommand(1);
   add_engine(bench);
   add_ablation(bench);
