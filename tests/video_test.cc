@@ -487,6 +487,62 @@ TEST(VideoConvert, CorpusHasExactScenesInOrderReadableCaptionsAndOnlyTheCorruptF
   EXPECT_FALSE(nlohmann::json::parse(read_file(c.trace_path)).at("traceEvents").empty());
 }
 
+// Every schedule gives the same records: pool sizes, RPC sizes and input batching change
+// which frames of which videos share a call and in which order they finish, never a record.
+TEST(VideoPipeline, RecordsAreTheSameOnEverySchedule) {
+  TempDir tmp;
+  const fs::path in = tmp.path() / "in";
+  // Seed 5: videos of 1, 5 and 4 scenes, plus the corrupt file.
+  const video::VideoCorpus corpus = video::make_videos(in.string(), small_corpus(3, 5));
+  std::vector<std::string> paths;
+  for (const auto& v : corpus.videos) paths.push_back((in / v.file).string());
+  paths.push_back((in / "corrupt.mp4").string());
+
+  // One line per input: the record, or the failure's cause.
+  auto lines = [](const auto& result) {
+    std::vector<std::string> out;
+    for (const auto& o : result.outputs) {
+      out.push_back(o.ok() ? video::to_json_line(o.value()) : "failed: " + o.issue().cause);
+    }
+    return out;
+  };
+  video::PipelineConfig base;
+  base.sampling.per_scene = 2;
+  base.ocr.replicas = 1;
+  ro::testing::SyncExecutor sync(video::compile_pipeline(base));
+  const std::vector<std::string> reference = lines(sync.run(paths));
+  ASSERT_EQ(reference.size(), paths.size());
+  for (std::size_t i = 0; i < corpus.videos.size(); ++i) {
+    const video::VideoRecord r = video::parse_json_line(reference[i]);
+    EXPECT_EQ(r.scenes.size(), corpus.videos[i].scenes.size()) << reference[i];
+  }
+  EXPECT_TRUE(reference.back().starts_with("failed: ")) << reference.back();
+
+  struct Schedule {
+    const char* name;
+    int replicas;
+    int batch_size;
+    std::size_t input_batch_size;
+    std::size_t max_active_input_batches;
+  };
+  for (const Schedule& s :
+       {Schedule{"one of everything", 1, 1, 1, 1}, Schedule{"wide pools, small calls", 3, 1, 1, 3},
+        Schedule{"large calls, one batch", 2, 7, 0, 1}, Schedule{"mixed", 2, 3, 2, 2}}) {
+    SCOPED_TRACE(s.name);
+    video::PipelineConfig c = base;
+    for (video::StageConfig* stage :
+         {&c.open, &c.detect, &c.sample, &c.decode, &c.ocr, &c.signature, &c.scene, &c.assemble}) {
+      *stage = {.replicas = s.replicas, .batch_size = s.batch_size};
+    }
+    ro::Executor ex(video::compile_pipeline(c));
+    ro::RunOptions options;
+    options.input_batch_size = s.input_batch_size;
+    options.max_active_input_batches = s.max_active_input_batches;
+    options.progress = false;
+    EXPECT_EQ(lines(ex.run(paths, options)), reference);
+  }
+}
+
 TEST(VideoConvert, EveryNthSamplingTakesFramesFromEachScenesStart) {
   TempDir tmp;
   const fs::path in = tmp.path() / "in";

@@ -170,3 +170,127 @@ def pdf2md_make_samples(
 
 def pdf2md_word_accuracy(expected: str, actual: str) -> float:
     """Word accuracy of ``actual`` against ``expected`` (1.0: every word right)."""
+
+# Present when the extension was built with the video stages (FFmpeg's libraries, tesseract,
+# cairo).
+
+class VideoInfo:
+    """What a video is, read from its container."""
+
+    @property
+    def path(self) -> str:
+        """The file."""
+    @property
+    def stem(self) -> str:
+        """File name without extension."""
+    @property
+    def codec(self) -> str:
+        """E.g. mpeg4."""
+    @property
+    def duration_seconds(self) -> float:
+        """0 when unknown."""
+    @property
+    def fps(self) -> float:
+        """Average frame rate, 0 when unknown."""
+    @property
+    def width(self) -> int:
+        """Width in pixels."""
+    @property
+    def height(self) -> int:
+        """Height in pixels."""
+
+class Scene:
+    """One shot between two cuts (frames inclusive)."""
+
+    @property
+    def index(self) -> int:
+        """0-based scene number."""
+    @property
+    def first_frame(self) -> int:
+        """First frame."""
+    @property
+    def last_frame(self) -> int:
+        """Last frame."""
+    @property
+    def start_seconds(self) -> float:
+        """Start time."""
+    @property
+    def end_seconds(self) -> float:
+        """End time."""
+
+class FrameRef:
+    """A sampled frame of a scene: where to find it."""
+
+    @property
+    def scene(self) -> int:
+        """Scene number."""
+    @property
+    def frame(self) -> int:
+        """Frame number in the video."""
+    @property
+    def seconds(self) -> float:
+        """Presentation time."""
+
+class FrameImage:
+    """A decoded frame: 8-bit gray pixels."""
+
+    @property
+    def frame(self) -> int:
+        """Frame number in the video."""
+    @property
+    def width(self) -> int:
+        """Width in pixels."""
+    @property
+    def height(self) -> int:
+        """Height in pixels."""
+    @property
+    def pixels(self) -> bytes:
+        """width * height bytes, rows without padding (a copy)."""
+
+class SceneRecord:
+    """Everything known about one scene."""
+
+    @property
+    def index(self) -> int:
+        """0-based scene number."""
+    @property
+    def first_frame(self) -> int:
+        """First frame."""
+    @property
+    def last_frame(self) -> int:
+        """Last frame."""
+    @property
+    def text(self) -> str:
+        """The most frequent frame text."""
+
+class VideoRecord:
+    """One finished video."""
+
+    @property
+    def stem(self) -> str:
+        """File name without extension."""
+    @property
+    def frames(self) -> int:
+        """Frames decoded while finding the scenes."""
+    @property
+    def scenes(self) -> list[SceneRecord]:
+        """Scene records in order."""
+    def to_json(self) -> str:
+        """The record's line in video2jsonl's output."""
+
+def video_make_samples(
+    dir: str,
+    videos: int = 3,
+    seed: int = 1,
+    max_scenes: int = 5,
+    min_scene_frames: int = 3,
+    max_scene_frames: int = 7,
+    corrupt: int = 1,
+) -> list[tuple[str, list[tuple[int, int, str]]]]:
+    """Writes sample videos with known scenes and captions into ``dir`` (and ``corrupt``
+    corrupt files: corrupt.mp4 when one); returns (video path, [(first frame, last frame,
+    caption)]) per readable video."""
+
+def video_cpp_records(paths: list[str], every: int = 0, per_scene: int = 3) -> list[str]:
+    """Runs the C++ video pipeline (video::VideoPipeline, default stages) on ``paths``: one
+    video2jsonl line per video, or 'failed: CAUSE'."""

@@ -44,6 +44,12 @@
 #include "pdf2md/samples.h"
 #endif
 
+#if RAYORCH_PYTHON_VIDEO
+#include "video/record_json.h"
+#include "video/samples.h"
+#include "video/video.h"
+#endif
+
 namespace nb = nanobind;
 namespace rd = rayorch::detail;
 
@@ -632,6 +638,14 @@ CppUdf register_cpp(std::string doc, std::string signature) {
   return e;
 }
 
+#if RAYORCH_PYTHON_VIDEO
+/// video::SampleFrames with its sampling configuration as two constructor arguments.
+struct VideoSampleFrames : video::SampleFrames {
+  VideoSampleFrames(int every, int per_scene)
+      : video::SampleFrames(video::SamplingConfig{.every = every, .per_scene = per_scene}) {}
+};
+#endif
+
 const std::map<std::string, CppUdf>& cpp_udfs() {
   namespace u = rayorch::python_udfs;
   static const std::map<std::string, CppUdf> udfs = {
@@ -665,6 +679,35 @@ const std::map<std::string, CppUdf>& cpp_udfs() {
     {"Pdf2mdAssemble",
      register_cpp<pdf2md::Assemble>(
          "(page texts: list[str], DocumentInfo) -> Markdown (a heading per page)", "()")},
+#endif
+#if RAYORCH_PYTHON_VIDEO
+    {"VideoOpen", register_cpp<video::OpenVideo>(
+                      "video path -> VideoInfo; an unreadable video is a RecordFailure", "()")},
+    {"VideoDetectScenes",
+     register_cpp<video::DetectScenes, double, int>(
+         "VideoInfo -> list[Scene] in order (cuts where the mean absolute gray difference of "
+         "consecutive frames exceeds `threshold`)",
+         "(threshold: float, analysis_width: int)")},
+    {"VideoSampleFrames",
+     register_cpp<VideoSampleFrames, int, int>(
+         "Scene -> list[FrameRef] (every Nth frame, or K per scene: exactly one positive)",
+         "(every: int, per_scene: int)")},
+    {"VideoDecodeFrame", register_cpp<video::DecodeFrame, int>(
+                             "(video path, FrameRef) -> FrameImage (gray, at most `max_width` "
+                             "wide); one cached decoder per actor",
+                             "(max_width: int)")},
+    {"VideoOcrFrame",
+     register_cpp<video::OcrFrame, std::string, std::string>(
+         "FrameImage -> its text (Tesseract, one engine per actor)", "(lang: str, tessdata: str)")},
+    {"VideoFrameSignature",
+     register_cpp<video::FrameSignature>("FrameImage -> its 64-bit difference hash", "()")},
+    {"VideoSummarizeScene",
+     register_cpp<video::SummarizeScene, int>(
+         "(texts: list[str], signatures: list[int], frames: list[FrameRef], Scene) -> "
+         "SceneRecord",
+         "(near_duplicate_bits: int)")},
+    {"VideoAssemble", register_cpp<video::AssembleVideo>(
+                          "(scenes: list[SceneRecord], VideoInfo) -> VideoRecord", "()")},
 #endif
   };
   return udfs;
@@ -1324,6 +1367,105 @@ NB_MODULE(_core, m) {
       "readable document.");
   m.def("pdf2md_word_accuracy", &pdf2md::word_accuracy, nb::arg("expected"), nb::arg("actual"),
         "Word accuracy of `actual` against `expected` (1.0: every word right).");
+#endif
+
+#if RAYORCH_PYTHON_VIDEO
+  // The video values, as C++ objects in Python (a frame image stays one C++ buffer).
+  nb::class_<video::VideoInfo>(m, "VideoInfo", "What a video is, read from its container.")
+      .def_ro("path", &video::VideoInfo::path, "the file")
+      .def_ro("stem", &video::VideoInfo::stem, "file name without extension")
+      .def_ro("codec", &video::VideoInfo::codec, "e.g. mpeg4")
+      .def_ro("duration_seconds", &video::VideoInfo::duration_seconds, "0 when unknown")
+      .def_ro("fps", &video::VideoInfo::fps, "average frame rate, 0 when unknown")
+      .def_ro("width", &video::VideoInfo::width, "width in pixels")
+      .def_ro("height", &video::VideoInfo::height, "height in pixels");
+  nb::class_<video::Scene>(m, "Scene", "One shot between two cuts (frames inclusive).")
+      .def_ro("index", &video::Scene::index, "0-based scene number")
+      .def_ro("first_frame", &video::Scene::first_frame, "first frame")
+      .def_ro("last_frame", &video::Scene::last_frame, "last frame")
+      .def_ro("start_seconds", &video::Scene::start_seconds, "start time")
+      .def_ro("end_seconds", &video::Scene::end_seconds, "end time")
+      .def("__repr__", [](const video::Scene& s) {
+        return fmt::format("Scene(index={}, frames={}..{})", s.index, s.first_frame, s.last_frame);
+      });
+  nb::class_<video::FrameRef>(m, "FrameRef", "A sampled frame of a scene: where to find it.")
+      .def_ro("scene", &video::FrameRef::scene, "scene number")
+      .def_ro("frame", &video::FrameRef::frame, "frame number in the video")
+      .def_ro("seconds", &video::FrameRef::seconds, "presentation time")
+      .def("__repr__", [](const video::FrameRef& r) {
+        return fmt::format("FrameRef(scene={}, frame={})", r.scene, r.frame);
+      });
+  nb::class_<video::FrameImage>(m, "FrameImage", "A decoded frame: 8-bit gray pixels.")
+      .def_ro("frame", &video::FrameImage::frame, "frame number in the video")
+      .def_ro("width", &video::FrameImage::width, "width in pixels")
+      .def_ro("height", &video::FrameImage::height, "height in pixels")
+      .def_prop_ro(
+          "pixels",
+          [](const video::FrameImage& i) {
+            return nb::bytes(reinterpret_cast<const char*>(i.pixels.data()), i.pixels.size());
+          },
+          "width * height bytes, rows without padding (a copy)");
+  nb::class_<video::SceneRecord>(m, "SceneRecord", "Everything known about one scene.")
+      .def_ro("index", &video::SceneRecord::index, "0-based scene number")
+      .def_ro("first_frame", &video::SceneRecord::first_frame, "first frame")
+      .def_ro("last_frame", &video::SceneRecord::last_frame, "last frame")
+      .def_ro("text", &video::SceneRecord::text, "the most frequent frame text");
+  nb::class_<video::VideoRecord>(m, "VideoRecord", "One finished video.")
+      .def_prop_ro(
+          "stem", [](const video::VideoRecord& r) { return r.info.stem; },
+          "file name without extension")
+      .def_ro("frames", &video::VideoRecord::frames, "frames decoded while finding the scenes")
+      .def_ro("scenes", &video::VideoRecord::scenes, "scene records in order")
+      .def("to_json", &video::to_json_line, "the record's line in video2jsonl's output");
+  m.def(
+      "video_make_samples",
+      [](const std::string& dir, int videos, std::uint64_t seed, int max_scenes,
+         int min_scene_frames, int max_scene_frames, int corrupt) {
+        video::CorpusOptions o;
+        o.videos = videos;
+        o.seed = seed;
+        o.max_scenes = max_scenes;
+        o.min_scene_frames = min_scene_frames;
+        o.max_scene_frames = max_scene_frames;
+        o.corrupt = corrupt;
+        video::VideoCorpus corpus;
+        {
+          nb::gil_scoped_release release;
+          corpus = video::make_videos(dir, o);
+        }
+        nb::list out;
+        for (const auto& v : corpus.videos) {
+          nb::list scenes;
+          for (const auto& s : v.scenes)
+            scenes.append(nb::make_tuple(s.first_frame, s.last_frame, s.text));
+          out.append(nb::make_tuple(corpus.dir + "/" + v.file, scenes));
+        }
+        return out;
+      },
+      nb::arg("dir"), nb::arg("videos") = 3, nb::arg("seed") = 1, nb::arg("max_scenes") = 5,
+      nb::arg("min_scene_frames") = 3, nb::arg("max_scene_frames") = 7, nb::arg("corrupt") = 1,
+      "Writes sample videos with known scenes and captions into `dir` (and `corrupt` corrupt "
+      "files: corrupt.mp4 when one); returns (video path, [(first frame, last frame, caption)]) "
+      "per readable video.");
+  m.def(
+      "video_cpp_records",
+      [](const std::vector<std::string>& paths, int every, int per_scene) {
+        video::PipelineConfig config;
+        config.sampling = {.every = every, .per_scene = per_scene};
+        std::vector<std::string> lines;
+        {
+          nb::gil_scoped_release release;
+          rayorch::Executor ex(video::compile_pipeline(config));
+          rayorch::RunOptions options;
+          options.progress = false;
+          for (const auto& o : ex.run(paths, options).outputs)
+            lines.push_back(o.ok() ? video::to_json_line(o.value()) : "failed: " + o.issue().cause);
+        }
+        return lines;
+      },
+      nb::arg("paths"), nb::arg("every") = 0, nb::arg("per_scene") = 3,
+      "Runs the C++ video pipeline (video::VideoPipeline, default stages) on `paths`: one "
+      "video2jsonl line per video, or 'failed: CAUSE'.");
 #endif
 
   nb::class_<Program>(m, "Program", "An immutable compiled program (a RuntimePlan).")

@@ -1,5 +1,6 @@
 // `rayorch bench engine | ablation | failure | scaling | compare | memory`: the benchmark
-// programs of bench/ behind one command. Each prints a table, or one JSON object with --json.
+// programs of bench/ behind one command (and `bench video`, video_bench_commands.cc, with
+// the video workload). Each prints a table, or one JSON object with --json.
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -278,7 +279,9 @@ void add_memory(CLI::App* bench) {
 
 void add_bench_commands(CLI::App& app) {
   auto* bench = app.add_subcommand(
-      "bench", "Benchmarks on a seeded synthetic document workload (see BENCHMARKS.md)");
+      "bench",
+      "Benchmarks on a seeded synthetic document workload, and on generated videos with the "
+      "video workload (see BENCHMARKS.md)");
   bench->require_subcommand(1);
   add_engine(bench);
   add_ablation(bench);
@@ -286,6 +289,9 @@ void add_bench_commands(CLI::App& app) {
   add_scaling(bench);
   add_compare(bench);
   add_memory(bench);
+#ifdef RAYORCH_WITH_VIDEO
+  add_video_bench_command(*bench);
+#endif
 }
 
 }  // namespace rayorch::cli

@@ -13,6 +13,8 @@ void add_pdf2md_commands(CLI::App& app);
 void add_video_commands(CLI::App& app);
 /// `rayorch bench ...`: benchmarks.
 void add_bench_commands(CLI::App& app);
+/// `rayorch bench video`: the video workload end to end (built with the video workload).
+void add_video_bench_command(CLI::App& bench);
 
 /// Exit codes shared by subcommands.
 enum ExitCode : int {
