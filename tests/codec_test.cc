@@ -2,6 +2,7 @@
 // specialisation, and clear errors on truncated or malformed input.
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -93,6 +94,17 @@ TEST(Codec, ContainersAndNestingRoundTrip) {
       7, "seven", true, {{1, "one"}, {2, "two"}}};
   EXPECT_EQ(round_trip(t), t);
   EXPECT_EQ(round_trip(std::tuple<>()), std::tuple<>());
+}
+
+TEST(Codec, GroupRoundTripsAndOwnsItsValues) {
+  auto storage = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"a", "bb"});
+  const ro::Group<std::string> g({&(*storage)[0], &(*storage)[1]}, storage);
+  std::string bytes = ro::encode_value(g);
+  EXPECT_EQ(bytes, ro::encode_value(std::vector<std::string>{"a", "bb"}));
+  ro::Group<std::string> back = ro::decode_value<ro::Group<std::string>>(bytes);
+  bytes.assign(bytes.size(), 'x');  // the decoded Group does not point into the bytes
+  storage.reset();
+  EXPECT_EQ(back.to_vector(), (std::vector<std::string>{"a", "bb"}));
 }
 
 TEST(Codec, DecodeConsumesOnlyItsValue) {

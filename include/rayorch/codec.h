@@ -29,6 +29,7 @@
 #include <concepts>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "rayorch/column.h"
 
 namespace rayorch {
 
@@ -181,6 +184,23 @@ struct Codec<std::vector<T>, std::enable_if_t<has_codec<T>>> {
     v.reserve(n);
     for (std::size_t i = 0; i < n; ++i) v.push_back(Codec<T>::decode(in));
     return v;
+  }
+};
+
+/// Group<T> (the result of F::reduce): encoded like a std::vector<T>; a decoded Group owns
+/// its values.
+template <class T>
+struct Codec<Group<T>, std::enable_if_t<has_codec<T>>> {
+  static void encode(const Group<T>& v, std::string& out) {
+    detail::put_le(static_cast<std::uint64_t>(v.size()), out);
+    for (const auto& x : v) Codec<T>::encode(x, out);
+  }
+  static Group<T> decode(std::string_view& in) {
+    auto values = std::make_shared<const std::vector<T>>(Codec<std::vector<T>>::decode(in));
+    std::vector<const void*> members;
+    members.reserve(values->size());
+    for (const T& x : *values) members.push_back(&x);
+    return Group<T>(std::move(members), std::move(values));
   }
 };
 
