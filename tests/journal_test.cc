@@ -240,6 +240,13 @@ TEST(Journal, RestoresACompletedRunWithoutRunningAnything) {
   EXPECT_EQ(r.metrics.roots_by_outcome["present"], 40u);
   EXPECT_EQ(r.metrics.journal_discarded_bytes, 0u);
   for (int i = 0; i < 40; ++i) EXPECT_EQ(calls(i), 0) << "root " << i << " ran again";
+  // The JSON report counts them too.
+  auto report_opts = journal_options(path);
+  report_opts.report_path = dir.file("report.json");
+  ex.run(inputs(40), report_opts);
+  const auto report = nlohmann::json::parse(read_file(report_opts.report_path));
+  EXPECT_EQ(report["roots_restored"], 40);
+  EXPECT_EQ(report["roots_by_outcome"]["present"], 40);
   // The streaming form delivers the restored rows too, each once, in order when asked.
   std::vector<std::size_t> order;
   auto opts = journal_options(path);

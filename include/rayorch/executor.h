@@ -59,6 +59,12 @@ struct SourceData {
   std::vector<BlockRef> blocks;
   std::vector<std::vector<const void*>> values;  ///< [column][row]
   std::size_t rows = 0;
+  /// Roots restored from a run journal instead of these rows (rayorch/journal.h): the run
+  /// counts them in its metrics (roots_restored, roots_by_outcome) from the start, so its
+  /// report includes them.
+  std::uint64_t roots_restored = 0;
+  std::map<std::string, std::uint64_t> restored_outcomes{};
+  std::uint64_t journal_discarded_bytes = 0;
 };
 
 /// The untyped engine behind an executor (src/execution).
@@ -397,13 +403,21 @@ class RunApi<Out, std::tuple<Ins...>> {
       }
       if (dead) dead_letter(*dead, keys[original], original, e, false);
     };
+    auto with_restored = [&](SourceData s) {
+      s.roots_restored = restored.size();
+      s.restored_outcomes = std::move(restored_outcomes);
+      s.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
+      return s;
+    };
     RunMetrics m;
     if (all) {
-      m = core_->run(make_sources(columns...), options, wrapped);
+      m = core_->run(with_restored(make_sources(columns...)), options, wrapped);
     } else {
       std::tuple<std::vector<Ins>...> subset{select_rows(columns, todo)...};
       m = std::apply(
-          [&](const auto&... sub) { return core_->run(make_sources(sub...), options, wrapped); },
+          [&](const auto&... sub) {
+            return core_->run(with_restored(make_sources(sub...)), options, wrapped);
+          },
           subset);
       std::vector<double> seconds(rows, 0.0);
       for (std::size_t i = 0; i < todo.size() && i < m.root_completed_seconds.size(); ++i) {
@@ -411,12 +425,7 @@ class RunApi<Out, std::tuple<Ins...>> {
       }
       m.root_completed_seconds = std::move(seconds);
     }
-    if (journal) {
-      journal->sync();
-      m.journal_discarded_bytes = journal->discarded_bytes();
-    }
-    m.roots_restored = restored.size();
-    for (const auto& [name, n] : restored_outcomes) m.roots_by_outcome[name] += n;
+    if (journal) journal->sync();
     return m;
   }
   template <class T>

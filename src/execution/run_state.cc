@@ -59,6 +59,9 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
   batch_count_ = rows == 0 ? 0 : (rows + batch_rows_ - 1) / batch_rows_;
   rr_.assign(plan_->pools.size(), 0);
   metrics_.root_completed_seconds.assign(rows, 0.0);
+  metrics_.roots_restored = sources_.roots_restored;
+  metrics_.roots_by_outcome = sources_.restored_outcomes;
+  metrics_.journal_discarded_bytes = sources_.journal_discarded_bytes;
   done_per_call_.assign(plan_->calls.size(), 0);
   in_flight_per_call_.assign(plan_->calls.size(), 0);
   consumers_.resize(plan_->calls.size());
