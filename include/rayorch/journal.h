@@ -52,7 +52,7 @@ struct JournalOptions {
   /// The key of a source row (by row index); default: a digest of its source values.
   std::function<std::string(std::size_t row)> key{};
   /// Group commit: flush to disk after this many records (>= 1)...
-  std::size_t sync_every_records = 256;
+  std::size_t sync_every_records = 4096;
   /// ...or at the first record this long after the last flush.
   std::chrono::milliseconds sync_interval{200};
 };
