@@ -341,6 +341,35 @@ TEST(Journal, ResumesFromAnyPrefix) {
   }
 }
 
+// A root is recorded only after the caller received it: when the streaming callback throws
+// for a row (the caller did not take it), that row is not in the journal and runs again.
+TEST(Journal, RecordsARootOnlyAfterTheCallerReceivedIt) {
+  reset_counts();
+  TempDir dir;
+  const std::string path = dir.file("run.journal");
+  auto program = make_program();
+  auto opts = journal_options(path);
+  opts.journal.key = row_key;
+  {
+    ro::testing::SyncExecutor ex(program);
+    EXPECT_THROW(ex.run(inputs(12), opts,
+                        [&](std::size_t row, const auto&) {
+                          if (row == 5) throw std::runtime_error("caller failed on row 5");
+                        }),
+                 std::runtime_error);
+  }
+  const Parsed p = parse_journal(read_file(path));
+  const std::set<std::string> keys(p.keys.begin(), p.keys.end());
+  EXPECT_EQ(keys.count("row-5"), 0u);
+  EXPECT_FALSE(keys.empty());
+  reset_counts();
+  ro::testing::SyncExecutor ex(program);
+  auto r = ex.run(inputs(12), opts);
+  EXPECT_EQ(r.metrics.roots_restored, keys.size());
+  EXPECT_GT(calls(5), 0);
+  EXPECT_EQ(render(r.outputs), uninterrupted(12));
+}
+
 TEST(Journal, IgnoresATornTail) {
   reset_counts();
   const auto expected = uninterrupted(12);
