@@ -1,6 +1,7 @@
 // Running compiled programs: the embedded local executor.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -11,12 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "rayorch/codec.h"
 #include "rayorch/detail/erased.h"
+#include "rayorch/detail/journal.h"
 #include "rayorch/errors.h"
 #include "rayorch/metrics.h"
-#include "rayorch/run_options.h"
 #include "rayorch/outcome.h"
 #include "rayorch/program.h"
+#include "rayorch/run_options.h"
 
 namespace rayorch {
 
@@ -56,6 +59,12 @@ struct SourceData {
   std::vector<BlockRef> blocks;
   std::vector<std::vector<const void*>> values;  ///< [column][row]
   std::size_t rows = 0;
+  /// Roots restored from a run journal instead of these rows (rayorch/journal.h): the run
+  /// counts them in its metrics (roots_restored, roots_by_outcome) from the start, so its
+  /// report includes them.
+  std::uint64_t roots_restored = 0;
+  std::map<std::string, std::uint64_t> restored_outcomes{};
+  std::uint64_t journal_discarded_bytes = 0;
 };
 
 /// The untyped engine behind an executor (src/execution).
@@ -66,6 +75,9 @@ class ExecutionCore {
   virtual void close() = 0;
   virtual bool closed() const = 0;
   virtual const std::vector<RpcRecord>& rpc_log() const = 0;
+  /// A digest of what the results depend on (Calls, UDF types, static arguments, Port types
+  /// and wiring), for the run journal.
+  virtual std::uint64_t plan_fingerprint() const = 0;
 };
 
 /// Creates the local backend (builds every pool; throws ExecutionError on a constructor
@@ -117,6 +129,20 @@ struct RowOutput<MultiOutput<O...>> {
   }
 };
 
+/// The value types of a run's outputs, as a tuple.
+template <class Out>
+struct OutTypes {
+  using type = std::tuple<Out>;
+};
+template <class... O>
+struct OutTypes<MultiOutput<O...>> {
+  using type = std::tuple<O...>;
+};
+template <class Tuple>
+struct AllHaveCodec;
+template <class... T>
+struct AllHaveCodec<std::tuple<T...>> : std::bool_constant<(has_codec<T> && ...)> {};
+
 /// The typed run() surface shared by Executor and testing::SyncExecutor.
 template <class Out, class Inputs>
 class RunApi;
@@ -133,12 +159,11 @@ class RunApi<Out, std::tuple<Ins...>> {
   /// unrecoverable failure (the executor is then closed).
   RunResult<Out> run(const std::vector<Ins>&... columns, const RunOptions& options = {}) {
     RunResult<Out> result;
-    SourceData sources = make_sources(columns...);
-    RowOutput<Out>::size(result, sources.rows);
-    result.metrics = core_->run(std::move(sources), options,
-                                [&](std::size_t row, std::span<const ErasedOutput> e) {
-                                  RowOutput<Out>::store(result, row, RowOutput<Out>::make(e));
-                                });
+    RowOutput<Out>::size(result, check_rows(columns...));
+    result.metrics =
+        run_erased(columns..., options, [&](std::size_t row, std::span<const ErasedOutput> e) {
+          RowOutput<Out>::store(result, row, RowOutput<Out>::make(e));
+        });
     return result;
   }
 
@@ -156,17 +181,17 @@ class RunApi<Out, std::tuple<Ins...>> {
                      const RowCallback& on_row) {
     RunResult<Out> result;
     if (!options.ordered_stream) {
-      result.metrics = core_->run(make_sources(columns...), options,
-                                  [&](std::size_t row, std::span<const ErasedOutput> e) {
-                                    on_row(row, RowOutput<Out>::make(e));
-                                  });
+      result.metrics =
+          run_erased(columns..., options, [&](std::size_t row, std::span<const ErasedOutput> e) {
+            on_row(row, RowOutput<Out>::make(e));
+          });
       return result;
     }
     // Rows that finished ahead of an earlier one wait here, already materialised.
     std::map<std::size_t, row_type> waiting;
     std::size_t next = 0;
-    result.metrics = core_->run(
-        make_sources(columns...), options, [&](std::size_t row, std::span<const ErasedOutput> e) {
+    result.metrics =
+        run_erased(columns..., options, [&](std::size_t row, std::span<const ErasedOutput> e) {
           waiting.emplace(row, RowOutput<Out>::make(e));
           for (auto it = waiting.begin(); it != waiting.end() && it->first == next;
                it = waiting.erase(it), ++next) {
@@ -187,20 +212,221 @@ class RunApi<Out, std::tuple<Ins...>> {
   const ExecutionCore& core() const { return *core_; }
 
  private:
-  static SourceData make_sources(const std::vector<Ins>&... columns) {
-    SourceData s;
-    std::size_t lengths[] = {columns.size()...};
-    s.rows = lengths[0];
+  using out_tuple = typename OutTypes<Out>::type;
+  static constexpr std::size_t kOutputs = std::tuple_size_v<out_tuple>;
+
+  static std::size_t check_rows(const std::vector<Ins>&... columns) {
+    const std::size_t lengths[] = {columns.size()...};
     for (std::size_t i = 1; i < sizeof...(Ins); ++i) {
-      if (lengths[i] != s.rows) {
+      if (lengths[i] != lengths[0]) {
         throw std::invalid_argument("source columns are not row-aligned: column 0 has " +
-                                    std::to_string(s.rows) + " rows but column " +
+                                    std::to_string(lengths[0]) + " rows but column " +
                                     std::to_string(i) + " has " + std::to_string(lengths[i]) +
                                     "; pass columns of equal length");
       }
     }
+    return lengths[0];
+  }
+
+  static SourceData make_sources(const std::vector<Ins>&... columns) {
+    SourceData s;
+    s.rows = check_rows(columns...);
     (add_column(s, columns), ...);
     return s;
+  }
+
+  // Runs the core, with the journal and dead letters when the options ask for them.
+  RunMetrics run_erased(const std::vector<Ins>&... columns, const RunOptions& options,
+                        const RootSink& sink) {
+    if (options.journal.path.empty() && options.dead_letters.empty()) {
+      return core_->run(make_sources(columns...), options, sink);
+    }
+    return run_resumable(columns..., options, sink);
+  }
+
+  static std::vector<std::string> row_keys(const std::vector<Ins>&... columns,
+                                           const RunOptions& options, std::size_t rows,
+                                           bool required) {
+    std::vector<std::string> keys;
+    keys.reserve(rows);
+    if (options.journal.key) {
+      for (std::size_t r = 0; r < rows; ++r) keys.push_back(options.journal.key(r));
+    } else if constexpr ((has_codec<Ins> && ...)) {
+      std::string bytes;
+      for (std::size_t r = 0; r < rows; ++r) {
+        bytes.clear();
+        (Codec<Ins>::encode(columns[r], bytes), ...);
+        keys.push_back(hex64(fnv1a64(bytes)));
+      }
+    } else {
+      if (required) {
+        throw std::invalid_argument(
+            "RunOptions.journal needs a stable key per source row: set journal.key, or give "
+            "every source type a rayorch::Codec (rayorch/codec.h) so rows are keyed by a "
+            "digest of their values");
+      }
+      for (std::size_t r = 0; r < rows; ++r) keys.push_back(std::to_string(r));
+    }
+    return keys;
+  }
+
+  template <std::size_t I>
+  static ErasedOutput restore_port(const JournalPort& p,
+                                   std::optional<std::tuple_element_t<I, out_tuple>>& slot) {
+    if (p.outcome != Outcome::present) return ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
+    if constexpr (has_codec<std::tuple_element_t<I, out_tuple>>) {
+      slot.emplace(decode_value<std::tuple_element_t<I, out_tuple>>(p.value));
+    }
+    return ErasedOutput{Outcome::present, nullptr, &*slot, std::nullopt};
+  }
+
+  static void deliver_restored(std::size_t row, const JournalEntry& entry, const RootSink& sink) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      std::tuple<std::optional<std::tuple_element_t<I, out_tuple>>...> values;
+      std::array<ErasedOutput, kOutputs> erased;
+      try {
+        ((erased[I] = restore_port<I>(entry.ports[I], std::get<I>(values))), ...);
+      } catch (const DecodeError& e) {
+        throw std::invalid_argument("RunOptions.journal: the recorded output of source row " +
+                                    std::to_string(row) + " cannot be decoded (" + e.what() +
+                                    "); did an output type's Codec change? Use a new journal path");
+      }
+      sink(row, erased);
+    }
+    (std::make_index_sequence<kOutputs>{});
+  }
+
+  static void encode_ports(std::span<const ErasedOutput> e, std::vector<JournalPort>& ports) {
+    ports.resize(kOutputs);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            JournalPort& p = ports[I];
+            p.outcome = e[I].outcome;
+            p.cause = e[I].cause ? *e[I].cause : std::string();
+            p.origin = e[I].origin;
+            p.value.clear();
+            if constexpr (has_codec<std::tuple_element_t<I, out_tuple>>) {
+              if (e[I].outcome == Outcome::present) {
+                Codec<std::tuple_element_t<I, out_tuple>>::encode(
+                    *static_cast<const std::tuple_element_t<I, out_tuple>*>(e[I].value), p.value);
+              }
+            }
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<kOutputs>{});
+  }
+
+  template <class T>
+  static std::vector<T> select_rows(const std::vector<T>& column,
+                                    const std::vector<std::size_t>& rows) {
+    std::vector<T> out;
+    out.reserve(rows.size());
+    for (std::size_t r : rows) out.push_back(column[r]);
+    return out;
+  }
+
+  static void dead_letter(DeadLetterFile& file, const std::string& key, std::size_t row,
+                          std::span<const ErasedOutput> e, bool restored) {
+    for (std::size_t k = 0; k < e.size(); ++k) {
+      if (e[k].outcome == Outcome::present) continue;
+      file.write(DeadLetter{key, row, e[k].outcome, k, e[k].cause ? *e[k].cause : std::string(),
+                            e[k].origin, restored});
+      return;
+    }
+  }
+
+  RunMetrics run_resumable(const std::vector<Ins>&... columns, const RunOptions& options,
+                           const RootSink& sink) {
+    const std::size_t rows = check_rows(columns...);
+    const bool journaled = !options.journal.path.empty();
+    if constexpr (!AllHaveCodec<out_tuple>::value) {
+      if (journaled) {
+        throw std::invalid_argument(
+            "RunOptions.journal records root outputs and so needs a rayorch::Codec for every "
+            "output type (rayorch/codec.h); specialise rayorch::Codec for it");
+      }
+    }
+    const std::vector<std::string> keys = row_keys(columns..., options, rows, journaled);
+    std::optional<RunJournal> journal;
+    if (journaled) {
+      std::uint64_t digest = fnv1a64("keys");
+      for (const std::string& k : keys) {
+        digest = fnv1a64(std::to_string(k.size()) + ":", digest);
+        digest = fnv1a64(k, digest);
+      }
+      journal.emplace(options.journal, core_->plan_fingerprint(), digest);
+    }
+    std::optional<DeadLetterFile> dead;
+    if (!options.dead_letters.empty()) dead.emplace(options.dead_letters);
+
+    // Rows recorded as finished are restored; the others run.
+    std::vector<std::size_t> todo;
+    std::vector<std::pair<std::size_t, const JournalEntry*>> restored;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const JournalEntry* e = journal ? journal->recorded(keys[r]) : nullptr;
+      const bool finished = e != nullptr && e->ports.size() == kOutputs &&
+                            (e->outcome() == Outcome::present || e->outcome() == Outcome::dropped ||
+                             !options.journal.retry_failed);
+      if (finished) {
+        restored.emplace_back(r, e);
+      } else {
+        todo.push_back(r);
+      }
+    }
+    std::map<std::string, std::uint64_t> restored_outcomes;
+    if constexpr (AllHaveCodec<out_tuple>::value) {
+      for (const auto& [r, e] : restored) {
+        ++restored_outcomes[std::string(to_string(e->outcome()))];
+        if (dead && e->outcome() != Outcome::present) {
+          // Rebuild the issue for the dead letter from the record.
+          for (std::size_t k = 0; k < e->ports.size(); ++k) {
+            const JournalPort& p = e->ports[k];
+            if (p.outcome == Outcome::present) continue;
+            dead->write(DeadLetter{keys[r], r, p.outcome, k, p.cause, p.origin, true});
+            break;
+          }
+        }
+        deliver_restored(r, *e, sink);
+      }
+    }
+
+    const bool all = todo.size() == rows;
+    std::vector<JournalPort> ports;
+    const RootSink wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
+      const std::size_t original = all ? row : todo[row];
+      sink(original, e);  // delivered first: a recorded root was received by the caller
+      if (journal) {
+        encode_ports(e, ports);
+        journal->append(keys[original], ports);
+      }
+      if (dead) dead_letter(*dead, keys[original], original, e, false);
+    };
+    auto with_restored = [&](SourceData s) {
+      s.roots_restored = restored.size();
+      s.restored_outcomes = std::move(restored_outcomes);
+      s.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
+      return s;
+    };
+    RunMetrics m;
+    if (all) {
+      m = core_->run(with_restored(make_sources(columns...)), options, wrapped);
+    } else {
+      std::tuple<std::vector<Ins>...> subset{select_rows(columns, todo)...};
+      m = std::apply(
+          [&](const auto&... sub) {
+            return core_->run(with_restored(make_sources(sub...)), options, wrapped);
+          },
+          subset);
+      std::vector<double> seconds(rows, 0.0);
+      for (std::size_t i = 0; i < todo.size() && i < m.root_completed_seconds.size(); ++i) {
+        seconds[todo[i]] = m.root_completed_seconds[i];
+      }
+      m.root_completed_seconds = std::move(seconds);
+    }
+    if (journal) journal->sync();
+    return m;
   }
   template <class T>
   static void add_column(SourceData& s, const std::vector<T>& column) {

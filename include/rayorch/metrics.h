@@ -50,6 +50,11 @@ struct RunMetrics {
   /// Root rows by outcome: "present" when every output is present, else the outcome of the
   /// first output that is not ("dropped", "failed", "suppressed").
   std::map<std::string, std::uint64_t> roots_by_outcome;
+  /// Roots delivered from the run journal instead of being computed (included in
+  /// roots_by_outcome; their root_completed_seconds is 0).
+  std::uint64_t roots_restored = 0;
+  /// Bytes of a torn or corrupt journal tail cut off when the journal was opened.
+  std::uint64_t journal_discarded_bytes = 0;
   /// Trace or report files that could not be written at the end of the run, and other
   /// observers' end-of-run failures (the run itself succeeded and the executor stays open);
   /// each names the path or observer and the reason.

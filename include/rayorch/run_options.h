@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "rayorch/journal.h"
 #include "rayorch/module_options.h"
 #include "rayorch/observer.h"
 
@@ -46,6 +47,27 @@ struct RunOptions {
   /// More observers of the run's events (rayorch/observer.h), called before the built-in
   /// progress line, trace and report.
   std::vector<std::shared_ptr<RunObserver>> observers{};
+  /// A run journal for resuming an interrupted run (rayorch/journal.h); off when its path is
+  /// empty.
+  JournalOptions journal{};
+  /// Error budget: when more than this many roots of the run are failed or suppressed
+  /// (dropped roots are deliberate and do not count), no further input batch is admitted,
+  /// the admitted ones finish, and run() throws ExecutionError naming the count and the
+  /// first causes (the executor is then closed; a journal keeps every finished root). The
+  /// budget acts per input batch: set input_batch_size to stop early. Unset: no limit.
+  std::optional<std::size_t> max_failed_roots{};
+  /// Error budget as a fraction of the roots delivered so far (0..1), checked once at least
+  /// `min_roots_for_failed_fraction` roots are delivered; same effect. >= 1: no limit.
+  double max_failed_fraction = 1.0;
+  std::size_t min_roots_for_failed_fraction = 20;
+  /// When non-empty, every root that is not present (failed, suppressed or dropped) is
+  /// written here as one JSON line: key (the journal key: JournalOptions::key, else a
+  /// digest of the source values when every source type has a Codec, else the row index),
+  /// row, outcome, output (the first output Port not present), cause, call, entity (the
+  /// deciding Grain's Entity key), attempts, restored. The file is replaced at the start of
+  /// the run; run() throws std::invalid_argument before anything runs when it cannot be
+  /// created.
+  std::string dead_letters{};
 };
 
 }  // namespace rayorch

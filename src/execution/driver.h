@@ -36,6 +36,7 @@ class Driver final : public ExecutionCore {
   void close() override;
   bool closed() const override { return closed_; }
   const std::vector<RpcRecord>& rpc_log() const override { return log_; }
+  std::uint64_t plan_fingerprint() const override;
 
  private:
   using Clock = std::chrono::steady_clock;

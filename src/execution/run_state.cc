@@ -59,6 +59,9 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
   batch_count_ = rows == 0 ? 0 : (rows + batch_rows_ - 1) / batch_rows_;
   rr_.assign(plan_->pools.size(), 0);
   metrics_.root_completed_seconds.assign(rows, 0.0);
+  metrics_.roots_restored = sources_.roots_restored;
+  metrics_.roots_by_outcome = sources_.restored_outcomes;
+  metrics_.journal_discarded_bytes = sources_.journal_discarded_bytes;
   done_per_call_.assign(plan_->calls.size(), 0);
   in_flight_per_call_.assign(plan_->calls.size(), 0);
   consumers_.resize(plan_->calls.size());
@@ -152,6 +155,7 @@ double RunState::now_seconds() const {
 }
 
 void RunState::admit() {
+  if (!budget_error_.empty()) return;  // the error budget is spent: admit nothing more
   while (next_batch_ < batch_count_ && active_.size() < options_.max_active_input_batches) {
     const std::size_t first = next_batch_ * batch_rows_;
     const std::size_t rows = std::min(batch_rows_, sources_.rows - first);
@@ -299,6 +303,9 @@ void RunState::settle() {
           }
         }
         ++metrics_.roots_by_outcome[std::string(to_string(root_outcome))];
+        if (root_outcome == Outcome::failed || root_outcome == Outcome::suppressed) {
+          count_failed_root(row);
+        }
         sink_(row, erased_);
         if (!observers_.empty()) {
           const RootEvent re{row, root_outcome, metrics_.root_completed_seconds[row]};
@@ -317,6 +324,39 @@ void RunState::settle() {
     if (!retired) break;
     admit();
   }
+  if (!budget_error_.empty() && active_.empty()) throw ExecutionError(budget_error_);
+}
+
+void RunState::count_failed_root(std::size_t row) {
+  ++failed_roots_;
+  if (first_causes_.size() < 3) {
+    for (const ErasedOutput& o : erased_) {
+      if (o.outcome == Outcome::present) continue;
+      first_causes_.push_back(fmt::format(
+          "row {}: {}{}{}", row, to_string(o.outcome), o.origin ? " at " + o.origin->call : "",
+          o.cause && !o.cause->empty() ? ": " + *o.cause : std::string()));
+      break;
+    }
+  }
+  if (!budget_error_.empty()) return;
+  const bool over_count = options_.max_failed_roots && failed_roots_ > *options_.max_failed_roots;
+  const bool over_fraction =
+      options_.max_failed_fraction < 1.0 &&
+      roots_delivered_ >= options_.min_roots_for_failed_fraction &&
+      static_cast<double>(failed_roots_) >
+          options_.max_failed_fraction * static_cast<double>(roots_delivered_);
+  if (!over_count && !over_fraction) return;
+  std::string causes;
+  for (const std::string& c : first_causes_) causes += "\n  " + c;
+  budget_error_ = fmt::format(
+      "error budget exceeded: {} of {} delivered roots failed or were suppressed (limit: {}); "
+      "no further input batch was admitted and the admitted ones finished. First causes:{}",
+      failed_roots_, roots_delivered_,
+      over_count
+          ? fmt::format("RunOptions.max_failed_roots = {}", *options_.max_failed_roots)
+          : fmt::format("RunOptions.max_failed_fraction = {} after {} roots",
+                        options_.max_failed_fraction, options_.min_roots_for_failed_fraction),
+      causes);
 }
 
 bool RunState::done() const {

@@ -87,6 +87,7 @@ class RunState {
   void end_run(bool aborted, const std::string& error);
   void emit_progress(bool final);
   void apply_store_commands(Engine& e);
+  void count_failed_root(std::size_t row);
 
   std::shared_ptr<const RuntimePlan> plan_;
   SourceData sources_;
@@ -110,6 +111,10 @@ class RunState {
   std::vector<std::chrono::steady_clock::time_point> hold_since_;
   bool wait_for_batch(const Engine& e, int call, std::chrono::steady_clock::time_point now);
   std::size_t roots_delivered_ = 0;
+  // Error budget (RunOptions::max_failed_roots / max_failed_fraction).
+  std::size_t failed_roots_ = 0;
+  std::vector<std::string> first_causes_;
+  std::string budget_error_;  // set once the budget is exceeded
   std::chrono::steady_clock::time_point start_;
   RunMetrics metrics_;
   std::vector<std::shared_ptr<RunObserver>> observers_;  // the user's, then the built-ins

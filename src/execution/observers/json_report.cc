@@ -52,6 +52,8 @@ class JsonReport final : public RunObserver {
                           {"stale_reports_rejected", m.stale_reports_rejected},
                           {"actors_replaced", m.actors_replaced},
                           {"roots_by_outcome", m.roots_by_outcome},
+                          {"roots_restored", m.roots_restored},
+                          {"journal_discarded_bytes", m.journal_discarded_bytes},
                           {"roots_delivered", e.roots_delivered},
                           {"aborted", e.aborted}};
     if (e.aborted) doc["error"] = e.error;
