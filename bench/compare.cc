@@ -141,11 +141,11 @@ Report run_compare(const CompareOptions& o) {
     } else {
       note(fmt::format("compare: running {} (log in {})", peer, log_path.string()));
       fs::remove(out_path);
-      const std::string cmd = fmt::format(
-          "timeout {} {}{} {} --corpus {} --out {} > {} 2>&1", o.peer_timeout_s,
-          loopback_only_prefix(), shell_quote(python),
-          shell_quote(script.string()), shell_quote(corpus_path.string()),
-          shell_quote(out_path.string()), shell_quote(log_path.string()));
+      const std::string cmd =
+          fmt::format("timeout {} {}{} {} --corpus {} --out {} > {} 2>&1", o.peer_timeout_s,
+                      loopback_only_prefix(), shell_quote(python), shell_quote(script.string()),
+                      shell_quote(corpus_path.string()), shell_quote(out_path.string()),
+                      shell_quote(log_path.string()));
       const int status = std::system(cmd.c_str());
       const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       if (code != 0 || !fs::exists(out_path)) {

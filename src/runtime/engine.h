@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rayorch/run_options.h"
 #include "rayorch/outcome.h"
+#include "rayorch/run_options.h"
 
 #include "program/plan.h"
 #include "runtime/protocol.h"
