@@ -7,6 +7,7 @@ each peer writes one JSON result with its timings and every document's ordered p
 import argparse
 import json
 import os
+import socket
 import time
 
 
@@ -21,6 +22,26 @@ def load_corpus(path):
     with open(path) as f:
         corpus = json.load(f)
     return corpus["documents"], corpus["costs_ms"], corpus["topology"]
+
+
+def require_loopback_only():
+    """Refuses to go on unless this process is in a network namespace whose only interface is
+    loopback (`unshare --net` plus `ip link set lo up`), so that Ray cannot bind an external
+    address. Call it before starting Ray."""
+    interfaces = sorted(name for _, name in socket.if_nameindex())
+    if interfaces != ["lo"]:
+        raise SystemExit(
+            f"refusing to start Ray with network interfaces {interfaces}: run this in a private "
+            "network namespace with only loopback (as root: unshare --net sh -c "
+            "'ip link set lo up && exec ...')"
+        )
+
+
+def require_ray_on_loopback(ray):
+    """After ray.init: every node of the cluster must be on 127.0.0.1."""
+    addresses = sorted({node["NodeManagerAddress"] for node in ray.nodes()})
+    if addresses != ["127.0.0.1"]:
+        raise SystemExit(f"a Ray node is not on loopback: {addresses}")
 
 
 def sleep_ms(ms):

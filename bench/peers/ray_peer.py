@@ -16,6 +16,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import ray  # noqa: E402
 
+common.require_loopback_only()
 # Logical CPUs match the actor and task counts of the other systems; the stages only sleep.
 ray.init(
     num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
@@ -23,10 +24,7 @@ ray.init(
     logging_level="ERROR",
     log_to_driver=False,
 )
-# Loopback only: the benchmark runs this script in a private network namespace.
-addresses = sorted({node["NodeManagerAddress"] for node in ray.nodes()})
-if addresses != ["127.0.0.1"]:
-    raise SystemExit(f"a Ray node is not on loopback: {addresses}")
+common.require_ray_on_loopback(ray)
 ctx = ray.data.DataContext.get_current()
 ctx.enable_progress_bars = False
 

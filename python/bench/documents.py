@@ -105,6 +105,16 @@ def measure(name: str, pipeline: Any, docs: list[tuple[int, int]]) -> None:
 
 
 def measure_reference(docs: list[tuple[int, int]]) -> None:
+    import socket
+
+    # Ray binds the machine's external address by default: start it only in a private
+    # network namespace whose one interface is loopback.
+    interfaces = sorted(name for _, name in socket.if_nameindex())
+    if interfaces != ["lo"]:
+        raise SystemExit(
+            f"refusing to start Ray with network interfaces {interfaces}: run this under "
+            "unshare --net sh -c 'ip link set lo up && exec ...' (as root)"
+        )
     import ray
 
     # Logical CPUs for the 14 actors (4 + 8 + 2); the stages only sleep.
