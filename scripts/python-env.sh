@@ -21,6 +21,7 @@ PINNED=(
   "pytest==9.0.3"
   "ruff==0.17.5"
   "mypy==2.4.1"
+  "ray==2.60.0"
 )
 
 if [[ ! -x "$VENV/bin/python" ]]; then

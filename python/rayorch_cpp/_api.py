@@ -330,11 +330,18 @@ class CompiledProgram:
         output_tree: Any,
         source_names: tuple[str, ...],
         call_pools: tuple[int, ...] = (),
+        source: Any = None,
+        modules: tuple[RayModule, ...] = (),
+        optimize: bool = True,
     ) -> None:
         self._program = program
         self._output_tree = output_tree
         self._call_pools = call_pools
         self.source_names = source_names
+        # What a Ray backend ships to its actors, which compile the same program again.
+        self._source = source
+        self._modules = modules
+        self._optimize = optimize
 
     def explain_text(self) -> str:
         """One line per Port, ``pN kind dD <- [inputs] => rule``, plus rewrite lines."""
@@ -392,7 +399,13 @@ def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
         trace.finished = True
     program = trace.core.compile(ids, optimize)
     return CompiledProgram(
-        program, tree, tuple(p.name for p in parameters), tuple(trace.call_pools)
+        program,
+        tree,
+        tuple(p.name for p in parameters),
+        tuple(trace.call_pools),
+        source=pipeline,
+        modules=tuple(trace.modules),
+        optimize=optimize,
     )
 
 

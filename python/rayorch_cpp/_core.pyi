@@ -29,6 +29,8 @@ class Program:
 
     def explain(self) -> str:
         """One line per Port, ``pN kind dD <- [inputs] => rule``, plus rewrite lines."""
+    def pools(self) -> list[dict[str, Any]]:
+        """The actor pools in plan order: name, replicas, cpus, gpus, resources, calls."""
     @property
     def sources(self) -> int:
         """Number of source columns."""
@@ -77,6 +79,13 @@ class Trace:
     def compile(self, outputs: Sequence[int], optimize: bool) -> Program:
         """Seals the trace and compiles it; raises CompileError."""
 
+class RayWorker:
+    """The worker of one Ray actor: one pool's UDF instance and its RPCs."""
+
+    def __init__(self, program: Program, pool: int) -> None: ...
+    def run(self, invocation: bytes, ids: bytes, groups: bytes, *blocks: Any) -> Any:
+        """run(invocation, ids, groups, *blocks) -> (status, *output blocks)"""
+
 class Core:
     """An executor core: the local backend or the synchronous core."""
 
@@ -87,6 +96,9 @@ class Core:
     @staticmethod
     def sync(program: Program, wire: bool = False) -> Core:
         """The deterministic single-thread core."""
+    @staticmethod
+    def ray(program: Program, backend: Any) -> Core:
+        """The Ray backend over a started ``_ray_backend.RayBackend``."""
     def run(
         self,
         columns: list[Sequence[Any]],

@@ -346,27 +346,61 @@ def _in_order(on_row: Callable[[int, Any], None]) -> Callable[[int, Any], None]:
 
 
 class Executor(_Base):
-    """Runs a compiled program (or a Pipeline, compiled first) on the embedded local
-    backend: one thread per actor, each owning one UDF instance built on its own thread.
+    """Runs a compiled program (or a Pipeline, compiled first).
+
+    ``backend="local"`` (default) is the embedded local backend: one thread per actor, each
+    owning one UDF instance built on its own thread. The GIL is held only inside UDF calls,
+    so UDFs that release it run in parallel across replicas.
+
+    ``backend="ray"`` runs every Module as a pool of persistent Ray actors (with its
+    ``num_cpus``, ``num_gpus``, ``resources``, ``runtime_env`` and other Ray actor options)
+    on the cluster at ``address`` (``ray.init(address=..., **ray_init_kwargs)``; an already
+    initialised Ray is used as it is). Values stay in Ray's object store; the driver fetches
+    only the run's outputs. UDF classes must be importable on the workers (or shipped with
+    ``runtime_env``).
+
     Every pool is created up front and reused across runs; a UDF constructor failure
-    raises ExecutionError after cleaning up. The GIL is held only inside UDF calls, so UDFs
-    that release it run in parallel across replicas. Use as a context manager or close().
+    raises ExecutionError after cleaning up. Use as a context manager or close().
     """
 
     def __init__(
         self,
         pipeline: Any,
         *,
+        backend: str = "local",
         address: str | None = None,
         ray_init_kwargs: dict[str, Any] | None = None,
     ) -> None:
-        # `address` and `ray_init_kwargs` are the reference's Ray connection arguments:
-        # accepted so its scripts run unchanged, and unused by the local backend.
+        if backend not in ("local", "ray"):
+            raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+        source = b""
+        if backend == "ray":
+            from ._ray_backend import snapshot
+
+            source = snapshot(pipeline)
         super().__init__(pipeline)
+        self.backend = backend
         self.address = address
         self.ray_init_kwargs = dict(ray_init_kwargs or {})
-        self._core = _core.Core.local(self._program._program)
+        self._ray: Any = None
+        if backend == "ray":
+            from ._ray_backend import RayBackend
+
+            self._ray = RayBackend(self._program, source, address, self.ray_init_kwargs)
+            try:
+                self._core = _core.Core.ray(self._program._program, self._ray)
+            except BaseException:
+                self._ray.stop()
+                raise
+        else:
+            self._core = _core.Core.local(self._program._program)
         _LIVE.add(self)
+
+    def actor_nodes(self) -> list[list[str]]:
+        """Ray backend: the node id of every actor, per pool (plan order)."""
+        if self._ray is None:
+            raise ValueError("actor_nodes() is for the Ray backend")
+        return [list(p) for p in self._ray.nodes]
 
 
 class SyncExecutor(_Base):

@@ -8,9 +8,6 @@
 //
 // The pure-Python package (python/rayorch_cpp) records pipelines through Trace, compiles them
 // into Program and runs them on a Core (the local executor or the deterministic sync core).
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +19,8 @@
 #include <vector>
 
 #include "cpp_udfs.h"
+#include "py_values.h"
+#include "ray_pools.h"
 #include <fmt/format.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/function.h>
@@ -39,6 +38,8 @@
 #include "rayorch/program.h"
 #include "rayorch/recovery.h"
 
+#include "execution/driver.h"
+
 #if RAYORCH_PYTHON_PDF2MD
 #include "pdf2md/pdf2md.h"
 #include "pdf2md/samples.h"
@@ -55,158 +56,7 @@ namespace rd = rayorch::detail;
 
 namespace {
 
-// ---------------------------------------------------------------------------------------
-// GIL and references
-// ---------------------------------------------------------------------------------------
-
-/// False once the interpreter is shutting down: Python objects still held then are leaked
-/// on purpose (taking the GIL during finalization is not allowed from other threads).
-bool python_alive() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() != 0 && Py_IsFinalizing() == 0;
-#else
-  return Py_IsInitialized() != 0 && _Py_IsFinalizing() == 0;
-#endif
-}
-
-/// Holds the GIL for its scope, from any thread (re-entrant).
-class Gil {
- public:
-  Gil() : state_(PyGILState_Ensure()) {}
-  ~Gil() { PyGILState_Release(state_); }
-  Gil(const Gil&) = delete;
-  Gil& operator=(const Gil&) = delete;
-
- private:
-  PyGILState_STATE state_;
-};
-
-/// An owned reference that may be released on any thread: its destructor takes the GIL.
-class Ref {
- public:
-  Ref() = default;
-  /// Takes a new reference (the caller holds the GIL).
-  static Ref borrow(PyObject* o) {
-    Py_XINCREF(o);
-    return Ref(o);
-  }
-  /// Adopts a reference (the caller holds the GIL).
-  static Ref steal(PyObject* o) { return Ref(o); }
-  Ref(const Ref&) = delete;
-  Ref& operator=(const Ref&) = delete;
-  Ref(Ref&& o) noexcept : obj_(std::exchange(o.obj_, nullptr)) {}
-  Ref& operator=(Ref&& o) noexcept {
-    if (this != &o) {
-      reset();
-      obj_ = std::exchange(o.obj_, nullptr);
-    }
-    return *this;
-  }
-  ~Ref() { reset(); }
-  PyObject* get() const { return obj_; }
-  explicit operator bool() const { return obj_ != nullptr; }
-
- private:
-  explicit Ref(PyObject* o) : obj_(o) {}
-  void reset() {
-    if (obj_ == nullptr) return;
-    if (python_alive()) {
-      Gil gil;
-      Py_DECREF(obj_);
-    }
-    obj_ = nullptr;
-  }
-  PyObject* obj_ = nullptr;
-};
-
-/// Classes and callables the pure-Python package registers at import.
-struct Registry {
-  PyObject* record_failure = nullptr;
-  PyObject* group_failure = nullptr;
-  PyObject* make_issue = nullptr;  ///< (outcome, cause, call, entity, attempts) -> OutputIssue
-  PyObject* actor_lost = nullptr;  ///< the exception class a UDF raises to model a lost actor
-};
-Registry registry;
-
-/// The type name of a Python object, for messages ("int", "dict").
-std::string type_name_of(PyObject* o) {
-  return Py_TYPE(o)->tp_name;
-}
-
-/// str(o), or a placeholder when str() itself fails.
-std::string str_of(PyObject* o) {
-  PyObject* s = PyObject_Str(o);
-  if (s == nullptr) {
-    PyErr_Clear();
-    return "<unprintable " + type_name_of(o) + ">";
-  }
-  Py_ssize_t n = 0;
-  const char* text = PyUnicode_AsUTF8AndSize(s, &n);
-  std::string out = text ? std::string(text, static_cast<std::size_t>(n)) : std::string();
-  if (text == nullptr) PyErr_Clear();
-  Py_DECREF(s);
-  return out;
-}
-
-/// Turns the Python error being raised into rd::ForeignError ("ValueError: boom"), the
-/// Python counterpart of a C++ exception thrown by a UDF, or into rayorch::ActorLost for the
-/// package's ActorLost. Clears the Python error.
-[[noreturn]] void throw_foreign() {
-  PyObject* type = nullptr;
-  PyObject* value = nullptr;
-  PyObject* trace = nullptr;
-  PyErr_Fetch(&type, &value, &trace);
-  PyErr_NormalizeException(&type, &value, &trace);
-  std::string name = type ? reinterpret_cast<PyTypeObject*>(type)->tp_name : "unknown error";
-  std::string message = value ? str_of(value) : std::string();
-  const bool lost = registry.actor_lost != nullptr && type != nullptr &&
-                    PyErr_GivenExceptionMatches(type, registry.actor_lost) != 0;
-  Py_XDECREF(type);
-  Py_XDECREF(value);
-  Py_XDECREF(trace);
-  if (lost) throw rayorch::ActorLost(message);
-  throw rd::ForeignError(std::move(name), message);
-}
-
-// ---------------------------------------------------------------------------------------
-// Values and blocks
-// ---------------------------------------------------------------------------------------
-
-/// One value as the engine addresses it. `truth` comes first: the engine reads a mask
-/// value's boolean as `*static_cast<const bool*>(address)`.
-struct PyValue {
-  bool truth = false;
-  PyObject* obj = nullptr;            ///< strong reference; null for a failed row
-  const PyValue* children = nullptr;  ///< the elements of an expanded list
-  std::size_t child_count = 0;
-};
-
-/// A block of Python values: a source column, one output column of an RPC, one group.
-/// Elements of expanded lists get their own PyValues (children) so every child has an
-/// address. Released under the GIL on whatever thread drops the last reference.
-class PyBlock final : public rd::Block {
- public:
-  std::vector<PyValue> rows;
-  std::vector<PyValue> children;
-
-  PyBlock() = default;
-  PyBlock(const PyBlock&) = delete;
-  PyBlock& operator=(const PyBlock&) = delete;
-  ~PyBlock() override {
-    if (!python_alive()) return;
-    Gil gil;
-    for (const PyValue& v : rows) Py_XDECREF(v.obj);
-    for (const PyValue& v : children) Py_XDECREF(v.obj);
-  }
-  const void* at(std::size_t row) const override {
-    return rows[row].obj != nullptr ? &rows[row] : nullptr;
-  }
-  std::size_t size() const override { return rows.size(); }
-};
-
-PyObject* object_at(const void* address) {
-  return static_cast<const PyValue*>(address)->obj;
-}
+using namespace rayorch::python;  // NOLINT(google-build-using-namespace): the extension's own
 
 rd::ListOps python_list_ops() {
   rd::ListOps ops;
@@ -1029,6 +879,13 @@ class Core {
     }
     return Core(program, std::move(core));
   }
+  /// The Ray backend: `backend` is a started rayorch_cpp._ray_backend.RayBackend.
+  static Core ray(const Program& program, nb::object backend) {
+    auto pools = make_ray_pools(program.plan, std::move(backend));
+    nb::gil_scoped_release release;
+    return Core(program, std::make_unique<rd::Driver>(program.plan, std::move(pools),
+                                                      rd::DriverOptions{}));
+  }
   static Core sync(const Program& program, bool wire) {
     std::unique_ptr<rd::ExecutionCore> core;
     {
@@ -1472,6 +1329,25 @@ NB_MODULE(_core, m) {
       .def(
           "explain", [](const Program& p) { return rd::explain_plan(*p.plan); },
           "One line per Port, `pN kind dD <- [inputs] => rule`, plus rewrite lines.")
+      .def(
+          "pools",
+          [](const Program& p) {
+            nb::list out;
+            for (const rd::PlanPool& pool : p.plan->pools) {
+              nb::dict d;
+              d["name"] = pool.name;
+              d["replicas"] = pool.options.replicas;
+              d["cpus"] = pool.options.cpus;
+              d["gpus"] = pool.options.gpus;
+              nb::dict resources;
+              for (const auto& [k, v] : pool.options.resources) resources[nb::str(k.c_str())] = v;
+              d["resources"] = resources;
+              d["calls"] = pool.calls;
+              out.append(d);
+            }
+            return out;
+          },
+          "The actor pools in plan order: name, replicas, cpus, gpus, resources, calls.")
       .def_prop_ro("sources", [](const Program& p) { return p.sources; })
       .def_prop_ro("outputs", [](const Program& p) { return p.outputs; });
 
@@ -1492,9 +1368,22 @@ NB_MODULE(_core, m) {
       .def("describe", &Trace::describe)
       .def("compile", &Trace::compile, nb::arg("outputs"), nb::arg("optimize"));
 
+  nb::class_<rayorch::python::RayWorker>(
+      m, "RayWorker", "The worker of one Ray actor: one pool's UDF instance and its RPCs.")
+      .def(
+          "__init__",
+          [](rayorch::python::RayWorker* self, const Program& program, int pool) {
+            nb::gil_scoped_release release;  // Python constructors take the GIL themselves
+            new (self) rayorch::python::RayWorker(program.plan, pool);
+          },
+          nb::arg("program"), nb::arg("pool"))
+      .def("run", &rayorch::python::RayWorker::run,
+           "run(invocation, ids, groups, *blocks) -> (status, *output blocks)");
+
   nb::class_<Core>(m, "Core", "An executor core: the local backend or the synchronous core.")
       .def_static("local", &Core::local, nb::arg("program"))
       .def_static("sync", &Core::sync, nb::arg("program"), nb::arg("wire") = false)
+      .def_static("ray", &Core::ray, nb::arg("program"), nb::arg("backend"))
       .def("run", &Core::run, nb::arg("columns"), nb::arg("input_batch_size"),
            nb::arg("max_active_input_batches"), nb::arg("backpressure"), nb::arg("progress"),
            nb::arg("trace_path"), nb::arg("report_path"), nb::arg("reservation"), nb::arg("lifo"),

@@ -38,7 +38,8 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
   std::vector<int> sizes;
   for (const auto& pool : workers_) sizes.push_back(static_cast<int>(pool.size()));
   // Bad options throw here, before anything ran, and leave the executor usable.
-  RunState state(plan_, std::move(sources), options, sink, sizes, options_.wire);
+  RunState state(plan_, pools_->make_store(plan_), std::move(sources), options, sink, sizes,
+                 options_.wire);
   ++run_;
   try {
     return drive(state);

@@ -17,12 +17,12 @@
 
 namespace rayorch::detail {
 
-RunState::RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
-                   const RunOptions& options, const RootSink& sink,
+RunState::RunState(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<BlockStore> store,
+                   SourceData sources, const RunOptions& options, const RootSink& sink,
                    std::vector<int> actors_per_pool, bool wire)
-    : plan_(plan),
+    : plan_(std::move(plan)),
       sources_(std::move(sources)),
-      store_(std::move(plan)),
+      store_(std::move(store)),
       wire_(wire),
       actors_per_pool_(std::move(actors_per_pool)),
       options_(options),
@@ -172,7 +172,7 @@ void RunState::admit() {
       if (plan_->ports[plan_->sources[c]].needs_truth) {
         for (const void* v : slice) truth[c].push_back(*static_cast<const bool*>(v) ? 1 : 0);
       }
-      store_.put(
+      store_->put(
           make_block_id(next_batch_, static_cast<std::uint32_t>(c)),
           std::make_shared<ViewBlock>(std::move(slice), std::vector<BlockRef>{sources_.blocks[c]}));
     }
@@ -195,7 +195,7 @@ void RunState::apply_store_commands(Engine& e) {
   if (wire_) {
     for (StoreCommand& c : commands) c = decode_store_command(encode(c));
   }
-  store_.apply(commands);
+  store_->apply(commands);
 }
 
 bool RunState::held_back(int call) const {
@@ -269,7 +269,7 @@ void RunState::fold_counters(const Engine& e) {
 void RunState::retire(std::size_t slot) {
   fold_counters(*active_[slot]);
   apply_store_commands(*active_[slot]);
-  store_.release_batch(active_[slot]->batch_index());
+  store_->release_batch(active_[slot]->batch_index());
   active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(slot));
 }
 
@@ -287,7 +287,7 @@ void RunState::settle() {
         erased_.resize(outcomes_.size());
         for (std::size_t k = 0; k < outcomes_.size(); ++k) {
           const void* value =
-              outcomes_[k] == Outcome::present ? store_.resolve(values_[k]) : nullptr;
+              outcomes_[k] == Outcome::present ? store_->resolve(values_[k]) : nullptr;
           erased_[k] = ErasedOutput{outcomes_[k], causes_[k], value, std::nullopt};
           IssueOrigin origin;
           if (outcomes_[k] != Outcome::present && e.root_issue_origin(root, k, origin))
@@ -404,7 +404,7 @@ void RunState::apply_result(Dispatch& d, Attempt& attempt) {
   std::vector<BlockId> created;
   created.reserve(attempt.blocks.size());
   for (auto& [id, block] : attempt.blocks) {
-    store_.put(id, std::move(block));
+    store_->put(id, std::move(block));
     created.push_back(id);
   }
   const CommitStatus st = d.engine->commit(attempt.report, created);

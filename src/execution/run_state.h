@@ -13,8 +13,8 @@
 
 #include "rayorch/executor.h"
 
+#include "execution/block_store.h"
 #include "execution/invoke.h"
-#include "execution/value_store.h"
 #include "program/plan.h"
 #include "runtime/engine.h"
 
@@ -28,8 +28,10 @@ struct Dispatch {
 
 class RunState {
  public:
-  RunState(std::shared_ptr<const RuntimePlan> plan, SourceData sources, const RunOptions& options,
-           const RootSink& sink, std::vector<int> actors_per_pool, bool wire = false);
+  /// `store` holds this run's blocks (made by the run's pools: WorkerPools::make_store).
+  RunState(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<BlockStore> store,
+           SourceData sources, const RunOptions& options, const RootSink& sink,
+           std::vector<int> actors_per_pool, bool wire = false);
 
   /// Tells the observers the run starts; call once, before the first admit().
   void begin();
@@ -76,8 +78,8 @@ class RunState {
   /// Seconds since the run started.
   double now_seconds() const;
   const RuntimePlan& plan() const { return *plan_; }
-  /// The values of this run (driver thread only).
-  const ValueStore& store() const { return store_; }
+  /// The blocks of this run (driver thread only).
+  const BlockStore& store() const { return *store_; }
   std::uint64_t& actors_replaced() { return metrics_.actors_replaced; }
 
  private:
@@ -91,7 +93,7 @@ class RunState {
 
   std::shared_ptr<const RuntimePlan> plan_;
   SourceData sources_;
-  ValueStore store_;
+  std::unique_ptr<BlockStore> store_;
   bool wire_ = false;  // store commands cross as bytes (testing::SyncOptions)
   std::vector<int> actors_per_pool_;
   RunOptions options_;

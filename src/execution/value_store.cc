@@ -41,7 +41,7 @@ const BlockRef& ValueStore::block(BlockId id) const {
   return *b;
 }
 
-const void* ValueStore::resolve(const Binding& b) const {
+const void* ValueStore::address(const Binding& b) const {
   return block(b.block)->at(b.row);
 }
 

@@ -1,5 +1,5 @@
-// The value store of the in-process backends: the worker side of the protocol that owns the
-// blocks the engine names by id (DESIGN 6.2). It resolves bindings to value addresses for
+// The value store of the in-process backends (a BlockStore, execution/block_store.h): the
+// worker side of the protocol that owns the blocks the engine names by id (DESIGN 6.2). It resolves bindings to value addresses for
 // invocations and for output materialisation, composes groups, and frees a block when the
 // engine releases it, so value memory follows active work.
 //
@@ -14,34 +14,30 @@
 
 #include "rayorch/detail/erased.h"
 
+#include "execution/block_store.h"
 #include "program/plan_code.h"
 #include "runtime/protocol.h"
 
 namespace rayorch::detail {
 
-/// An invocation's inputs as addresses, plus the blocks they live in.
-struct ResolvedInputs {
-  std::vector<std::vector<const void*>> columns;  ///< [input][row]
-  std::vector<BlockRef> keep_alive;               ///< distinct blocks behind `columns`
-};
-
-class ValueStore {
+class ValueStore final : public BlockStore {
  public:
   explicit ValueStore(std::shared_ptr<const RuntimePlan> plan) : plan_(std::move(plan)) {}
 
   /// Stores `block` under `id`. Returns false, keeping the stored block, when `id` is
   /// taken: only a duplicate report names an id twice, and its rows are the same.
-  bool put(BlockId id, BlockRef block);
+  bool put(BlockId id, BlockRef block) override;
   /// The block stored under `id`; throws std::logic_error when absent.
   const BlockRef& block(BlockId id) const;
   /// The address of a bound value; throws std::logic_error when its block is absent.
-  const void* resolve(const Binding& b) const;
+  const void* resolve(const Binding& b) override { return address(b); }
+  const void* address(const Binding& b) const;
   /// Resolves every input of an invocation.
-  ResolvedInputs resolve_inputs(const Invocation& inv) const;
+  ResolvedInputs resolve_inputs(const Invocation& inv) const override;
   /// Applies the engine's requests in order: compose groups, free blocks.
-  void apply(const std::vector<StoreCommand>& commands);
+  void apply(const std::vector<StoreCommand>& commands) override;
   /// Frees every block of an input batch (when it retires).
-  void release_batch(std::size_t batch);
+  void release_batch(std::size_t batch) override;
 
   /// Blocks held now, and the most held at once.
   std::size_t live_blocks() const { return live_; }

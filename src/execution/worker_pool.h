@@ -22,9 +22,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "execution/block_store.h"
 #include "execution/invoke.h"
 #include "execution/value_store.h"
 #include "runtime/protocol.h"
@@ -61,6 +63,12 @@ class WorkerPools {
 
   virtual ~WorkerPools() = default;
 
+  /// Makes the store of one run's blocks. The in-process backends keep blocks in this
+  /// process (ValueStore); a backend whose workers keep them elsewhere returns its own
+  /// store, which resolve_inputs() fills WorkerTask::inputs for.
+  virtual std::unique_ptr<BlockStore> make_store(std::shared_ptr<const RuntimePlan> plan) {
+    return std::make_unique<ValueStore>(std::move(plan));
+  }
   /// Workers per pool, in plan order. Fixed for the pools' lifetime.
   virtual std::vector<int> sizes() const = 0;
   /// How many tasks may be outstanding at once across all pools (the driver never submits

@@ -200,7 +200,7 @@ class EngineRig {
   /// The value of input `input` of row `row` of a reserved batch.
   template <class T>
   const T& input(const rd::Invocation& b, std::size_t input, std::size_t row) const {
-    return *static_cast<const T*>(store_.resolve(b.inputs[input][row]));
+    return *static_cast<const T*>(store_.address(b.inputs[input][row]));
   }
   const rd::ValueStore& store() const { return store_; }
 

@@ -1,0 +1,309 @@
+"""The Ray side of the Ray backend (python/src/ray_pools.h drives it from C++).
+
+Each Module becomes a pool of persistent Ray actors (``_Worker``) built with the Module's
+``num_cpus``, ``num_gpus``, ``resources``, ``runtime_env`` and other Ray actor options. An
+actor compiles the same pipeline again and runs one pool's UDF through the engine's worker
+boundary (``_core.RayWorker``). One RPC is one actor call: the invocation's protocol bytes
+and the ObjectRefs of the blocks it reads go in; the report and one object per output
+block come out (``num_returns``), and only the report is fetched by the driver.
+
+Everything here is called by the driver's thread, with the GIL, from C++: keep it small.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from typing import Any
+
+from . import _core
+from ._values import ExecutionError
+
+# Ray actor options a Module may carry besides the ones the engine reads.
+_ACTOR_OPTIONS = {
+    "runtime_env",
+    "scheduling_strategy",
+    "memory",
+    "accelerator_type",
+    "max_concurrency",
+    "placement_group",
+    "placement_group_bundle_index",
+    "placement_group_capture_child_tasks",
+    "label_selector",
+}
+
+_STARTUP_TIMEOUT_S = float(os.environ.get("RAYORCH_RAY_STARTUP_TIMEOUT_S", "120"))
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as error:  # pragma: no cover - ray is a pinned test dependency
+        raise ExecutionError(
+            "the Ray backend needs the 'ray' package (pip install ray==2.60.0)"
+        ) from error
+    return ray
+
+
+def connect(address: str | None, init_kwargs: dict[str, Any]) -> None:
+    """Connects this process to a Ray cluster unless it already is.
+
+    An ``address`` of the form ``host:port`` is probed first, so a missing cluster is a
+    clear error instead of a long retry loop inside ``ray.init``.
+    """
+    ray = _ray()
+    if ray.is_initialized():
+        return
+    if address and address not in ("auto", "local") and not address.startswith("ray://"):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=2.0):
+                pass
+        except (OSError, ValueError) as error:
+            raise ExecutionError(
+                f"no Ray cluster answers at {address!r} ({error}); start one with "
+                "`ray start --head` and pass its GCS address (host:port), or pass "
+                "address=None to start a local Ray instance"
+            ) from error
+    try:
+        ray.init(address=address, **init_kwargs)
+    except ConnectionError as error:
+        raise ExecutionError(
+            f"could not connect to a Ray cluster at {address!r}: {error}; start one with "
+            "`ray start --head` or pass address=None to start a local Ray instance"
+        ) from error
+
+
+def snapshot(pipeline: Any) -> bytes:
+    """The pipeline as the actors will compile it, taken before the driver traces it (a
+    forward() that draws from state it carries then draws the same on every actor)."""
+    ray = _ray()
+    source = pipeline._source if hasattr(pipeline, "_source") else pipeline
+    if source is None:
+        raise ExecutionError("the Ray backend needs a Pipeline or forward callable to ship")
+    blob: bytes = ray.cloudpickle.dumps(source)
+    return blob
+
+
+class _Worker:
+    """One actor of one pool: builds the pool's UDF instance from the compiled program."""
+
+    def __init__(self, source: bytes, optimize: bool, explain: str, pool: int) -> None:
+        from ._api import compile as compile_program
+
+        ray = _ray()
+        program = compile_program(ray.cloudpickle.loads(source), optimize=optimize)
+        if program.explain_text() != explain:
+            raise ExecutionError(
+                "the pipeline compiled on a Ray actor differs from the driver's; the "
+                "pipeline's Modules or UDF code differ between the driver and the workers "
+                "(ship the same code, e.g. with runtime_env)"
+            )
+        self._worker = _core.RayWorker(program._program, pool)
+
+    def ready(self) -> tuple[str, int]:
+        """The actor's node id and process id, once its constructor has finished."""
+        ray = _ray()
+        return (ray.get_runtime_context().get_node_id(), os.getpid())
+
+    def run(self, invocation: bytes, ids: bytes, groups: bytes, *blocks: Any) -> Any:
+        return self._worker.run(invocation, ids, groups, *blocks)
+
+
+def _classify(error: BaseException) -> tuple[str, str]:
+    """What a Ray error means for an RPC: ("lost" | "block_lost" | "failed", message)."""
+    ray = _ray()
+    exc = ray.exceptions
+    cause: BaseException = error
+    if isinstance(error, exc.RayTaskError) and error.cause is not None:
+        cause = error.cause
+    text = f"{type(cause).__name__}: {str(cause).strip().splitlines()[0] if str(cause) else ''}"
+    if isinstance(cause, exc.ObjectLostError):
+        return ("block_lost", text)
+    if isinstance(cause, (exc.RayActorError, exc.TaskCancelledError, exc.WorkerCrashedError)):
+        return ("lost", text)
+    return ("failed", text)
+
+
+class RayBackend:
+    """The actor pools of one compiled program on a Ray cluster."""
+
+    def __init__(
+        self,
+        program: Any,
+        source: bytes,
+        address: str | None = None,
+        ray_init_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        connect(address, dict(ray_init_kwargs or {}))
+        ray = _ray()
+        self._ray = ray
+        self._wait = ray.wait
+        self._get = ray.get
+        self._cls = ray.remote(max_restarts=0, max_task_retries=0)(_Worker)
+        self._explain = program.explain_text()
+        self._optimize = program._optimize
+        self._source_ref = ray.put(source)
+        self._pools: list[dict[str, Any]] = list(program._program.pools())
+        self._options: list[dict[str, Any]] = []
+        for pool in self._pools:
+            module = program._modules[program._call_pools[pool["calls"][0]]]
+            options: dict[str, Any] = {
+                "num_cpus": pool["cpus"],
+                "num_gpus": pool["gpus"],
+            }
+            if pool["resources"]:
+                options["resources"] = dict(pool["resources"])
+            for key, value in module.options.items():
+                if key in _ACTOR_OPTIONS and value is not None:
+                    options[key] = value
+            self._options.append(options)
+        self._actors: list[list[Any]] = [[] for _ in self._pools]
+        self._methods: list[list[dict[int, Any]]] = [[] for _ in self._pools]
+        self._pending: dict[Any, int] = {}
+        self.nodes: list[list[str]] = [[] for _ in self._pools]
+        try:
+            started = []
+            for p, pool in enumerate(self._pools):
+                for _ in range(int(pool["replicas"])):
+                    started.append((p, self._new_actor(p)))
+            ready = self._await_ready([a for _, a in started], [p for p, _ in started])
+            for (p, actor), (node, _pid) in zip(started, ready, strict=True):
+                self._actors[p].append(actor)
+                self._methods[p].append({})
+                self.nodes[p].append(node)
+        except BaseException:
+            for _, actor in started:
+                self._kill(actor)
+            raise
+
+    # -- actors --------------------------------------------------------------------------
+
+    def _new_actor(self, pool: int) -> Any:
+        return self._cls.options(**self._options[pool]).remote(
+            self._source_ref, self._optimize, self._explain, pool
+        )
+
+    def _await_ready(self, actors: list[Any], pools: list[int]) -> list[tuple[str, int]]:
+        refs = [a.ready.remote() for a in actors]
+        deadline = time.monotonic() + _STARTUP_TIMEOUT_S
+        pending = list(refs)
+        while pending:
+            left = deadline - time.monotonic()
+            _, pending = self._wait(pending, num_returns=len(pending), timeout=max(left, 0))
+            if pending and left <= 0:
+                names = sorted({self._pools[pools[refs.index(r)]]["name"] for r in pending})
+                raise ExecutionError(
+                    f"Ray actors of {', '.join(names)} did not start within "
+                    f"{_STARTUP_TIMEOUT_S:.0f} s; the cluster may lack the resources they ask "
+                    f"for ({[self._options[pools[refs.index(r)]] for r in pending][0]}) "
+                    f"(cluster: {self._ray.cluster_resources()})"
+                )
+        out = []
+        for ref, pool in zip(refs, pools, strict=True):
+            try:
+                out.append(self._get(ref))
+            except self._ray.exceptions.RayActorError as error:
+                raise ExecutionError(
+                    f"the constructor of Module<{self._pools[pool]['name']}> failed on a Ray "
+                    f"actor: {_constructor_error(error)}"
+                ) from None
+        return out
+
+    def _kill(self, actor: Any) -> None:
+        try:
+            self._ray.kill(actor, no_restart=True)
+        except Exception:  # noqa: BLE001 - the actor may be gone with its node already
+            pass
+
+    def sizes(self) -> list[int]:
+        return [len(a) for a in self._actors]
+
+    def replace(self, pool: int, slot: int) -> None:
+        """Kills the actor in (pool, slot) and puts a fresh one, fully built, in its place."""
+        self._kill(self._actors[pool][slot])
+        actor = self._new_actor(pool)
+        try:
+            (node, _pid) = self._await_ready([actor], [pool])[0]
+        except BaseException:
+            self._kill(actor)
+            raise
+        self._actors[pool][slot] = actor
+        self._methods[pool][slot] = {}
+        self.nodes[pool][slot] = node
+
+    def stop(self) -> None:
+        """Kills every actor (idempotent)."""
+        for pool in self._actors:
+            for actor in pool:
+                self._kill(actor)
+            pool.clear()
+        self._pending.clear()
+
+    # -- values --------------------------------------------------------------------------
+
+    def put(self, values: list[Any]) -> Any:
+        return self._ray.put(values)
+
+    def get(self, ref: Any) -> Any:
+        return self._get(ref)
+
+    # -- RPCs ----------------------------------------------------------------------------
+
+    def submit(
+        self,
+        pool: int,
+        slot: int,
+        token: int,
+        returns: int,
+        invocation: bytes,
+        ids: bytes,
+        groups: bytes,
+        refs: tuple[Any, ...],
+    ) -> Any:
+        methods = self._methods[pool][slot]
+        method = methods.get(returns)
+        if method is None:
+            method = self._actors[pool][slot].run.options(num_returns=returns)
+            methods[returns] = method
+        out = method.remote(invocation, ids, groups, *refs)
+        self._pending[out[0]] = token
+        return out
+
+    def wait(self, timeout: float) -> list[tuple[int, bool, Any]]:
+        """The RPCs whose reports are ready, waiting up to `timeout` s for the first."""
+        pending = list(self._pending)
+        if not pending:
+            return []
+        ready, rest = self._wait(pending, num_returns=1, timeout=timeout)
+        if not ready:
+            return []
+        if rest:
+            more, _ = self._wait(rest, num_returns=len(rest), timeout=0)
+            ready.extend(more)
+        out: list[tuple[int, bool, Any]] = []
+        try:
+            values = self._get(ready)
+        except Exception:  # noqa: BLE001 - one of them failed: take them one by one
+            values = None
+        for i, ref in enumerate(ready):
+            token = self._pending.pop(ref)
+            if values is not None:
+                out.append((token, True, values[i]))
+                continue
+            try:
+                out.append((token, True, self._get(ref)))
+            except Exception as error:  # noqa: BLE001 - classified for the driver
+                out.append((token, False, _classify(error)))
+        return out
+
+
+def _constructor_error(error: BaseException) -> str:
+    """The UDF constructor's exception inside a Ray actor creation error, as "Type: message"."""
+    text = str(error)
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("rayorch_cpp.ExecutionError") or line.startswith("ExecutionError"):
+            return line.split(":", 1)[1].strip()
+    return text.strip().splitlines()[-1] if text.strip() else type(error).__name__

@@ -1,0 +1,176 @@
+// Python values as the engine addresses them, and the GIL discipline of the extension: the
+// pieces that the bindings (core.cc) and the Ray backend (ray_pools.cc) share.
+//
+// Every place that touches a Python object takes the GIL itself (Gil), from any thread; Ref
+// releases its object under the GIL wherever it is dropped.
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rayorch/detail/erased.h"
+#include "rayorch/errors.h"
+#include "rayorch/outcome.h"
+
+namespace rayorch::python {
+
+namespace rd = rayorch::detail;
+
+// ---------------------------------------------------------------------------------------
+// GIL and references
+// ---------------------------------------------------------------------------------------
+
+/// False once the interpreter is shutting down: Python objects still held then are leaked
+/// on purpose (taking the GIL during finalization is not allowed from other threads).
+inline bool python_alive() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() != 0 && Py_IsFinalizing() == 0;
+#else
+  return Py_IsInitialized() != 0 && _Py_IsFinalizing() == 0;
+#endif
+}
+
+/// Holds the GIL for its scope, from any thread (re-entrant).
+class Gil {
+ public:
+  Gil() : state_(PyGILState_Ensure()) {}
+  ~Gil() { PyGILState_Release(state_); }
+  Gil(const Gil&) = delete;
+  Gil& operator=(const Gil&) = delete;
+
+ private:
+  PyGILState_STATE state_;
+};
+
+/// An owned reference that may be released on any thread: its destructor takes the GIL.
+class Ref {
+ public:
+  Ref() = default;
+  /// Takes a new reference (the caller holds the GIL).
+  static Ref borrow(PyObject* o) {
+    Py_XINCREF(o);
+    return Ref(o);
+  }
+  /// Adopts a reference (the caller holds the GIL).
+  static Ref steal(PyObject* o) { return Ref(o); }
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  Ref(Ref&& o) noexcept : obj_(std::exchange(o.obj_, nullptr)) {}
+  Ref& operator=(Ref&& o) noexcept {
+    if (this != &o) {
+      reset();
+      obj_ = std::exchange(o.obj_, nullptr);
+    }
+    return *this;
+  }
+  ~Ref() { reset(); }
+  PyObject* get() const { return obj_; }
+  explicit operator bool() const { return obj_ != nullptr; }
+
+ private:
+  explicit Ref(PyObject* o) : obj_(o) {}
+  void reset() {
+    if (obj_ == nullptr) return;
+    if (python_alive()) {
+      Gil gil;
+      Py_DECREF(obj_);
+    }
+    obj_ = nullptr;
+  }
+  PyObject* obj_ = nullptr;
+};
+
+/// Classes and callables the pure-Python package registers at import.
+struct Registry {
+  PyObject* record_failure = nullptr;
+  PyObject* group_failure = nullptr;
+  PyObject* make_issue = nullptr;  ///< (outcome, cause, call, entity, attempts) -> OutputIssue
+  PyObject* actor_lost = nullptr;  ///< the exception class a UDF raises to model a lost actor
+};
+inline Registry registry;  // set once at import by configure(), then read-only
+
+/// The type name of a Python object, for messages ("int", "dict").
+inline std::string type_name_of(PyObject* o) {
+  return Py_TYPE(o)->tp_name;
+}
+
+/// str(o), or a placeholder when str() itself fails.
+inline std::string str_of(PyObject* o) {
+  PyObject* s = PyObject_Str(o);
+  if (s == nullptr) {
+    PyErr_Clear();
+    return "<unprintable " + type_name_of(o) + ">";
+  }
+  Py_ssize_t n = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(s, &n);
+  std::string out = text ? std::string(text, static_cast<std::size_t>(n)) : std::string();
+  if (text == nullptr) PyErr_Clear();
+  Py_DECREF(s);
+  return out;
+}
+
+/// Turns the Python error being raised into rd::ForeignError ("ValueError: boom"), the
+/// Python counterpart of a C++ exception thrown by a UDF, or into rayorch::ActorLost for the
+/// package's ActorLost. Clears the Python error.
+[[noreturn]] inline void throw_foreign() {
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* trace = nullptr;
+  PyErr_Fetch(&type, &value, &trace);
+  PyErr_NormalizeException(&type, &value, &trace);
+  std::string name = type ? reinterpret_cast<PyTypeObject*>(type)->tp_name : "unknown error";
+  std::string message = value ? str_of(value) : std::string();
+  const bool lost = registry.actor_lost != nullptr && type != nullptr &&
+                    PyErr_GivenExceptionMatches(type, registry.actor_lost) != 0;
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(trace);
+  if (lost) throw rayorch::ActorLost(message);
+  throw rd::ForeignError(std::move(name), message);
+}
+
+// ---------------------------------------------------------------------------------------
+// Values and blocks
+// ---------------------------------------------------------------------------------------
+
+/// One value as the engine addresses it. `truth` comes first: the engine reads a mask
+/// value's boolean as `*static_cast<const bool*>(address)`.
+struct PyValue {
+  bool truth = false;
+  PyObject* obj = nullptr;            ///< strong reference; null for a failed row
+  const PyValue* children = nullptr;  ///< the elements of an expanded list
+  std::size_t child_count = 0;
+};
+
+/// A block of Python values: a source column, one output column of an RPC, one group.
+/// Elements of expanded lists get their own PyValues (children) so every child has an
+/// address. Released under the GIL on whatever thread drops the last reference.
+class PyBlock final : public rd::Block {
+ public:
+  std::vector<PyValue> rows;
+  std::vector<PyValue> children;
+
+  PyBlock() = default;
+  PyBlock(const PyBlock&) = delete;
+  PyBlock& operator=(const PyBlock&) = delete;
+  ~PyBlock() override {
+    if (!python_alive()) return;
+    Gil gil;
+    for (const PyValue& v : rows) Py_XDECREF(v.obj);
+    for (const PyValue& v : children) Py_XDECREF(v.obj);
+  }
+  const void* at(std::size_t row) const override {
+    return rows[row].obj != nullptr ? &rows[row] : nullptr;
+  }
+  std::size_t size() const override { return rows.size(); }
+};
+
+inline PyObject* object_at(const void* address) {
+  return static_cast<const PyValue*>(address)->obj;
+}
+
+}  // namespace rayorch::python

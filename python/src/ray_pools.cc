@@ -1,0 +1,671 @@
+// The Ray backend. See ray_pools.h.
+#include "ray_pools.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "py_values.h"
+#include <fmt/format.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "rayorch/errors.h"
+
+#include "execution/invoke.h"
+#include "runtime/protocol_codec.h"
+
+namespace nb = nanobind;
+
+namespace rayorch::python {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------------------
+// Bytes beside the protocol: block ids and group inputs (little-endian, like protocol_codec)
+// ---------------------------------------------------------------------------------------
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xffU));
+}
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xffU));
+}
+
+class Reader {
+ public:
+  Reader(const char* data, std::size_t size) : data_(data), size_(size) {}
+  std::uint64_t u(int bytes) {
+    if (at_ + static_cast<std::size_t>(bytes) > size_)
+      throw rd::ProtocolError("truncated Ray task bytes");
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i)
+      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(data_[at_++])) << (8 * i);
+    return v;
+  }
+  std::uint32_t u32() { return static_cast<std::uint32_t>(u(4)); }
+  std::uint64_t u64() { return u(8); }
+  bool done() const { return at_ == size_; }
+
+ private:
+  const char* data_;
+  std::size_t size_;
+  std::size_t at_ = 0;
+};
+
+std::string encode_groups(const std::vector<rd::GroupInput>& groups) {
+  std::string out;
+  put_u32(out, static_cast<std::uint32_t>(groups.size()));
+  for (const rd::GroupInput& g : groups) {
+    put_u32(out, g.input);
+    put_u32(out, g.row);
+    put_u32(out, static_cast<std::uint32_t>(g.members.size()));
+    for (const rd::Binding& m : g.members) {
+      put_u64(out, m.block);
+      put_u32(out, m.row);
+    }
+  }
+  return out;
+}
+
+std::vector<rd::GroupInput> decode_groups(const char* data, std::size_t size) {
+  Reader r(data, size);
+  std::vector<rd::GroupInput> groups(r.u32());
+  for (rd::GroupInput& g : groups) {
+    g.input = r.u32();
+    g.row = r.u32();
+    g.members.resize(r.u32());
+    for (rd::Binding& m : g.members) {
+      m.block = r.u64();
+      m.row = r.u32();
+    }
+  }
+  if (!r.done()) throw rd::ProtocolError("trailing bytes after the group inputs");
+  return groups;
+}
+
+std::string bytes_of(nb::handle b) {
+  char* data = nullptr;
+  Py_ssize_t n = 0;
+  if (PyBytes_AsStringAndSize(b.ptr(), &data, &n) != 0) throw nb::python_error();
+  return std::string(data, static_cast<std::size_t>(n));
+}
+
+/// A Python list of the block's values (None where a row failed).
+PyObject* block_to_list(const rd::Block& block) {
+  const std::size_t n = block.size();
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(n));
+  if (list == nullptr) throw_foreign();
+  for (std::size_t i = 0; i < n; ++i) {
+    const void* a = block.at(i);
+    PyObject* o = a != nullptr ? object_at(a) : Py_None;
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), Py_NewRef(o));
+  }
+  return list;
+}
+
+/// A block over a Python sequence of values (the caller holds the GIL).
+std::shared_ptr<PyBlock> list_to_block(PyObject* seq) {
+  PyObject* fast = PySequence_Fast(seq, "a Ray block must be a list of values");
+  if (fast == nullptr) throw_foreign();
+  const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(fast));
+  PyObject** items = PySequence_Fast_ITEMS(fast);
+  auto block = std::make_shared<PyBlock>();
+  block->rows.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    block->rows[i].obj = Py_NewRef(items[i]);
+    block->rows[i].truth = items[i] == Py_True;
+  }
+  Py_DECREF(fast);
+  return block;
+}
+
+/// A block whose values live in Ray's object store: the driver holds its ObjectRef only.
+class RemoteBlock final : public rd::Block {
+ public:
+  RemoteBlock(rd::BlockId id, Ref ref) : id_(id), ref_(std::move(ref)) {}
+  const void* at(std::size_t) const override { return nullptr; }  // never read in the driver
+  std::size_t size() const override { return 0; }
+  rd::BlockId id() const { return id_; }
+  PyObject* ref() const { return ref_.get(); }
+
+ private:
+  rd::BlockId id_;
+  Ref ref_;
+};
+
+/// Calls `backend.<method>(args...)` under the GIL the caller holds; throws on a Python error.
+template <class... A>
+nb::object call(const nb::object& backend, const char* method, A&&... args) {
+  return backend.attr(method)(std::forward<A>(args)...);
+}
+
+// ---------------------------------------------------------------------------------------
+// The driver's view of a run's blocks
+// ---------------------------------------------------------------------------------------
+
+class RayStore final : public rd::BlockStore {
+ public:
+  explicit RayStore(nb::object backend) : backend_(std::move(backend)) {}
+  RayStore(const RayStore&) = delete;
+  RayStore& operator=(const RayStore&) = delete;
+  ~RayStore() override {
+    Gil gil;  // the entries hold ObjectRefs
+    entries_.clear();
+    backend_ = nb::object();
+  }
+
+  bool put(rd::BlockId id, rd::BlockRef block) override {
+    Entry& e = entries_[id];
+    if (e.remote || e.group) return false;
+    if (const auto* remote = dynamic_cast<const RemoteBlock*>(block.get())) {
+      (void)remote;
+      e.remote = std::move(block);
+      return true;
+    }
+    // A block the driver made (a source slice): its values go to the object store once, and
+    // the driver keeps its own view to materialise outputs that are source values.
+    Gil gil;
+    nb::object list = nb::steal(block_to_list(*block));
+    nb::object ref = call(backend_, "put", list);
+    e.remote = std::make_shared<RemoteBlock>(id, Ref::borrow(ref.ptr()));
+    e.local = std::move(block);
+    return true;
+  }
+
+  const void* resolve(const rd::Binding& b) override {
+    Entry& e = entry(b.block);
+    if (e.group) {
+      if (!e.fetched) {
+        Gil gil;
+        std::vector<std::shared_ptr<PyBlock>> fetched(e.member_blocks.size());
+        PyObject* list = PyList_New(static_cast<Py_ssize_t>(e.members.size()));
+        if (list == nullptr) throw_foreign();
+        auto block = std::make_shared<PyBlock>();
+        block->rows.push_back(PyValue{false, list, nullptr, 0});
+        for (std::size_t i = 0; i < e.members.size(); ++i) {
+          const std::size_t k = member_index(e, e.members[i].block);
+          if (!fetched[k]) fetched[k] = fetch(*e.member_blocks[k]);
+          PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i),
+                          Py_NewRef(fetched[k]->rows.at(e.members[i].row).obj));
+        }
+        e.fetched = std::move(block);
+      }
+      return e.fetched->at(0);
+    }
+    if (e.local) return e.local->at(b.row);
+    if (!e.fetched) {
+      Gil gil;
+      e.fetched = fetch(*e.remote);
+    }
+    return e.fetched->at(b.row);
+  }
+
+  rd::ResolvedInputs resolve_inputs(const rd::Invocation& inv) const override {
+    rd::ResolvedInputs r;
+    std::vector<rd::BlockId> seen;
+    auto add = [&](rd::BlockId id) {
+      for (rd::BlockId s : seen)
+        if (s == id) return;
+      seen.push_back(id);
+      r.keep_alive.push_back(entry(id).remote);
+    };
+    for (std::size_t i = 0; i < inv.inputs.size(); ++i) {
+      for (std::size_t row = 0; row < inv.inputs[i].size(); ++row) {
+        const rd::Binding& b = inv.inputs[i][row];
+        const Entry& e = entry(b.block);
+        if (!e.group) {
+          add(b.block);
+          continue;
+        }
+        r.groups.push_back(rd::GroupInput{static_cast<std::uint32_t>(i),
+                                          static_cast<std::uint32_t>(row), e.members});
+        for (const rd::BlockRef& m : e.member_blocks) {
+          const rd::BlockId id = static_cast<const RemoteBlock&>(*m).id();
+          if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+          seen.push_back(id);
+          r.keep_alive.push_back(m);
+        }
+      }
+    }
+    return r;
+  }
+
+  void apply(const std::vector<rd::StoreCommand>& commands) override {
+    Gil gil;  // a release drops ObjectRefs
+    for (const rd::StoreCommand& c : commands) {
+      if (c.kind == rd::StoreCommand::Kind::compose_group) {
+        Entry& e = entries_[c.block];
+        if (e.remote || e.group) continue;
+        e.group = true;
+        e.members = c.members;
+        // The group holds its members' blocks: the engine may release them right away.
+        for (const rd::Binding& m : c.members) {
+          if (std::any_of(e.member_blocks.begin(), e.member_blocks.end(), [&](const auto& b) {
+                return static_cast<const RemoteBlock&>(*b).id() == m.block;
+              }))
+            continue;
+          e.member_blocks.push_back(entry(m.block).remote);
+        }
+      } else {
+        entries_.erase(c.block);
+      }
+    }
+  }
+
+  void release_batch(std::size_t batch) override {
+    Gil gil;
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (rd::block_batch(it->first) == batch) {
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+ private:
+  struct Entry {
+    rd::BlockRef remote;  // a RemoteBlock; null for a group
+    rd::BlockRef local;   // a source slice: the driver's own view of it
+    bool group = false;
+    std::vector<rd::Binding> members;
+    std::vector<rd::BlockRef> member_blocks;  // a group: its members' distinct blocks
+    std::shared_ptr<PyBlock> fetched;  // fetched or composed to materialise outputs
+  };
+
+  static std::size_t member_index(const Entry& e, rd::BlockId id) {
+    for (std::size_t k = 0; k < e.member_blocks.size(); ++k)
+      if (static_cast<const RemoteBlock&>(*e.member_blocks[k]).id() == id) return k;
+    throw std::logic_error("internal error: a group member's block is not held by the group");
+  }
+
+  // Fetches a block's values from the object store (the caller holds the GIL).
+  std::shared_ptr<PyBlock> fetch(const rd::Block& remote) {
+    nb::object values =
+        call(backend_, "get", nb::handle(static_cast<const RemoteBlock&>(remote).ref()));
+    return list_to_block(values.ptr());
+  }
+
+  const Entry& entry(rd::BlockId id) const {
+    auto it = entries_.find(id);
+    if (it == entries_.end() || (!it->second.remote && !it->second.group)) {
+      throw std::logic_error(fmt::format(
+          "internal error: block {:#x} is not in the Ray store (released too early?)", id));
+    }
+    return it->second;
+  }
+  Entry& entry(rd::BlockId id) { return const_cast<Entry&>(std::as_const(*this).entry(id)); }
+
+  nb::object backend_;
+  std::unordered_map<rd::BlockId, Entry> entries_;
+};
+
+// ---------------------------------------------------------------------------------------
+// The pools
+// ---------------------------------------------------------------------------------------
+
+/// Wall-clock seconds (an actor's clock) as a point of this process's steady clock. Both run
+/// on one machine or on machines whose clocks agree closely enough for a timeline.
+Clock::time_point from_wall(double seconds) {
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  return Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(now - seconds));
+}
+
+class RayPools final : public rd::WorkerPools {
+ public:
+  RayPools(std::shared_ptr<const rd::RuntimePlan> plan, nb::object backend)
+      : plan_(std::move(plan)), backend_(std::move(backend)) {
+    Gil gil;
+    sizes_ = nb::cast<std::vector<int>>(call(backend_, "sizes"));
+    if (sizes_.size() != plan_->pools.size()) {
+      throw ExecutionError(fmt::format("the Ray backend started {} pools for a plan with {}",
+                                       sizes_.size(), plan_->pools.size()));
+    }
+    for (int n : sizes_) {
+      epochs_.emplace_back(static_cast<std::size_t>(n), 0);
+      total_ += static_cast<std::size_t>(n);
+    }
+  }
+  RayPools(const RayPools&) = delete;
+  RayPools& operator=(const RayPools&) = delete;
+  ~RayPools() override {
+    stop();
+    Gil gil;
+    backend_ = nb::object();
+  }
+
+  std::unique_ptr<rd::BlockStore> make_store(std::shared_ptr<const rd::RuntimePlan>) override {
+    Gil gil;
+    return std::make_unique<RayStore>(backend_);
+  }
+  std::vector<int> sizes() const override { return sizes_; }
+  std::size_t max_outstanding() const override { return total_; }
+
+  void submit(rd::WorkerTask task) override {
+    Pending p;
+    p.run = task.run;
+    p.pool = task.pool;
+    p.slot = task.slot;
+    p.epoch = epochs_[task.pool][task.slot];
+    p.submitted = Clock::now();
+    std::string ids;
+    for (const rd::BlockRef& b : task.inputs.keep_alive)
+      put_u64(ids, static_cast<const RemoteBlock&>(*b).id());
+    std::size_t returns = 1;
+    for (const rd::OutputSlot& s : task.invocation.outputs) returns += s.child_block != 0 ? 2 : 1;
+    const std::string inv = rd::encode(task.invocation);
+    const std::string groups = encode_groups(task.inputs.groups);
+    const std::uint64_t token = ++tokens_;
+    {
+      Gil gil;
+      nb::object refs = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(task.inputs.keep_alive.size())));
+      for (std::size_t i = 0; i < task.inputs.keep_alive.size(); ++i) {
+        PyObject* ref = static_cast<const RemoteBlock&>(*task.inputs.keep_alive[i]).ref();
+        PyTuple_SET_ITEM(refs.ptr(), static_cast<Py_ssize_t>(i), Py_NewRef(ref));
+      }
+      nb::object out = call(backend_, "submit", task.pool, task.slot, token, returns,
+                            nb::bytes(inv.data(), inv.size()),
+                            nb::bytes(ids.data(), ids.size()),
+                            nb::bytes(groups.data(), groups.size()), refs);
+      PyObject* fast = PySequence_Fast(out.ptr(), "submit() must return the ObjectRefs");
+      if (fast == nullptr) throw nb::python_error();
+      const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(fast));
+      for (std::size_t i = 1; i < n; ++i)
+        p.blocks.push_back(Ref::borrow(PySequence_Fast_GET_ITEM(fast, static_cast<Py_ssize_t>(i))));
+      Py_DECREF(fast);
+    }
+    p.invocation = std::move(task.invocation);
+    pending_.emplace(token, std::move(p));
+  }
+
+  void wait(Clock::time_point deadline, std::vector<rd::WorkerResult>& out) override {
+    if (pending_.empty()) return;
+    const double timeout =
+        std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+    Gil gil;
+    nb::object done = call(backend_, "wait", timeout);
+    for (nb::handle item : done) {
+      auto t = nb::borrow<nb::tuple>(item);
+      const auto token = nb::cast<std::uint64_t>(t[0]);
+      auto it = pending_.find(token);
+      if (it == pending_.end()) continue;
+      Pending p = std::move(it->second);
+      pending_.erase(it);
+      out.push_back(result(std::move(p), nb::cast<bool>(t[1]), t[2]));
+    }
+  }
+
+  void replace(int pool, int slot) override {
+    ++epochs_[pool][slot];
+    Gil gil;
+    try {
+      call(backend_, "replace", pool, slot);
+    } catch (const nb::python_error& e) {
+      throw ExecutionError(fmt::format("replacing a Ray actor of pool {} failed: {}",
+                                       plan_->pools[pool].name, e.what()));
+    }
+  }
+
+  void stop() noexcept override {
+    if (stopped_ || !python_alive()) return;
+    stopped_ = true;
+    Gil gil;
+    pending_.clear();
+    try {
+      call(backend_, "stop");
+    } catch (const nb::python_error& e) {
+      PySys_WriteStderr("rayorch: stopping the Ray actors: %s\n", e.what());
+    } catch (...) {
+      // Stopping never throws; the actors go with the cluster or the driver.
+    }
+  }
+
+ private:
+  struct Pending {
+    std::uint64_t run = 0;
+    int pool = -1;
+    int slot = -1;
+    std::uint64_t epoch = 0;
+    rd::Invocation invocation;
+    std::vector<Ref> blocks;  // the ObjectRefs of the output blocks, in slot order
+    Clock::time_point submitted;
+  };
+
+  // Builds the result of one finished RPC (the caller holds the GIL).
+  rd::WorkerResult result(Pending p, bool ok, nb::handle value) {
+    rd::WorkerResult r;
+    r.run = p.run;
+    r.pool = p.pool;
+    r.slot = p.slot;
+    r.current = p.epoch == epochs_[p.pool][p.slot];
+    rd::Attempt& a = r.attempt;
+    a.report.invocation = p.invocation.id;
+    a.report.input_batch = p.invocation.input_batch;
+    a.start = p.submitted;
+    a.end = Clock::now();
+    if (!r.current) return r;  // the generation fence rejects it; its blocks go with `p`
+    if (ok) {
+      auto status = nb::borrow<nb::tuple>(value);
+      const int kind = nb::cast<int>(status[0]);
+      a.start = from_wall(nb::cast<double>(status[2]));
+      a.end = from_wall(nb::cast<double>(status[3]));
+      switch (kind) {
+        case 0: {
+          a.kind = rd::Attempt::Kind::ok;
+          a.report = rd::decode_report(bytes_of(status[1]));
+          std::size_t j = 0;
+          for (const rd::OutputSlot& s : p.invocation.outputs) {
+            a.blocks.emplace_back(s.block,
+                                  std::make_shared<RemoteBlock>(s.block, std::move(p.blocks[j++])));
+            if (s.child_block != 0) {
+              a.blocks.emplace_back(s.child_block, std::make_shared<RemoteBlock>(
+                                                       s.child_block, std::move(p.blocks[j++])));
+            }
+          }
+          break;
+        }
+        case 1:
+          a.kind = rd::Attempt::Kind::failed;
+          a.error = nb::cast<std::string>(status[1]);
+          break;
+        default:  // the UDF raised ActorLost: the actor rebuilt its UDF instance (or could not)
+          a.kind = rd::Attempt::Kind::lost;
+          a.error = nb::cast<std::string>(status[1]);
+          r.rebuilt = true;
+          if (kind == 3) r.fatal = "replacing a lost actor failed: " + nb::cast<std::string>(status[4]);
+          break;
+      }
+      return r;
+    }
+    auto error = nb::borrow<nb::tuple>(value);
+    const std::string what = nb::cast<std::string>(error[0]);
+    const std::string message = nb::cast<std::string>(error[1]);
+    if (what == "lost") {
+      // The actor (or its node) is gone: a fresh actor takes its slot, the Grains replay.
+      a.kind = rd::Attempt::Kind::lost;
+      a.error = message;
+      r.rebuilt = true;
+      ++epochs_[p.pool][p.slot];
+      try {
+        call(backend_, "replace", p.pool, p.slot);
+      } catch (const nb::python_error& e) {
+        r.fatal = fmt::format("replacing a lost Ray actor of pool {} failed: {}",
+                              plan_->pools[p.pool].name, e.what());
+      }
+    } else if (what == "block_lost") {
+      // An input block was lost with its node and Ray could not rebuild it: the Grains that
+      // read it fail with a cause naming the loss (they are not replayed).
+      a.kind = rd::Attempt::Kind::ok;
+      a.report = lost_input_report(p.invocation, message);
+    } else {
+      a.kind = rd::Attempt::Kind::failed;
+      a.error = message;
+    }
+    return r;
+  }
+
+  static rd::Report lost_input_report(const rd::Invocation& inv, const std::string& message) {
+    rd::Report rep;
+    rep.invocation = inv.id;
+    rep.input_batch = inv.input_batch;
+    const std::size_t rows = inv.grains.size();
+    for (std::size_t row = 0; row < rows; ++row) {
+      rep.failures.push_back(rd::RowFailure{static_cast<std::uint32_t>(row),
+                                            rd::RowKind::record_failure,
+                                            "rayorch::BlockLost: " + message});
+    }
+    rep.outputs.resize(inv.outputs.size());
+    for (std::size_t k = 0; k < inv.outputs.size(); ++k) {
+      if (inv.outputs[k].child_block != 0) rep.outputs[k].lengths.assign(rows, 0);
+      if (inv.outputs[k].truth) rep.outputs[k].truth.assign(rows, 0);
+    }
+    return rep;
+  }
+
+  std::shared_ptr<const rd::RuntimePlan> plan_;
+  nb::object backend_;
+  std::vector<int> sizes_;
+  std::size_t total_ = 0;
+  std::vector<std::vector<std::uint64_t>> epochs_;  // per worker: its incarnation
+  std::unordered_map<std::uint64_t, Pending> pending_;
+  std::uint64_t tokens_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<rd::WorkerPools> make_ray_pools(std::shared_ptr<const rd::RuntimePlan> plan,
+                                                nb::object backend) {
+  return std::make_unique<RayPools>(std::move(plan), std::move(backend));
+}
+
+// ---------------------------------------------------------------------------------------
+// The actor side
+// ---------------------------------------------------------------------------------------
+
+RayWorker::RayWorker(std::shared_ptr<const rd::RuntimePlan> plan, int pool)
+    : plan_(std::move(plan)), pool_(pool) {
+  if (pool < 0 || static_cast<std::size_t>(pool) >= plan_->pools.size())
+    throw ExecutionError(fmt::format("no pool {} in this program", pool));
+  std::string error;
+  instance_ = rd::build_instance(*plan_, pool_, error);
+  if (!instance_) throw ExecutionError(error);
+}
+
+nb::tuple RayWorker::run(nb::bytes invocation, nb::bytes ids, nb::bytes groups, nb::args blocks) {
+  const rd::Invocation inv = rd::decode_invocation(bytes_of(invocation));
+  const std::string id_bytes = bytes_of(ids);
+  Reader ids_reader(id_bytes.data(), id_bytes.size());
+  std::unordered_map<rd::BlockId, std::shared_ptr<PyBlock>> in;
+  for (nb::handle b : blocks) in.emplace(ids_reader.u64(), list_to_block(b.ptr()));
+  if (!ids_reader.done()) throw rd::ProtocolError("more block ids than blocks");
+  const std::string group_bytes = bytes_of(groups);
+  auto block = [&](rd::BlockId id) -> const PyBlock& {
+    auto it = in.find(id);
+    if (it == in.end()) throw rd::ProtocolError(fmt::format("block {:#x} was not sent", id));
+    return *it->second;
+  };
+  const std::vector<rd::GroupInput> group_inputs =
+      decode_groups(group_bytes.data(), group_bytes.size());
+  rd::ResolvedInputs resolved;
+  resolved.columns.resize(inv.inputs.size());
+  std::vector<std::vector<char>> is_group(inv.inputs.size());
+  for (std::size_t i = 0; i < inv.inputs.size(); ++i) is_group[i].assign(inv.inputs[i].size(), 0);
+  for (const rd::GroupInput& g : group_inputs) is_group.at(g.input).at(g.row) = 1;
+  for (std::size_t i = 0; i < inv.inputs.size(); ++i) {
+    for (std::size_t row = 0; row < inv.inputs[i].size(); ++row) {
+      const rd::Binding& b = inv.inputs[i][row];
+      if (is_group[i][row]) {
+        resolved.columns[i].push_back(nullptr);  // composed below
+        continue;
+      }
+      const PyBlock& pb = block(b.block);
+      resolved.columns[i].push_back(&pb.rows.at(b.row));
+    }
+  }
+  for (const rd::GroupInput& g : group_inputs) {
+    PyObject* list = PyList_New(static_cast<Py_ssize_t>(g.members.size()));
+    if (list == nullptr) throw_foreign();
+    for (std::size_t k = 0; k < g.members.size(); ++k) {
+      const PyBlock& pb = block(g.members[k].block);
+      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(k), Py_NewRef(pb.rows.at(g.members[k].row).obj));
+    }
+    auto composed = std::make_shared<PyBlock>();
+    composed->rows.push_back(PyValue{false, list, nullptr, 0});
+    resolved.columns.at(g.input).at(g.row) = &composed->rows[0];
+    resolved.keep_alive.push_back(composed);
+  }
+  for (auto& [id, b] : in) resolved.keep_alive.push_back(b);
+
+  rd::Attempt a;
+  std::string fatal;
+  {
+    nb::gil_scoped_release release;  // the worker boundary takes the GIL where it needs it
+    a = rd::invoke_call(*plan_, inv, *instance_, resolved);
+    if (a.kind == rd::Attempt::Kind::lost) {
+      // Like a local actor, a Ray actor whose UDF raised ActorLost rebuilds its instance.
+      std::string error;
+      auto fresh = rd::build_instance(*plan_, pool_, error);
+      if (fresh) {
+        instance_ = std::move(fresh);
+      } else {
+        fatal = error;
+      }
+    }
+  }
+  auto wall = [](Clock::time_point t) {
+    const auto system = std::chrono::system_clock::now() - (Clock::now() - t);
+    return std::chrono::duration<double>(system.time_since_epoch()).count();
+  };
+  std::size_t nblocks = 0;
+  for (const rd::OutputSlot& s : inv.outputs) nblocks += s.child_block != 0 ? 2 : 1;
+  nb::object status;
+  switch (a.kind) {
+    case rd::Attempt::Kind::ok: {
+      const std::string report = rd::encode(a.report);
+      status = nb::make_tuple(0, nb::bytes(report.data(), report.size()), wall(a.start),
+                              wall(a.end), "");
+      break;
+    }
+    case rd::Attempt::Kind::failed:
+      status = nb::make_tuple(1, a.error, wall(a.start), wall(a.end), "");
+      break;
+    case rd::Attempt::Kind::lost:
+      status = nb::make_tuple(fatal.empty() ? 2 : 3, a.error, wall(a.start), wall(a.end), fatal);
+      break;
+  }
+  nb::object out = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(1 + nblocks)));
+  PyTuple_SET_ITEM(out.ptr(), 0, status.release().ptr());
+  std::size_t j = 1;
+  auto find = [&](rd::BlockId id) -> PyObject* {
+    for (const auto& [bid, ref] : a.blocks)
+      if (bid == id) return block_to_list(*ref);
+    return Py_NewRef(Py_None);
+  };
+  for (const rd::OutputSlot& s : inv.outputs) {
+    const bool ok = a.kind == rd::Attempt::Kind::ok && a.report.contract_error.empty();
+    PyTuple_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(j++),
+                     ok ? find(s.block) : Py_NewRef(Py_None));
+    if (s.child_block != 0) {
+      PyTuple_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(j++),
+                       ok ? find(s.child_block) : Py_NewRef(Py_None));
+    }
+  }
+  {
+    // The attempt's blocks hold Python objects: drop them with the GIL held (it is).
+    a.blocks.clear();
+  }
+  return nb::borrow<nb::tuple>(out);
+}
+
+}  // namespace rayorch::python

@@ -1,0 +1,56 @@
+// The Ray backend (DESIGN 6.3): each Module's pool is a set of persistent Ray actors, driven
+// through the package's Python module rayorch_cpp._ray_backend (Ray's Python API).
+//
+// Driver side. make_ray_pools() is one more WorkerPools implementation under the one driver
+// (execution/driver.h). Its store (a BlockStore) keeps no payloads: every block is an
+// ObjectRef in Ray's object store (a source slice is put there when its input batch is
+// admitted; each RPC's output column comes back from the actor as one object), a group is
+// the list of its members' bindings, and a payload is fetched only to materialise the run's
+// outputs. An RPC ships the invocation's protocol bytes plus the ObjectRefs of the blocks it
+// reads; the driver receives the report object only (protocol bytes: lengths, masks,
+// failures) and keeps the ObjectRefs of the output blocks.
+//
+// Actor side. RayWorker runs on a Ray actor: it builds the pool's UDF instance from the same
+// compiled program (the actor compiles the pipeline again), resolves the invocation's
+// bindings in the blocks Ray hands it, runs the Call through the worker boundary
+// (execution/invoke.h) and returns the report and one list per output block.
+//
+// Threading: the driver-side objects are used from the driver's thread only and take the GIL
+// themselves for every Python call (the driver runs with the GIL released).
+#pragma once
+
+#include <memory>
+
+#include <nanobind/nanobind.h>
+
+#include "execution/worker_pool.h"
+#include "program/plan_code.h"
+
+namespace rayorch::python {
+
+/// The Ray worker pools of `plan`. `backend` is a started rayorch_cpp._ray_backend.RayBackend
+/// (every actor's constructor has finished); the pools drive it and own nothing else.
+std::unique_ptr<detail::WorkerPools> make_ray_pools(std::shared_ptr<const detail::RuntimePlan> plan,
+                                                    nanobind::object backend);
+
+/// One actor's worker: the UDF instance of one pool and the code that runs its RPCs.
+class RayWorker {
+ public:
+  /// Builds the UDF instance of `pool`; throws ExecutionError when its constructor fails.
+  RayWorker(std::shared_ptr<const detail::RuntimePlan> plan, int pool);
+
+  /// Runs one RPC. `invocation` is the protocol bytes of the Invocation, `ids` the block ids
+  /// of `blocks` (little-endian u64 each), `groups` the group inputs (ray_pools.cc), and
+  /// `blocks` the input blocks (one list of values each). Returns a tuple: a status tuple
+  /// (kind, report bytes or error text, start, end: wall-clock seconds) and then one list per
+  /// output block of the invocation (None for each when the attempt failed).
+  nanobind::tuple run(nanobind::bytes invocation, nanobind::bytes ids, nanobind::bytes groups,
+                      nanobind::args blocks);
+
+ private:
+  std::shared_ptr<const detail::RuntimePlan> plan_;
+  int pool_;
+  std::unique_ptr<detail::UdfInstance> instance_;
+};
+
+}  // namespace rayorch::python

@@ -1,0 +1,267 @@
+"""The Ray backend on a multi-node Ray cluster on this machine (ray.cluster_utils.Cluster).
+
+Run only through test_ray.py, which starts this module in a private network and PID
+namespace with only loopback: the cluster cannot bind an external address, and when the
+run ends nothing it started can outlive it. The fixture checks both."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray_udfs as u
+
+import rayorch_cpp as ro
+
+HERE = Path(__file__).resolve().parent
+TESTS = HERE.parent
+DOCS = list(range(1, 25))
+RAY_PROCESS_MARKS = ("raylet", "gcs_server", "ray::", "default_worker", "ray/_private", "ray/dashboard")
+
+
+def ray_processes() -> list[str]:
+    """Live (non-zombie) processes of this PID namespace that belong to Ray."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if state != "Z" and any(mark in cmdline for mark in RAY_PROCESS_MARKS):
+            found.append(f"{entry.name}: {cmdline[:120]}")
+    return found
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Any]:
+    interfaces = sorted(name for _, name in socket.if_nameindex())
+    assert interfaces == ["lo"], f"run through test_ray.py (network interfaces: {interfaces})"
+    assert ray_processes() == [], "Ray processes were running before the suite started"
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(HERE), str(TESTS), os.environ.get("PYTHONPATH", "")]
+    )
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    node = {"node_ip_address": "127.0.0.1", "object_store_memory": 80 * 1024 * 1024}
+    c = Cluster(initialize_head=True, head_node_args={**node, "num_cpus": 0})
+    workers = [c.add_node(**node, num_cpus=2) for _ in range(2)]
+    try:
+        ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
+        c.wait_for_nodes()
+        addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
+        assert addresses == ["127.0.0.1"], f"a Ray node is not on loopback: {addresses}"
+        c.worker_nodes_started = workers  # type: ignore[attr-defined]
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+    deadline = time.monotonic() + 30
+    while ray_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ray_processes() == [], "Ray processes survived the suite"
+
+
+def local(pipeline: Any, *columns: Any, **options: Any) -> Any:
+    with ro.Executor(pipeline) as ex:
+        return ex.run(*columns, progress=False, **options).outputs
+
+
+def on_ray(pipeline: Any) -> ro.Executor:
+    return ro.Executor(pipeline, backend="ray")
+
+
+def test_every_node_is_on_loopback(cluster: Any) -> None:
+    import ray
+
+    alive = [n for n in ray.nodes() if n["Alive"]]
+    assert len(alive) >= 3
+    assert {n["NodeManagerAddress"] for n in alive} == {"127.0.0.1"}
+
+
+def test_outputs_match_the_local_executor_across_runs(cluster: Any, tmp_path: Path) -> None:
+    expected = local(u.documents(), DOCS)
+    trace, report = tmp_path / "trace.json", tmp_path / "report.json"
+    with on_ray(u.documents(ocr_replicas=2, ocr_options={"scheduling_strategy": "SPREAD"})) as ex:
+        nodes = ex.actor_nodes()
+        first = ex.run(DOCS, progress=False, trace=str(trace), report=str(report))
+        # The same actors serve a second run with other input batching.
+        again = ex.run(DOCS, input_batch_size=5, max_active_input_batches=2, progress=False)
+        assert ex.actor_nodes() == nodes
+    assert ex.closed
+    assert first.outputs == expected
+    assert again.outputs == expected
+    assert len(set(nodes[1])) == 2, f"the Ocr pool was not spread over the nodes: {nodes}"
+    assert first.actors_replaced == 0
+    assert '"traceEvents"' in trace.read_text() and "Ocr#1" in trace.read_text()
+    assert '"rpcs"' in report.read_text()
+    issues = [o for o in first.outputs if isinstance(o, ro.OutputIssue)]
+    assert {i.origin.call for i in issues if i.origin} >= {"Ocr#1"}
+
+
+def test_streaming_delivers_every_row(cluster: Any) -> None:
+    expected = local(u.documents(), DOCS)
+    with on_ray(u.documents()) as ex:
+        rows = dict(ex.stream(DOCS, input_batch_size=6))
+    assert [rows[i] for i in range(len(DOCS))] == expected
+
+
+def test_a_raising_udf_aborts_as_locally(cluster: Any, tmp_path: Path) -> None:
+    pipeline = u.documents(ocr_args=(0.0, "raise", 702))
+    with pytest.raises(ro.ExecutionError) as on_local:
+        local(pipeline, DOCS)
+    with on_ray(u.documents(ocr_args=(0.0, "raise", 702))) as ex:
+        with pytest.raises(ro.ExecutionError) as on_cluster:
+            ex.run(DOCS, progress=False)
+        assert ex.closed
+    assert "ValueError: cannot read page 702" in str(on_cluster.value)
+    assert str(on_cluster.value).split(" failed on ")[0] == str(on_local.value).split(" failed on ")[0]
+
+
+def test_a_raising_udf_is_isolated_as_locally(cluster: Any, tmp_path: Path) -> None:
+    options = {"recovery": ro.RecoveryPolicy.isolate_tail()}
+    expected = local(u.documents(ocr_args=(0.0, "raise", 702), ocr_options=options), DOCS)
+    with on_ray(u.documents(ocr_args=(0.0, "raise", 702), ocr_options=options)) as ex:
+        got = ex.run(DOCS, progress=False)
+    assert got.outputs == expected
+    failed = [o for o in got.outputs if isinstance(o, ro.OutputIssue)]
+    assert any("ValueError: cannot read page 702" in o.cause for o in failed)
+
+
+def test_group_failure_behaves_as_locally(cluster: Any) -> None:
+    expected = local(u.documents(), DOCS)
+    issue = expected[DOCS.index(13)]
+    assert isinstance(issue, ro.OutputIssue) and "1302" in issue.cause
+    with on_ray(u.documents(ocr_batch=1)) as ex:
+        assert ex.run(DOCS, progress=False).outputs == expected
+
+
+def test_actor_lost_replays_as_locally(cluster: Any, tmp_path: Path) -> None:
+    expected = local(u.documents(), DOCS)
+    with on_ray(u.documents(ocr_args=(0.0, "lost_once", 1101, str(tmp_path)))) as ex:
+        got = ex.run(DOCS, progress=False)
+    assert got.outputs == expected
+    assert got.actors_replaced == 1
+    assert (tmp_path / "lost-1101").exists()
+
+
+def test_a_hung_udf_is_killed_replaced_and_replayed(cluster: Any, tmp_path: Path) -> None:
+    expected = local(u.documents(), DOCS)
+    pipeline = u.documents(
+        ocr_args=(0.0, "hang_once", 801, str(tmp_path)), ocr_options={"timeout": 3.0}
+    )
+    with on_ray(pipeline) as ex:
+        before = ex.actor_nodes()
+        got = ex.run(DOCS, progress=False)
+        after = ex.actor_nodes()
+    assert got.outputs == expected
+    assert got.actors_replaced == 1
+    assert (tmp_path / "hang-801").exists()
+    assert len(before[1]) == len(after[1]) == 2
+
+
+def test_a_constructor_failure_is_a_clear_error(cluster: Any) -> None:
+    class Bad(ro.Pipeline):
+        def __init__(self) -> None:
+            self.m = ro.Module(u.Broken, num_cpus=0.5)
+
+        def forward(self, x: ro.Port) -> Any:
+            return self.m(x)
+
+    with pytest.raises(ro.ExecutionError, match="Module<Broken>.*RuntimeError: no model file"):
+        on_ray(Bad())
+
+
+def test_cpp_udfs_run_on_ray_actors(cluster: Any) -> None:
+    class Upper(ro.Pipeline):
+        def __init__(self) -> None:
+            self.upper = ro.CppModule("Upper", replicas=2, batch_size=3, num_cpus=0.5)
+            self.ident = ro.Module(u.Noop, num_cpus=0.5)
+
+        def forward(self, x: ro.Port) -> Any:
+            return self.ident(self.upper(x))
+
+    words = [f"word{i}" for i in range(20)]
+    with on_ray(Upper()) as ex:
+        assert ex.run(words, progress=False).outputs == [w.upper() for w in words]
+
+
+def test_a_missing_cluster_is_a_clear_error(cluster: Any) -> None:
+    code = (
+        "import rayorch_cpp as ro, ray_udfs as u\n"
+        "try:\n"
+        "    ro.Executor(u.documents(), backend='ray', address='127.0.0.1:9')\n"
+        "except ro.ExecutionError as e:\n"
+        "    print('ERROR', e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "ERROR no Ray cluster answers at '127.0.0.1:9'" in out.stdout
+
+
+def test_random_pipelines_agree_with_the_synchronous_core(cluster: Any) -> None:
+    from test_schedule_independence import make_pipeline
+
+    for seed in (0, 3, 5, 8):
+        data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
+        with ro.SyncExecutor(make_pipeline(seed, None)) as sync:
+            expected = sync.run(data).outputs
+        draws = random.Random(1000 + seed)
+        with on_ray(make_pipeline(seed, draws)) as ex:
+            for _ in range(2):
+                got = ex.run(
+                    data,
+                    input_batch_size=draws.choice([None, 1, 3, 7]),
+                    max_active_input_batches=draws.randint(1, 3),
+                    progress=False,
+                ).outputs
+                assert got == expected, f"seed {seed}"
+
+
+def test_a_node_removed_mid_run(cluster: Any) -> None:
+    """Non-graceful node loss: the lost actors are replaced on a live node, their Grains
+    replay, and the outputs are the local executor's."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    victim = cluster.add_node(node_ip_address="127.0.0.1", num_cpus=2)
+    cluster.wait_for_nodes()
+    strategy = NodeAffinitySchedulingStrategy(victim.node_id, soft=True)
+    expected = local(u.documents(), DOCS)
+    pipeline = u.documents(
+        ocr_args=(0.05,), ocr_options={"scheduling_strategy": strategy}, ocr_batch=1
+    )
+    removed = threading.Event()
+
+    def remove_once(done: int, total: int) -> None:
+        if done >= 1 and not removed.is_set():
+            removed.set()
+            threading.Thread(
+                target=cluster.remove_node, args=(victim,), kwargs={"allow_graceful": False}
+            ).start()
+
+    with on_ray(pipeline) as ex:
+        assert set(ex.actor_nodes()[1]) == {victim.node_id}
+        got = ex.run(DOCS, progress=remove_once)
+        after = ex.actor_nodes()[1]
+        # The executor still works on the surviving nodes.
+        again = ex.run(DOCS, progress=False)
+    assert removed.is_set()
+    assert got.outputs == expected and again.outputs == expected
+    assert got.actors_replaced >= 1
+    assert victim.node_id not in after
+    assert all(n["NodeManagerAddress"] == "127.0.0.1" for n in ray.nodes())

@@ -1,0 +1,116 @@
+"""UDFs and pipelines of the Ray backend tests; importable on every Ray worker (the suite puts
+this directory on the workers' PYTHONPATH)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import rayorch_cpp as ro
+from rayorch_cpp import F
+
+
+def once(marker_dir: str, name: str) -> bool:
+    """True the first time any process asks for `name` under `marker_dir` (atomic create)."""
+    try:
+        fd = os.open(os.path.join(marker_dir, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+class Pages:
+    """doc n -> its pages [n*100, ..., n*100 + n % 5 - 1] (possibly none)."""
+
+    def run(self, docs: list[int]) -> list[list[int]]:
+        return [[d * 100 + i for i in range(d % 5)] for d in docs]
+
+
+class Ocr:
+    """page -> text; RecordFailure on page 903, GroupFailure on page 1302; optional sleep and
+    one-time faults (raise, ActorLost, hang) for the page `fault_on`."""
+
+    def __init__(
+        self, sleep_s: float = 0.0, fault: str = "", fault_on: int = -1, marker_dir: str = ""
+    ) -> None:
+        self.sleep_s, self.fault, self.fault_on, self.marker_dir = sleep_s, fault, fault_on, marker_dir
+
+    def run(self, pages: list[int]) -> list[Any]:
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
+        if self.fault and self.fault_on in pages:
+            if self.fault == "raise":
+                raise ValueError(f"cannot read page {self.fault_on}")
+            if self.fault == "raise_once" and once(self.marker_dir, f"raise-{self.fault_on}"):
+                raise ValueError(f"cannot read page {self.fault_on}")
+            if self.fault == "lost_once" and once(self.marker_dir, f"lost-{self.fault_on}"):
+                raise ro.ActorLost(f"the device went away on page {self.fault_on}")
+            if self.fault == "hang_once" and once(self.marker_dir, f"hang-{self.fault_on}"):
+                time.sleep(3600)
+        out: list[Any] = []
+        for p in pages:
+            if p == 903:
+                out.append(ro.RecordFailure(f"page {p} unreadable"))
+            elif p == 1302:
+                out.append(ro.GroupFailure(f"page {p} breaks its document"))
+            else:
+                out.append(f"text{p}")
+        return out
+
+
+class Assemble:
+    """(page texts, doc) -> 'doc:text|text|...'."""
+
+    def run(self, groups: list[list[str]], docs: list[int]) -> list[str]:
+        return [f"{d}:" + "|".join(g) for g, d in zip(groups, docs)]
+
+
+class NonEmpty:
+    def run(self, texts: list[str]) -> list[bool]:
+        return [not t.endswith(":") for t in texts]
+
+
+class Broken:
+    """A UDF whose constructor fails."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("no model file")
+
+    def run(self, xs: list[Any]) -> list[Any]:  # pragma: no cover - never built
+        return xs
+
+
+class Noop:
+    def run(self, xs: list[Any]) -> list[Any]:
+        return xs
+
+
+def documents(
+    ocr_replicas: int = 2,
+    ocr_batch: int = 3,
+    ocr_args: tuple[Any, ...] = (),
+    ocr_options: dict[str, Any] | None = None,
+) -> ro.Pipeline:
+    """docs -> pages -> ocr -> assemble -> keep non-empty documents."""
+
+    class Documents(ro.Pipeline):
+        def __init__(self) -> None:
+            self.pages = ro.Module(Pages, batch_size=4, num_cpus=0.5)
+            self.ocr = ro.Module(
+                Ocr,
+                replicas=ocr_replicas,
+                batch_size=ocr_batch,
+                num_cpus=0.5,
+                **(ocr_options or {}),
+            ).pre_init(*ocr_args)
+            self.assemble = ro.Module(Assemble, batch_size=2, num_cpus=0.5)
+            self.keep = ro.Module(NonEmpty, batch_size=4, num_cpus=0.5)
+
+        def forward(self, docs: ro.Port) -> Any:
+            texts = self.ocr(F.expand(self.pages(docs)))
+            md = self.assemble(F.reduce(texts), docs)
+            return F.filter(md, self.keep(md))
+
+    return Documents()
