@@ -111,6 +111,10 @@ class _Worker:
         return self._worker.run(invocation, ids, groups, *blocks)
 
 
+class _Unplaced(Exception):
+    """An actor died before its constructor ran (its node went away)."""
+
+
 def _classify(error: BaseException) -> tuple[str, str]:
     """What a Ray error means for an RPC: ("lost" | "block_lost" | "failed", message)."""
     ray = _ray()
@@ -205,6 +209,8 @@ class RayBackend:
             try:
                 out.append(self._get(ref))
             except self._ray.exceptions.RayActorError as error:
+                if not error.actor_init_failed:
+                    raise _Unplaced(f"{type(error).__name__}: {error}") from None
                 raise ExecutionError(
                     f"the constructor of Module<{self._pools[pool]['name']}> failed on a Ray "
                     f"actor: {_constructor_error(error)}"
@@ -223,12 +229,25 @@ class RayBackend:
     def replace(self, pool: int, slot: int) -> None:
         """Kills the actor in (pool, slot) and puts a fresh one, fully built, in its place."""
         self._kill(self._actors[pool][slot])
-        actor = self._new_actor(pool)
-        try:
-            (node, _pid) = self._await_ready([actor], [pool])[0]
-        except BaseException:
-            self._kill(actor)
-            raise
+        deadline = time.monotonic() + _STARTUP_TIMEOUT_S
+        while True:
+            actor = self._new_actor(pool)
+            try:
+                (node, _pid) = self._await_ready([actor], [pool])[0]
+                break
+            except _Unplaced as error:
+                # Placed on a node that died before Ray marked it dead: try again until
+                # the scheduler knows (a constructor that raises is not retried).
+                self._kill(actor)
+                if time.monotonic() > deadline:
+                    raise ExecutionError(
+                        f"no replacement actor of Module<{self._pools[pool]['name']}> could be "
+                        f"started within {_STARTUP_TIMEOUT_S:.0f} s: {error}"
+                    ) from None
+                time.sleep(0.5)
+            except BaseException:
+                self._kill(actor)
+                raise
         self._actors[pool][slot] = actor
         self._methods[pool][slot] = {}
         self.nodes[pool][slot] = node

@@ -883,8 +883,8 @@ class Core {
   static Core ray(const Program& program, nb::object backend) {
     auto pools = make_ray_pools(program.plan, std::move(backend));
     nb::gil_scoped_release release;
-    return Core(program, std::make_unique<rd::Driver>(program.plan, std::move(pools),
-                                                      rd::DriverOptions{}));
+    return Core(program,
+                std::make_unique<rd::Driver>(program.plan, std::move(pools), rd::DriverOptions{}));
   }
   static Core sync(const Program& program, bool wire) {
     std::unique_ptr<rd::ExecutionCore> core;

@@ -277,7 +277,7 @@ class RayStore final : public rd::BlockStore {
     bool group = false;
     std::vector<rd::Binding> members;
     std::vector<rd::BlockRef> member_blocks;  // a group: its members' distinct blocks
-    std::shared_ptr<PyBlock> fetched;  // fetched or composed to materialise outputs
+    std::shared_ptr<PyBlock> fetched;         // fetched or composed to materialise outputs
   };
 
   static std::size_t member_index(const Entry& e, rd::BlockId id) {
@@ -314,11 +314,10 @@ class RayStore final : public rd::BlockStore {
 /// Wall-clock seconds (an actor's clock) as a point of this process's steady clock. Both run
 /// on one machine or on machines whose clocks agree closely enough for a timeline.
 Clock::time_point from_wall(double seconds) {
-  const double now = std::chrono::duration<double>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-  return Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(now - seconds));
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return Clock::now() -
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(now - seconds));
 }
 
 class RayPools final : public rd::WorkerPools {
@@ -368,14 +367,14 @@ class RayPools final : public rd::WorkerPools {
     const std::uint64_t token = ++tokens_;
     {
       Gil gil;
-      nb::object refs = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(task.inputs.keep_alive.size())));
+      nb::object refs =
+          nb::steal(PyTuple_New(static_cast<Py_ssize_t>(task.inputs.keep_alive.size())));
       for (std::size_t i = 0; i < task.inputs.keep_alive.size(); ++i) {
         PyObject* ref = static_cast<const RemoteBlock&>(*task.inputs.keep_alive[i]).ref();
         PyTuple_SET_ITEM(refs.ptr(), static_cast<Py_ssize_t>(i), Py_NewRef(ref));
       }
       nb::object out = call(backend_, "submit", task.pool, task.slot, token, returns,
-                            nb::bytes(inv.data(), inv.size()),
-                            nb::bytes(ids.data(), ids.size()),
+                            nb::bytes(inv.data(), inv.size()), nb::bytes(ids.data(), ids.size()),
                             nb::bytes(groups.data(), groups.size()), refs);
       PyObject* fast = PySequence_Fast(out.ptr(), "submit() must return the ObjectRefs");
       if (fast == nullptr) throw nb::python_error();
@@ -482,7 +481,8 @@ class RayPools final : public rd::WorkerPools {
           a.kind = rd::Attempt::Kind::lost;
           a.error = nb::cast<std::string>(status[1]);
           r.rebuilt = true;
-          if (kind == 3) r.fatal = "replacing a lost actor failed: " + nb::cast<std::string>(status[4]);
+          if (kind == 3)
+            r.fatal = "replacing a lost actor failed: " + nb::cast<std::string>(status[4]);
           break;
       }
       return r;
@@ -598,7 +598,8 @@ nb::tuple RayWorker::run(nb::bytes invocation, nb::bytes ids, nb::bytes groups, 
     if (list == nullptr) throw_foreign();
     for (std::size_t k = 0; k < g.members.size(); ++k) {
       const PyBlock& pb = block(g.members[k].block);
-      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(k), Py_NewRef(pb.rows.at(g.members[k].row).obj));
+      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(k),
+                      Py_NewRef(pb.rows.at(g.members[k].row).obj));
     }
     auto composed = std::make_shared<PyBlock>();
     composed->rows.push_back(PyValue{false, list, nullptr, 0});

@@ -1,7 +1,7 @@
 // The value store of the in-process backends (a BlockStore, execution/block_store.h): the
-// worker side of the protocol that owns the blocks the engine names by id (DESIGN 6.2). It resolves bindings to value addresses for
-// invocations and for output materialisation, composes groups, and frees a block when the
-// engine releases it, so value memory follows active work.
+// worker side of the protocol that owns the blocks the engine names by id (DESIGN 6.2). It resolves
+// bindings to value addresses for invocations and for output materialisation, composes groups, and
+// frees a block when the engine releases it, so value memory follows active work.
 //
 // Threading: not thread-safe; used from the driver's thread only. Attempts that run on other
 // threads receive resolved addresses plus references to the blocks behind them (Resolved),

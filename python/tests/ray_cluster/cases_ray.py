@@ -25,14 +25,34 @@ import rayorch_cpp as ro
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
 DOCS = list(range(1, 25))
-RAY_PROCESS_MARKS = ("raylet", "gcs_server", "ray::", "default_worker", "ray/_private", "ray/dashboard")
+RAY_PROCESS_MARKS = (
+    "raylet",
+    "gcs_server",
+    "ray::",
+    "default_worker",
+    "ray/_private",
+    "ray/dashboard",
+)
+
+
+def ancestors() -> set[int]:
+    """This process and its parents."""
+    out, pid = set(), os.getpid()
+    while pid > 0 and pid not in out:
+        out.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            break
+    return out
 
 
 def ray_processes() -> list[str]:
     """Live (non-zombie) processes of this PID namespace that belong to Ray."""
     found = []
+    mine = ancestors()
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+        if not entry.name.isdigit() or int(entry.name) in mine:
             continue
         try:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -58,7 +78,7 @@ def cluster() -> Iterator[Any]:
 
     node = {"node_ip_address": "127.0.0.1", "object_store_memory": 80 * 1024 * 1024}
     c = Cluster(initialize_head=True, head_node_args={**node, "num_cpus": 0})
-    workers = [c.add_node(**node, num_cpus=2) for _ in range(2)]
+    workers = [c.add_node(**node, num_cpus=8) for _ in range(2)]
     try:
         ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
         c.wait_for_nodes()
@@ -120,25 +140,27 @@ def test_streaming_delivers_every_row(cluster: Any) -> None:
 
 
 def test_a_raising_udf_aborts_as_locally(cluster: Any, tmp_path: Path) -> None:
-    pipeline = u.documents(ocr_args=(0.0, "raise", 702))
+    pipeline = u.documents(ocr_args=(0.0, "raise", 403))
     with pytest.raises(ro.ExecutionError) as on_local:
         local(pipeline, DOCS)
-    with on_ray(u.documents(ocr_args=(0.0, "raise", 702))) as ex:
+    with on_ray(u.documents(ocr_args=(0.0, "raise", 403))) as ex:
         with pytest.raises(ro.ExecutionError) as on_cluster:
             ex.run(DOCS, progress=False)
         assert ex.closed
-    assert "ValueError: cannot read page 702" in str(on_cluster.value)
-    assert str(on_cluster.value).split(" failed on ")[0] == str(on_local.value).split(" failed on ")[0]
+    assert "ValueError: cannot read page 403" in str(on_cluster.value)
+    assert (
+        str(on_cluster.value).split(" failed on ")[0] == str(on_local.value).split(" failed on ")[0]
+    )
 
 
 def test_a_raising_udf_is_isolated_as_locally(cluster: Any, tmp_path: Path) -> None:
     options = {"recovery": ro.RecoveryPolicy.isolate_tail()}
-    expected = local(u.documents(ocr_args=(0.0, "raise", 702), ocr_options=options), DOCS)
-    with on_ray(u.documents(ocr_args=(0.0, "raise", 702), ocr_options=options)) as ex:
+    expected = local(u.documents(ocr_args=(0.0, "raise", 403), ocr_options=options), DOCS)
+    with on_ray(u.documents(ocr_args=(0.0, "raise", 403), ocr_options=options)) as ex:
         got = ex.run(DOCS, progress=False)
     assert got.outputs == expected
     failed = [o for o in got.outputs if isinstance(o, ro.OutputIssue)]
-    assert any("ValueError: cannot read page 702" in o.cause for o in failed)
+    assert any("ValueError: cannot read page 403" in o.cause for o in failed)
 
 
 def test_group_failure_behaves_as_locally(cluster: Any) -> None:
@@ -151,11 +173,11 @@ def test_group_failure_behaves_as_locally(cluster: Any) -> None:
 
 def test_actor_lost_replays_as_locally(cluster: Any, tmp_path: Path) -> None:
     expected = local(u.documents(), DOCS)
-    with on_ray(u.documents(ocr_args=(0.0, "lost_once", 1101, str(tmp_path)))) as ex:
+    with on_ray(u.documents(ocr_args=(0.0, "lost_once", 1201, str(tmp_path)))) as ex:
         got = ex.run(DOCS, progress=False)
     assert got.outputs == expected
     assert got.actors_replaced == 1
-    assert (tmp_path / "lost-1101").exists()
+    assert (tmp_path / "lost-1201").exists()
 
 
 def test_a_hung_udf_is_killed_replaced_and_replayed(cluster: Any, tmp_path: Path) -> None:

@@ -35,7 +35,8 @@ class Ocr:
     def __init__(
         self, sleep_s: float = 0.0, fault: str = "", fault_on: int = -1, marker_dir: str = ""
     ) -> None:
-        self.sleep_s, self.fault, self.fault_on, self.marker_dir = sleep_s, fault, fault_on, marker_dir
+        self.sleep_s, self.fault = sleep_s, fault
+        self.fault_on, self.marker_dir = fault_on, marker_dir
 
     def run(self, pages: list[int]) -> list[Any]:
         if self.sleep_s:
