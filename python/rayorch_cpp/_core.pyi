@@ -83,8 +83,8 @@ class RayWorker:
     """The worker of one Ray actor: one pool's UDF instance and its RPCs."""
 
     def __init__(self, program: Program, pool: int) -> None: ...
-    def run(self, invocation: bytes, ids: bytes, groups: bytes, *blocks: Any) -> Any:
-        """run(invocation, ids, groups, *blocks) -> (status, *output blocks)"""
+    def run(self, task: bytes, *blocks: Any) -> Any:
+        """run(task, *blocks) -> (status, *output blocks)"""
 
 class Core:
     """An executor core: the local backend or the synchronous core."""

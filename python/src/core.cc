@@ -1378,7 +1378,7 @@ NB_MODULE(_core, m) {
           },
           nb::arg("program"), nb::arg("pool"))
       .def("run", &rayorch::python::RayWorker::run,
-           "run(invocation, ids, groups, *blocks) -> (status, *output blocks)");
+           "run(task, *blocks) -> (status, *output blocks)");
 
   nb::class_<Core>(m, "Core", "An executor core: the local backend or the synchronous core.")
       .def_static("local", &Core::local, nb::arg("program"))

@@ -362,8 +362,14 @@ class RayPools final : public rd::WorkerPools {
       put_u64(ids, static_cast<const RemoteBlock&>(*b).id());
     std::size_t returns = 1;
     for (const rd::OutputSlot& s : task.invocation.outputs) returns += s.child_block != 0 ? 2 : 1;
+    // One bytes object per RPC: [u32 n][invocation][u32 m][m block ids][group inputs].
     const std::string inv = rd::encode(task.invocation);
-    const std::string groups = encode_groups(task.inputs.groups);
+    std::string bytes;
+    put_u32(bytes, static_cast<std::uint32_t>(inv.size()));
+    bytes += inv;
+    put_u32(bytes, static_cast<std::uint32_t>(task.inputs.keep_alive.size()));
+    bytes += ids;
+    bytes += encode_groups(task.inputs.groups);
     const std::uint64_t token = ++tokens_;
     {
       Gil gil;
@@ -374,8 +380,7 @@ class RayPools final : public rd::WorkerPools {
         PyTuple_SET_ITEM(refs.ptr(), static_cast<Py_ssize_t>(i), Py_NewRef(ref));
       }
       nb::object out = call(backend_, "submit", task.pool, task.slot, token, returns,
-                            nb::bytes(inv.data(), inv.size()), nb::bytes(ids.data(), ids.size()),
-                            nb::bytes(groups.data(), groups.size()), refs);
+                            nb::bytes(bytes.data(), bytes.size()), refs);
       PyObject* fast = PySequence_Fast(out.ptr(), "submit() must return the ObjectRefs");
       if (fast == nullptr) throw nb::python_error();
       const auto n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(fast));
@@ -562,21 +567,27 @@ RayWorker::RayWorker(std::shared_ptr<const rd::RuntimePlan> plan, int pool)
   if (!instance_) throw ExecutionError(error);
 }
 
-nb::tuple RayWorker::run(nb::bytes invocation, nb::bytes ids, nb::bytes groups, nb::args blocks) {
-  const rd::Invocation inv = rd::decode_invocation(bytes_of(invocation));
-  const std::string id_bytes = bytes_of(ids);
-  Reader ids_reader(id_bytes.data(), id_bytes.size());
+nb::tuple RayWorker::run(nb::bytes task, nb::args blocks) {
+  const std::string bytes = bytes_of(task);
+  Reader reader(bytes.data(), bytes.size());
+  const std::uint32_t inv_size = reader.u32();
+  if (bytes.size() < 4 + static_cast<std::size_t>(inv_size))
+    throw rd::ProtocolError("truncated Ray task bytes");
+  const rd::Invocation inv = rd::decode_invocation(bytes.substr(4, inv_size));
+  Reader rest(bytes.data() + 4 + inv_size, bytes.size() - 4 - inv_size);
+  const std::uint32_t id_count = rest.u32();
+  if (id_count != blocks.size())
+    throw rd::ProtocolError(fmt::format("{} block ids for {} blocks", id_count, blocks.size()));
   std::unordered_map<rd::BlockId, std::shared_ptr<PyBlock>> in;
-  for (nb::handle b : blocks) in.emplace(ids_reader.u64(), list_to_block(b.ptr()));
-  if (!ids_reader.done()) throw rd::ProtocolError("more block ids than blocks");
-  const std::string group_bytes = bytes_of(groups);
+  for (nb::handle b : blocks) in.emplace(rest.u64(), list_to_block(b.ptr()));
+  const std::size_t groups_at = 4 + inv_size + 4 + 8 * static_cast<std::size_t>(id_count);
   auto block = [&](rd::BlockId id) -> const PyBlock& {
     auto it = in.find(id);
     if (it == in.end()) throw rd::ProtocolError(fmt::format("block {:#x} was not sent", id));
     return *it->second;
   };
   const std::vector<rd::GroupInput> group_inputs =
-      decode_groups(group_bytes.data(), group_bytes.size());
+      decode_groups(bytes.data() + groups_at, bytes.size() - groups_at);
   rd::ResolvedInputs resolved;
   resolved.columns.resize(inv.inputs.size());
   std::vector<std::vector<char>> is_group(inv.inputs.size());

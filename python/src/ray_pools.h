@@ -39,13 +39,12 @@ class RayWorker {
   /// Builds the UDF instance of `pool`; throws ExecutionError when its constructor fails.
   RayWorker(std::shared_ptr<const detail::RuntimePlan> plan, int pool);
 
-  /// Runs one RPC. `invocation` is the protocol bytes of the Invocation, `ids` the block ids
-  /// of `blocks` (little-endian u64 each), `groups` the group inputs (ray_pools.cc), and
-  /// `blocks` the input blocks (one list of values each). Returns a tuple: a status tuple
-  /// (kind, report bytes or error text, start, end: wall-clock seconds) and then one list per
-  /// output block of the invocation (None for each when the attempt failed).
-  nanobind::tuple run(nanobind::bytes invocation, nanobind::bytes ids, nanobind::bytes groups,
-                      nanobind::args blocks);
+  /// Runs one RPC. `task` holds the protocol bytes of the Invocation, the block ids of
+  /// `blocks` and the group inputs (little-endian; see ray_pools.cc); `blocks` are the input
+  /// blocks (one list of values each). Returns a tuple: a status tuple (kind, report bytes or
+  /// error text, start, end: wall-clock seconds, fatal error) and then one list per output
+  /// block of the invocation (None for each when the attempt failed).
+  nanobind::tuple run(nanobind::bytes task, nanobind::args blocks);
 
  private:
   std::shared_ptr<const detail::RuntimePlan> plan_;
