@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "rayorch/codec.h"
 #include "rayorch/errors.h"
 #include "rayorch/executor.h"
 #include "rayorch/metrics.h"
@@ -41,6 +43,7 @@
 #include "execution/driver.h"
 
 #if RAYORCH_PYTHON_PDF2MD
+#include "pdf2md/codec.h"
 #include "pdf2md/pdf2md.h"
 #include "pdf2md/samples.h"
 #endif
@@ -1125,6 +1128,24 @@ class Core {
   bool running_ = false;
 };
 
+/// Pickling through the value's rayorch::Codec, so a C++ value can travel between processes
+/// (the Ray backend's actors and object store).
+template <class T, class Class>
+Class& pickle_by_codec(Class& cls) {
+  cls.def("__getstate__",
+          [](const T& v) {
+            std::string out;
+            rayorch::Codec<T>::encode(v, out);
+            return nb::bytes(out.data(), out.size());
+          })
+      .def("__setstate__", [](T& self, nb::bytes state) {
+        std::string_view in(state.c_str(), state.size());
+        new (&self) T(rayorch::Codec<T>::decode(in));
+        if (!in.empty()) throw rayorch::DecodeError("trailing bytes in a pickled C++ value");
+      });
+  return cls;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -1178,13 +1199,17 @@ NB_MODULE(_core, m) {
 
 #if RAYORCH_PYTHON_PDF2MD
   // The pdf2md values, as opaque C++ objects in Python (a page image stays one C++ buffer).
-  nb::class_<pdf2md::PageRef>(m, "PageRef", "One page of a PDF as listed by Pdf2mdOpen.")
-      .def(nb::init<>())
+  auto page_ref =
+      nb::class_<pdf2md::PageRef>(m, "PageRef", "One page of a PDF as listed by Pdf2mdOpen.");
+  pickle_by_codec<pdf2md::PageRef>(page_ref);
+  page_ref.def(nb::init<>())
       .def_rw("number", &pdf2md::PageRef::number, "1-based page number")
       .def("__repr__",
            [](const pdf2md::PageRef& r) { return fmt::format("PageRef(number={})", r.number); });
-  nb::class_<pdf2md::PageImage>(m, "PageImage", "A rendered page: 8-bit grayscale pixels.")
-      .def_ro("number", &pdf2md::PageImage::number, "1-based page number")
+  auto page_image =
+      nb::class_<pdf2md::PageImage>(m, "PageImage", "A rendered page: 8-bit grayscale pixels.");
+  pickle_by_codec<pdf2md::PageImage>(page_image);
+  page_image.def_ro("number", &pdf2md::PageImage::number, "1-based page number")
       .def_ro("width", &pdf2md::PageImage::width, "width in pixels")
       .def_ro("height", &pdf2md::PageImage::height, "height in pixels")
       .def_ro("dpi", &pdf2md::PageImage::dpi, "resolution")
@@ -1194,11 +1219,14 @@ NB_MODULE(_core, m) {
             return nb::bytes(reinterpret_cast<const char*>(i.pixels.data()), i.pixels.size());
           },
           "width * height bytes, rows without padding (a copy)");
-  nb::class_<pdf2md::DocumentInfo>(m, "DocumentInfo", "A document's name and page count.")
-      .def_ro("stem", &pdf2md::DocumentInfo::stem, "file name without extension")
+  auto document_info =
+      nb::class_<pdf2md::DocumentInfo>(m, "DocumentInfo", "A document's name and page count.");
+  pickle_by_codec<pdf2md::DocumentInfo>(document_info);
+  document_info.def_ro("stem", &pdf2md::DocumentInfo::stem, "file name without extension")
       .def_ro("pages", &pdf2md::DocumentInfo::pages, "page count");
-  nb::class_<pdf2md::Markdown>(m, "Markdown", "One finished document.")
-      .def_ro("stem", &pdf2md::Markdown::stem, "file name without extension")
+  auto markdown = nb::class_<pdf2md::Markdown>(m, "Markdown", "One finished document.");
+  pickle_by_codec<pdf2md::Markdown>(markdown);
+  markdown.def_ro("stem", &pdf2md::Markdown::stem, "file name without extension")
       .def_ro("pages", &pdf2md::Markdown::pages, "page count")
       .def_ro("text", &pdf2md::Markdown::text, "the Markdown text");
   m.def(

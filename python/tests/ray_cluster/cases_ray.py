@@ -24,6 +24,8 @@ import rayorch_cpp as ro
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
+EXAMPLES = TESTS.parent / "examples"
+sys.path.insert(0, str(EXAMPLES))
 DOCS = list(range(1, 25))
 RAY_PROCESS_MARKS = (
     "raylet",
@@ -70,7 +72,7 @@ def cluster() -> Iterator[Any]:
     assert interfaces == ["lo"], f"run through test_ray.py (network interfaces: {interfaces})"
     assert ray_processes() == [], "Ray processes were running before the suite started"
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(HERE), str(TESTS), os.environ.get("PYTHONPATH", "")]
+        [str(HERE), str(TESTS), str(EXAMPLES), os.environ.get("PYTHONPATH", "")]
     )
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     import ray
@@ -287,3 +289,16 @@ def test_a_node_removed_mid_run(cluster: Any) -> None:
     assert got.actors_replaced >= 1
     assert victim.node_id not in after
     assert all(n["NodeManagerAddress"] == "127.0.0.1" for n in ray.nodes())
+
+
+@pytest.mark.skipif("Pdf2mdOcr" not in ro.cpp_udfs(), reason="built without the pdf2md stages")
+def test_pdf2md_on_ray_gives_the_local_markdown(cluster: Any, tmp_path: Path) -> None:
+    from pdf2md import convert
+
+    samples = ro._core.pdf2md_make_samples(str(tmp_path), docs=3, seed=3, max_pages=3, corrupt=1)
+    paths = [p for p, _ in samples] + [str(tmp_path / "corrupt.pdf")]
+    expected = convert(paths)
+    got = convert(paths, backend="ray")
+    assert [d.text for d in got[:-1]] == [d.text for d in expected[:-1]]
+    assert all(f"## Page {len(pages)}" in d.text for (_, pages), d in zip(samples, got))
+    assert isinstance(got[-1], ro.OutputIssue) and got[-1].cause == expected[-1].cause
