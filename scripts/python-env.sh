@@ -14,7 +14,8 @@ PYTHON="${PYTHON:-python3}"
 VENV="${VENV:-$root/.venv}"
 
 # Pinned versions: the build backend and bindings generator (also pinned in pyproject.toml's
-# build-system table), the test runner, the linter/formatter and the type checker.
+# build-system table), the test runner, the linter/formatter, the type checker, and Ray for
+# the Ray backend and its tests.
 PINNED=(
   "scikit-build-core==1.1.2"
   "nanobind==3.1.0"

@@ -5,7 +5,8 @@ Pipelines written for ``rayorch`` 0.1.1 run with only the import line changed
 wrapping UDF classes, ``F.expand / expand_aligned / reduce / reduce_aligned / filter /
 broadcast``, ``compile()``, ``explain_text()``, ``Executor(...).run(...)``, RecordFailure,
 GroupFailure, RecoveryPolicy and OutputIssue. Execution is the engine's embedded local
-backend (no Ray); ``SyncExecutor`` is its deterministic core for tests, and
+backend (no Ray needed) or, with ``Executor(..., backend="ray")``, pools of Ray actors;
+``SyncExecutor`` is its deterministic core for tests, and
 ``Executor.stream`` / ``run(on_row=...)`` deliver each row as soon as it is terminal.
 """
 

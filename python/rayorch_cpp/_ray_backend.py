@@ -83,7 +83,14 @@ def snapshot(pipeline: Any) -> bytes:
     source = pipeline._source if hasattr(pipeline, "_source") else pipeline
     if source is None:
         raise ExecutionError("the Ray backend needs a Pipeline or forward callable to ship")
-    blob: bytes = ray.cloudpickle.dumps(source)
+    try:
+        blob: bytes = ray.cloudpickle.dumps(source)
+    except Exception as error:
+        raise ExecutionError(
+            f"the pipeline cannot be shipped to the Ray workers: pickling it failed with "
+            f"{type(error).__name__}: {error}; keep locks, files and clients out of the "
+            "pipeline object and its forward() closure (build them in a UDF's constructor)"
+        ) from error
     return blob
 
 

@@ -302,3 +302,56 @@ def test_pdf2md_on_ray_gives_the_local_markdown(cluster: Any, tmp_path: Path) ->
     assert [d.text for d in got[:-1]] == [d.text for d in expected[:-1]]
     assert all(f"## Page {len(pages)}" in d.text for (_, pages), d in zip(samples, got))
     assert isinstance(got[-1], ro.OutputIssue) and got[-1].cause == expected[-1].cause
+
+
+def test_a_block_lost_with_its_node_fails_its_readers(cluster: Any, tmp_path: Path) -> None:
+    """A block that lived in the object store of a removed node, and that Ray cannot rebuild
+    (an actor task without retries), is not replayed: the Grains that read it are FAILED with
+    a cause naming the loss, and the run goes on."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    victim = cluster.add_node(node_ip_address="127.0.0.1", num_cpus=2)
+    cluster.wait_for_nodes()
+    survivor, doomed, markers = (
+        cluster.worker_nodes_started[0].node_id,
+        victim.node_id,
+        str(tmp_path),
+    )
+    rows = list(range(6))
+
+    def forward(x: ro.Port) -> Any:
+        big = ro.Module(
+            u.Big,
+            num_cpus=0.5,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(doomed, soft=True),
+        ).pre_init(markers)
+        measure = ro.Module(
+            u.WaitThenMeasure,
+            num_cpus=0.5,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(survivor, soft=False),
+        ).pre_init(markers)
+        return measure(big(x))
+
+    def remove_when_produced() -> None:
+        # Every block exists and the first reader has read its own: then the node goes.
+        while (
+            len(list(tmp_path.glob("big-*"))) < len(rows) or not (tmp_path / "first-done").exists()
+        ):
+            time.sleep(0.05)
+        cluster.remove_node(victim, allow_graceful=False)
+        (tmp_path / "go").touch()
+
+    worker = threading.Thread(target=remove_when_produced)
+    with on_ray(forward) as ex:
+        assert ex.actor_nodes()[0] == [victim.node_id]
+        worker.start()
+        out = ex.run(rows, progress=False).outputs
+        worker.join()
+    lost = [o for o in out if isinstance(o, ro.OutputIssue)]
+    assert out[0] == 200_002  # read before the node went away
+    assert len(lost) >= len(rows) - 2, out  # the rows read after the node went away
+    for issue in lost:
+        assert issue.outcome is ro.ItemOutcome.FAILED
+        assert issue.cause.startswith("rayorch::BlockLost: ")
+        assert "Object" in issue.cause  # Ray's ObjectLostError family, by name
+    assert all(o == 200_000 + len(str(i)) + 1 for i, o in enumerate(out) if isinstance(o, int))

@@ -115,3 +115,32 @@ def documents(
             return F.filter(md, self.keep(md))
 
     return Documents()
+
+
+class Big:
+    """x -> a 200 kB string (kept in the object store of its actor's node); leaves a marker
+    per row."""
+
+    def __init__(self, marker_dir: str) -> None:
+        self.marker_dir = marker_dir
+
+    def run(self, xs: list[int]) -> list[str]:
+        for x in xs:
+            once(self.marker_dir, f"big-{x}")
+        return [f"{x}:" + "x" * 200_000 for x in xs]
+
+
+class WaitThenMeasure:
+    """text -> its length; the first call leaves the marker `first-done`, every later call
+    waits until the file `go` exists."""
+
+    def __init__(self, marker_dir: str) -> None:
+        self.marker_dir, self.calls = marker_dir, 0
+
+    def run(self, texts: list[str]) -> list[int]:
+        self.calls += 1
+        while self.calls > 1 and not os.path.exists(os.path.join(self.marker_dir, "go")):
+            time.sleep(0.05)
+        out = [len(t) for t in texts]
+        once(self.marker_dir, "first-done")
+        return out
