@@ -207,6 +207,34 @@ class RayStore final : public rd::BlockStore {
     return e.fetched->at(b.row);
   }
 
+  bool fetches() const override { return true; }
+
+  void prefetch(const std::vector<rd::Binding>& values) override {
+    // The distinct remote blocks not fetched yet (groups: their members' blocks).
+    std::vector<Entry*> targets;
+    std::vector<const rd::BlockRef*> blocks;
+    auto want = [&](Entry* e, const rd::BlockRef* b) {
+      if (std::find(targets.begin(), targets.end(), e) != targets.end()) return;
+      targets.push_back(e);
+      blocks.push_back(b);
+    };
+    for (const rd::Binding& v : values) {
+      auto it = entries_.find(v.block);
+      if (it == entries_.end()) continue;
+      Entry& e = it->second;
+      if (e.fetched || e.local) continue;
+      if (!e.group) want(&e, &e.remote);
+    }
+    if (blocks.size() < 2) return;
+    Gil gil;
+    nb::list refs;
+    for (const rd::BlockRef* b : blocks)
+      refs.append(nb::handle(static_cast<const RemoteBlock&>(**b).ref()));
+    nb::object got = call(backend_, "get", refs);
+    for (std::size_t i = 0; i < targets.size(); ++i)
+      targets[i]->fetched = list_to_block(PyList_GET_ITEM(got.ptr(), static_cast<Py_ssize_t>(i)));
+  }
+
   rd::ResolvedInputs resolve_inputs(const rd::Invocation& inv) const override {
     rd::ResolvedInputs r;
     std::vector<rd::BlockId> seen;

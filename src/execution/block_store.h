@@ -55,6 +55,13 @@ class BlockStore {
   virtual void apply(const std::vector<StoreCommand>& commands) = 0;
   /// Frees every block of an input batch (when it retires).
   virtual void release_batch(std::size_t batch) = 0;
+
+  /// True when resolve() may have to fetch blocks from elsewhere: the driver then announces
+  /// the values it is about to resolve with prefetch(), so they come in one round trip.
+  virtual bool fetches() const { return false; }
+  /// The values resolve() will be asked for next (a hint; bindings of absent blocks are
+  /// ignored).
+  virtual void prefetch(const std::vector<Binding>& /*values*/) {}
 };
 
 }  // namespace rayorch::detail

@@ -281,7 +281,18 @@ void RunState::settle() {
       e.advance();
       if (!e.fatal_error().empty()) throw ExecutionError(e.fatal_error());
       apply_store_commands(e);  // groups first: outputs may be groups
-      for (std::uint32_t root : e.take_finished_roots()) {
+      const std::vector<std::uint32_t> roots = e.take_finished_roots();
+      if (store_->fetches() && roots.size() > 1) {
+        // A remote store fetches the blocks of all these outputs in one round trip.
+        std::vector<Binding> wanted;
+        for (std::uint32_t root : roots) {
+          e.root_outputs(root, outcomes_, causes_, values_);
+          for (std::size_t k = 0; k < outcomes_.size(); ++k)
+            if (outcomes_[k] == Outcome::present) wanted.push_back(values_[k]);
+        }
+        store_->prefetch(wanted);
+      }
+      for (std::uint32_t root : roots) {
         const std::size_t row = e.first_row() + root;
         e.root_outputs(root, outcomes_, causes_, values_);
         erased_.resize(outcomes_.size());
