@@ -1,5 +1,5 @@
 """The Ray backend's driver: RPCs/s with no-op UDFs, actor utilisation with 16 actors whose
-UDF sleeps 50 ms per batch, and the 4 -> 16 OCR-actor scaling of the simulated document
+UDF sleeps 50 ms per batch, and the 4 -> 8 -> 16 OCR-actor scaling of the simulated document
 workload (python/bench/documents.py) on Ray.
 
     .venv/bin/python python/bench/ray_backend.py [--rpcs 4000] [--actors 8] [--docs 368]
@@ -124,7 +124,7 @@ def main() -> None:
     # 2. Utilisation: 16 actors, 50 ms per batch.
     sleeper = ro.Module(Sleep50, replicas=16, batch_size=4)
     with ro.Executor(lambda x: sleeper(x), backend="ray") as ex:
-        rows = list(range(16 * 4 * 20))
+        rows = list(range(16 * 4 * 40))  # 40 batches per actor: 2 s of work each
         ex.run(rows[:64], progress=False)
         best, result = best_of(ex, 3, rows)
         busy = sum(c.busy_s for c in result.calls)
@@ -138,7 +138,7 @@ def main() -> None:
     import documents as d
 
     docs = [(i, n) for i, n in enumerate(d.corpus(a.docs))]
-    for actors in (4, 16):
+    for actors in (4, 8, 16):
 
         class Docs(ro.Pipeline):
             def __init__(self, ocr_actors: int) -> None:
