@@ -396,6 +396,18 @@ class Executor(_Base):
             self._core = _core.Core.local(self._program._program)
         _LIVE.add(self)
 
+    @classmethod
+    def _on_backend(cls, pipeline: Any, backend: Any) -> Executor:
+        """An executor whose pools are driven through `backend`, an object with the
+        interface of _ray_backend.RayBackend (tests drive the Ray pools without Ray)."""
+        self = cls.__new__(cls)
+        _Base.__init__(self, pipeline)
+        self.backend, self.address, self.ray_init_kwargs = "ray", None, {}
+        self._ray = backend
+        self._core = _core.Core.ray(self._program._program, backend)
+        _LIVE.add(self)
+        return self
+
     def actor_nodes(self) -> list[list[str]]:
         """Ray backend: the node id of every actor, per pool (plan order)."""
         if self._ray is None:

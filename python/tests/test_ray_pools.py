@@ -1,0 +1,193 @@
+"""The Ray backend's worker pools (python/src/ray_pools.cc) driven through an in-process
+stand-in for Ray: the same actor code (`_core.RayWorker`), object references that are plain
+Python objects, and scripted infrastructure faults. Runs without Ray, deterministically;
+the real cluster is exercised by test_ray.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rayorch_cpp as ro
+from rayorch_cpp import F, _core
+
+
+class Ref:
+    """An object reference of the stand-in object store."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class FakeRay:
+    """RayBackend's interface over in-process RayWorkers. `faults` maps the n-th submitted
+    RPC (1-based) to what happens to it: "lost" (the actor dies), "block_lost" (an input
+    block is gone), "late" (its result is held back until its worker is replaced)."""
+
+    def __init__(self, program: ro.CompiledProgram, faults: dict[int, str] | None = None) -> None:
+        self.program = program
+        self.faults = dict(faults or {})
+        self.pools = program._program.pools()
+        self.workers = [
+            [_core.RayWorker(program._program, p) for _ in range(pool["replicas"])]
+            for p, pool in enumerate(self.pools)
+        ]
+        self.ready: list[tuple[int, bool, Any]] = []
+        self.held: dict[tuple[int, int], tuple[int, bool, Any]] = {}
+        self.submitted = 0
+        self.replaced: list[tuple[int, int]] = []
+        self.fetched = 0
+        self.stopped = False
+
+    def sizes(self) -> list[int]:
+        return [len(w) for w in self.workers]
+
+    def put(self, values: list[Any]) -> Ref:
+        return Ref(values)
+
+    def get(self, ref: Any) -> Any:
+        if isinstance(ref, list):
+            self.fetched += len(ref)
+            return [r.value for r in ref]
+        self.fetched += 1
+        return ref.value
+
+    def submit(
+        self, pool: int, slot: int, token: int, returns: int, task: bytes, refs: tuple[Any, ...]
+    ) -> tuple[Ref, ...]:
+        self.submitted += 1
+        fault = self.faults.get(self.submitted, "")
+        out = self.workers[pool][slot].run(task, *[r.value for r in refs])
+        assert len(out) == returns
+        refs_out = tuple(Ref(v) for v in out)
+        if fault == "lost":
+            self.ready.append((token, False, ("lost", "ActorDiedError: the actor died")))
+        elif fault == "block_lost":
+            self.ready.append((token, False, ("block_lost", "ObjectLostError: gone")))
+        elif fault == "late":
+            self.held[(pool, slot)] = (token, True, out[0])
+        else:
+            self.ready.append((token, True, out[0]))
+        return refs_out
+
+    def wait(self, timeout: float) -> list[tuple[int, bool, Any]]:
+        out, self.ready = self.ready, []
+        return out
+
+    def replace(self, pool: int, slot: int) -> None:
+        self.replaced.append((pool, slot))
+        self.workers[pool][slot] = _core.RayWorker(self.program._program, pool)
+        held = self.held.pop((pool, slot), None)
+        if held is not None:
+            self.ready.append(held)  # the abandoned attempt's report arrives after all
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class Pages:
+    def run(self, docs: list[int]) -> list[list[int]]:
+        return [[d * 10 + i for i in range(d % 4)] for d in docs]
+
+
+class Ocr:
+    def run(self, pages: list[int]) -> list[Any]:
+        return [ro.RecordFailure(f"bad {p}") if p == 52 else f"t{p}" for p in pages]
+
+
+class Join:
+    def run(self, groups: list[list[str]], docs: list[int]) -> list[str]:
+        return [f"{d}:" + ",".join(g) for g, d in zip(groups, docs)]
+
+
+class Even:
+    def run(self, texts: list[str]) -> list[bool]:
+        return [len(t) % 2 == 0 for t in texts]
+
+
+def pipeline(timeout: float | None = None) -> Any:
+    pages = ro.Module(Pages, batch_size=3)
+    ocr = ro.Module(Ocr, replicas=2, batch_size=2, timeout=timeout)
+    join = ro.Module(Join, batch_size=2)
+    even = ro.Module(Even)
+
+    def forward(docs: ro.Port) -> Any:
+        md = join(F.reduce(ocr(F.expand(pages(docs)))), docs)
+        return F.filter(md, even(md))
+
+    return forward
+
+
+DOCS = list(range(12))
+
+
+def expected() -> Any:
+    with ro.SyncExecutor(pipeline()) as ex:
+        return ex.run(DOCS).outputs
+
+
+def run_on(fake_faults: dict[int, str] | None = None, **run: Any) -> tuple[Any, FakeRay, Any]:
+    program = ro.compile(pipeline())
+    fake = FakeRay(program, fake_faults)
+    with ro.Executor._on_backend(program, fake) as ex:
+        result = ex.run(DOCS, progress=False, **run)
+    assert fake.stopped
+    return result.outputs, fake, result
+
+
+def test_outputs_equal_the_synchronous_core() -> None:
+    out, fake, _ = run_on()
+    assert out == expected()
+    assert any(isinstance(o, ro.OutputIssue) for o in out)
+    # Only the final outputs were fetched: no more blocks than output rows.
+    assert 0 < fake.fetched <= len(DOCS)
+
+
+def test_input_batches_and_runs_reuse_the_pools() -> None:
+    program = ro.compile(pipeline())
+    fake = FakeRay(program)
+    with ro.Executor._on_backend(program, fake) as ex:
+        for batch in (None, 1, 5):
+            got = ex.run(DOCS, input_batch_size=batch, max_active_input_batches=2, progress=False)
+            assert got.outputs == expected()
+    assert fake.replaced == []
+
+
+@pytest.mark.parametrize("rpc", [1, 2, 4, 7])
+def test_a_lost_actor_is_replaced_and_its_grains_replay(rpc: int) -> None:
+    out, fake, result = run_on({rpc: "lost"})
+    assert out == expected()
+    assert len(fake.replaced) == 1
+    assert result.actors_replaced == 1
+
+
+def test_the_late_report_of_a_replaced_worker_is_fenced(tmp_path: Path) -> None:
+    # RPC 3 does not report before the Module's timeout: the driver replaces its worker and
+    # replays its Grains; the old attempt's report arrives after that and is rejected.
+    program = ro.compile(pipeline(timeout=0.05))
+    fake = FakeRay(program, {3: "late"})
+    report = tmp_path / "report.json"
+    with ro.Executor._on_backend(program, fake) as ex:
+        result = ex.run(DOCS, progress=False, report=str(report))
+    assert result.outputs == expected()
+    assert len(fake.replaced) == 1 and result.actors_replaced == 1
+    assert json.loads(report.read_text())["stale_reports_rejected"] == 1
+
+
+def test_a_lost_input_block_fails_the_grains_that_read_it() -> None:
+    out, fake, _ = run_on({4: "block_lost"})
+    issues = [o for o in out if isinstance(o, ro.OutputIssue)]
+    lost = [o for o in issues if o.cause and "rayorch::BlockLost: ObjectLostError" in o.cause]
+    assert lost, out
+    assert all(
+        o.outcome is ro.ItemOutcome.SUPPRESSED or o.outcome is ro.ItemOutcome.FAILED for o in lost
+    )
+    # Every other document is what the synchronous core gives.
+    want = expected()
+    hit = {i for i, o in enumerate(out) if o in lost}
+    assert [o for i, o in enumerate(out) if i not in hit] == [
+        o for i, o in enumerate(want) if i not in hit
+    ]
