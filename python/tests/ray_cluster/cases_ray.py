@@ -124,6 +124,14 @@ def test_outputs_match_the_local_executor_across_runs(cluster: Any, tmp_path: Pa
         again = ex.run(DOCS, input_batch_size=5, max_active_input_batches=2, progress=False)
         assert ex.actor_nodes() == nodes
     assert ex.closed
+    # Closing killed the actors: the cluster gets every CPU they held back.
+    import ray
+
+    total = ray.cluster_resources()["CPU"]
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("CPU", 0) < total and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ray.available_resources().get("CPU", 0) == total
     assert first.outputs == expected
     assert again.outputs == expected
     assert len(set(nodes[1])) == 2, f"the Ocr pool was not spread over the nodes: {nodes}"
