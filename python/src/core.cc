@@ -49,6 +49,7 @@
 #endif
 
 #if RAYORCH_PYTHON_VIDEO
+#include "video/codec.h"
 #include "video/record_json.h"
 #include "video/samples.h"
 #include "video/video.h"
@@ -1131,7 +1132,7 @@ class Core {
 /// Pickling through the value's rayorch::Codec, so a C++ value can travel between processes
 /// (the Ray backend's actors and object store).
 template <class T, class Class>
-Class& pickle_by_codec(Class& cls) {
+Class pickle_by_codec(Class cls) {
   cls.def("__getstate__",
           [](const T& v) {
             std::string out;
@@ -1256,7 +1257,8 @@ NB_MODULE(_core, m) {
 
 #if RAYORCH_PYTHON_VIDEO
   // The video values, as C++ objects in Python (a frame image stays one C++ buffer).
-  nb::class_<video::VideoInfo>(m, "VideoInfo", "What a video is, read from its container.")
+  pickle_by_codec<video::VideoInfo>(
+      nb::class_<video::VideoInfo>(m, "VideoInfo", "What a video is, read from its container."))
       .def_ro("path", &video::VideoInfo::path, "the file")
       .def_ro("stem", &video::VideoInfo::stem, "file name without extension")
       .def_ro("codec", &video::VideoInfo::codec, "e.g. mpeg4")
@@ -1264,7 +1266,8 @@ NB_MODULE(_core, m) {
       .def_ro("fps", &video::VideoInfo::fps, "average frame rate, 0 when unknown")
       .def_ro("width", &video::VideoInfo::width, "width in pixels")
       .def_ro("height", &video::VideoInfo::height, "height in pixels");
-  nb::class_<video::Scene>(m, "Scene", "One shot between two cuts (frames inclusive).")
+  pickle_by_codec<video::Scene>(
+      nb::class_<video::Scene>(m, "Scene", "One shot between two cuts (frames inclusive)."))
       .def_ro("index", &video::Scene::index, "0-based scene number")
       .def_ro("first_frame", &video::Scene::first_frame, "first frame")
       .def_ro("last_frame", &video::Scene::last_frame, "last frame")
@@ -1273,14 +1276,16 @@ NB_MODULE(_core, m) {
       .def("__repr__", [](const video::Scene& s) {
         return fmt::format("Scene(index={}, frames={}..{})", s.index, s.first_frame, s.last_frame);
       });
-  nb::class_<video::FrameRef>(m, "FrameRef", "A sampled frame of a scene: where to find it.")
+  pickle_by_codec<video::FrameRef>(
+      nb::class_<video::FrameRef>(m, "FrameRef", "A sampled frame of a scene: where to find it."))
       .def_ro("scene", &video::FrameRef::scene, "scene number")
       .def_ro("frame", &video::FrameRef::frame, "frame number in the video")
       .def_ro("seconds", &video::FrameRef::seconds, "presentation time")
       .def("__repr__", [](const video::FrameRef& r) {
         return fmt::format("FrameRef(scene={}, frame={})", r.scene, r.frame);
       });
-  nb::class_<video::FrameImage>(m, "FrameImage", "A decoded frame: 8-bit gray pixels.")
+  pickle_by_codec<video::FrameImage>(
+      nb::class_<video::FrameImage>(m, "FrameImage", "A decoded frame: 8-bit gray pixels."))
       .def_ro("frame", &video::FrameImage::frame, "frame number in the video")
       .def_ro("width", &video::FrameImage::width, "width in pixels")
       .def_ro("height", &video::FrameImage::height, "height in pixels")
@@ -1290,12 +1295,14 @@ NB_MODULE(_core, m) {
             return nb::bytes(reinterpret_cast<const char*>(i.pixels.data()), i.pixels.size());
           },
           "width * height bytes, rows without padding (a copy)");
-  nb::class_<video::SceneRecord>(m, "SceneRecord", "Everything known about one scene.")
+  pickle_by_codec<video::SceneRecord>(
+      nb::class_<video::SceneRecord>(m, "SceneRecord", "Everything known about one scene."))
       .def_ro("index", &video::SceneRecord::index, "0-based scene number")
       .def_ro("first_frame", &video::SceneRecord::first_frame, "first frame")
       .def_ro("last_frame", &video::SceneRecord::last_frame, "last frame")
       .def_ro("text", &video::SceneRecord::text, "the most frequent frame text");
-  nb::class_<video::VideoRecord>(m, "VideoRecord", "One finished video.")
+  pickle_by_codec<video::VideoRecord>(
+      nb::class_<video::VideoRecord>(m, "VideoRecord", "One finished video."))
       .def_prop_ro(
           "stem", [](const video::VideoRecord& r) { return r.info.stem; },
           "file name without extension")

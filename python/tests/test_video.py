@@ -6,6 +6,7 @@ cairo, which scripts/install-deps.sh installs)."""
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,8 @@ def test_python_pipeline_with_the_cpp_video_stages_equals_the_cpp_pipeline(
     # The same records, byte for byte, as the C++ pipeline's.
     expected = _core.video_cpp_records(paths, every=0, per_scene=2)
     assert [r.to_json() for r in out[:-1]] == expected[:-1]
+    # The records pickle through their codecs (how they travel between Ray actors).
+    assert [pickle.loads(pickle.dumps(r)).to_json() for r in out[:-1]] == expected[:-1]
     assert expected[-1].startswith("failed: ") and "corrupt.mp4" in expected[-1]
     first = json.loads(expected[0])
     assert first["video"] == Path(paths[0]).stem

@@ -363,3 +363,17 @@ def test_a_block_lost_with_its_node_fails_its_readers(cluster: Any, tmp_path: Pa
         assert issue.cause.startswith("rayorch::BlockLost: ")
         assert "Object" in issue.cause  # Ray's ObjectLostError family, by name
     assert all(o == 200_000 + len(str(i)) + 1 for i, o in enumerate(out) if isinstance(o, int))
+
+
+@pytest.mark.skipif("VideoOcrFrame" not in ro.cpp_udfs(), reason="built without the video stages")
+def test_the_video_stages_on_ray_give_the_local_records(cluster: Any, tmp_path: Path) -> None:
+    from test_video import VideoToRecords
+
+    samples = ro._core.video_make_samples(str(tmp_path), videos=2, seed=5, corrupt=1)
+    paths = [p for p, _ in samples] + [str(tmp_path / "corrupt.mp4")]
+    with ro.Executor(VideoToRecords()) as ex:
+        expected = ex.run(paths, progress=False).outputs
+    with on_ray(VideoToRecords()) as ex:
+        got = ex.run(paths, progress=False).outputs
+    assert [r.to_json() for r in got[:-1]] == [r.to_json() for r in expected[:-1]]
+    assert isinstance(got[-1], ro.OutputIssue) and got[-1].cause == expected[-1].cause
