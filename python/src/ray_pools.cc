@@ -156,6 +156,10 @@ class RayStore final : public rd::BlockStore {
   RayStore(const RayStore&) = delete;
   RayStore& operator=(const RayStore&) = delete;
   ~RayStore() override {
+    if (!python_alive()) {
+      backend_.release();  // the interpreter is going: leak rather than touch it
+      return;
+    }
     Gil gil;  // the entries hold ObjectRefs
     entries_.clear();
     backend_ = nb::object();
@@ -367,7 +371,12 @@ class RayPools final : public rd::WorkerPools {
   RayPools& operator=(const RayPools&) = delete;
   ~RayPools() override {
     stop();
+    if (!python_alive()) {
+      backend_.release();  // the interpreter is going: leak rather than touch it
+      return;
+    }
     Gil gil;
+    pending_.clear();
     backend_ = nb::object();
   }
 
