@@ -66,7 +66,7 @@ def ray_processes() -> list[str]:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
     interfaces = sorted(name for _, name in socket.if_nameindex())
     assert interfaces == ["lo"], f"run through test_ray.py (network interfaces: {interfaces})"
