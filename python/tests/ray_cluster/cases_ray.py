@@ -377,3 +377,22 @@ def test_the_video_stages_on_ray_give_the_local_records(cluster: Any, tmp_path: 
         got = ex.run(paths, progress=False).outputs
     assert [r.to_json() for r in got[:-1]] == [r.to_json() for r in expected[:-1]]
     assert isinstance(got[-1], ro.OutputIssue) and got[-1].cause == expected[-1].cause
+
+
+@pytest.mark.skipif("Pdf2mdOcr" not in ro.cpp_udfs(), reason="built without the pdf2md stages")
+def test_the_documented_pdf2md_command_on_ray(cluster: Any, tmp_path: Path) -> None:
+    script = EXAMPLES / "pdf2md.py"
+
+    def convert(out: str, *extra: str) -> dict[str, str]:
+        done = subprocess.run(
+            [sys.executable, str(script), str(tmp_path / "in"), str(tmp_path / out), *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 1 and "corrupt.pdf" in done.stderr, done.stderr
+        return {p.name: p.read_text() for p in (tmp_path / out).glob("*.md")}
+
+    local_md = convert("local", "--samples", "2")
+    ray_md = convert("ray", "--backend", "ray", "--address", cluster.address)
+    assert len(local_md) == 2 and ray_md == local_md
