@@ -191,3 +191,15 @@ def test_a_lost_input_block_fails_the_grains_that_read_it() -> None:
     assert [o for i, o in enumerate(out) if i not in hit] == [
         o for i, o in enumerate(want) if i not in hit
     ]
+
+
+def test_an_actor_lost_on_every_attempt_exhausts_the_infrastructure_budget() -> None:
+    program = ro.compile(pipeline())
+    fake = FakeRay(program, {n: "lost" for n in range(1, 200)})
+    with ro.Executor._on_backend(program, fake) as ex:
+        with pytest.raises(ro.ExecutionError) as error:
+            ex.run(DOCS, progress=False)
+        assert ex.closed
+    assert fake.stopped
+    assert "ActorDiedError: the actor died" in str(error.value)
+    assert 1 < len(fake.replaced) < 200
