@@ -195,31 +195,69 @@ void add_compare(CLI::App* bench) {
   auto c = std::make_shared<Common>();
   auto full = std::make_shared<bool>(false);
   auto no_peers = std::make_shared<bool>(false);
+  auto payload_kib = std::make_shared<std::size_t>(1024);
   o->workload.corpus.documents = 96;
   auto* sub = bench->add_subcommand(
       "compare",
-      "This project against Ray Data and Daft (bench/peers) on the same corpus; checks that "
-      "every peer produced the same per-document ordered outputs");
+      "This project against the reference, Ray Data and Daft (bench/peers) on the same corpus, "
+      "each system in its own process tree (Ray peers in a private loopback-only network "
+      "namespace); checks that every system produced the same per-document ordered outputs");
   add_common(sub, *c);
   add_workload(sub, o->workload);
+  sub->add_option("--regime", o->regime,
+                  "overhead: today's stage costs; realistic: every stage cost 100x and the "
+                  "368-document corpus (runs of about two minutes); payload: OCR results carry "
+                  "64 KiB-1 MiB payloads")
+      ->check(CLI::IsMember({"overhead", "realistic", "payload"}))
+      ->capture_default_str();
+  sub->add_option("--payload-max-kib", *payload_kib,
+                  "payload regime: the largest page payload (the smallest is 1/16 of it)")
+      ->capture_default_str();
   sub->add_flag("--full", *full, "The full ablation-size corpus (368 documents)");
   sub->add_flag("--no-peers", *no_peers, "Run this project only");
-  sub->add_option("--peers", o->peers, "Comma-separated peers (bench/peers/<name>_peer.py)")
+  sub->add_option("--peers", o->peers,
+                  "Comma-separated peers, each <peer>[:<arm>] (bench/peers/<peer>_peer.py; arms "
+                  "of ray and daft: groupby, driver)")
+      ->capture_default_str();
+  sub->add_option("--peer-arg", o->peer_args, "An extra argument for every peer script");
+  sub->add_option("--repeats", o->repeats, "Interleaved repeats of every system")
       ->capture_default_str();
   sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
   sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
   sub->add_option("--work-dir", o->work_dir, "Directory for the corpus, outputs and peer logs");
-  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a peer run is stopped")
+  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a system's run is stopped")
       ->capture_default_str();
-  sub->callback([sub, o, c, full, no_peers] {
+  sub->callback([sub, o, c, full, no_peers, payload_kib] {
     if (*full) quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
     if (*no_peers) o->peers.clear();
+    if (o->regime == "realistic") {
+      // Every stage cost the user did not set, 100 times today's.
+      auto& k = o->workload.costs;
+      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
+      quick_default(sub, "--render-ms-per-page", k.render_per_page, k.render_per_page * 100);
+      quick_default(sub, "--ocr-ms-per-batch", k.ocr_per_batch, k.ocr_per_batch * 100);
+      quick_default(sub, "--ocr-ms-per-page", k.ocr_per_page, k.ocr_per_page * 100);
+      quick_default(sub, "--assemble-ms-per-doc", k.assemble_per_doc, k.assemble_per_doc * 100);
+      quick_default(sub, "--assemble-ms-per-page", k.assemble_per_page,
+                    k.assemble_per_page * 100);
+    }
+    if (o->regime == "payload") o->payload_max_bytes = *payload_kib * 1024;
     if (c->quick) {
       quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{8});
       quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
     }
     finish(rb::run_compare(*o), *c);
   });
+
+  // The system `compare` runs for this project, in its own process.
+  auto corpus = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto* self = bench->add_subcommand(
+      "compare-system", "One run of this project for bench compare (reads its corpus file)");
+  self->group("");  // internal: not listed in --help
+  self->add_option("--corpus", *corpus, "The corpus file written by bench compare")->required();
+  self->add_option("--out", *out, "Where to write the result")->required();
+  self->callback([corpus, out] { rb::run_compare_system(*corpus, *out); });
 }
 
 void add_memory(CLI::App* bench) {
