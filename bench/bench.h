@@ -85,7 +85,7 @@ Report run_scaling(const ScalingOptions& options);
 /// in its own process tree. `peers` lists "<peer>[:<arm>]" (bench/peers/<peer>_peer.py).
 struct CompareOptions {
   WorkloadOptions workload;
-  std::string regime = "overhead";  ///< overhead | realistic | payload (set by the CLI)
+  std::string regime = "overhead";    ///< overhead | realistic | payload (set by the CLI)
   std::size_t payload_max_bytes = 0;  ///< payload regime: largest page payload (0: none)
   std::string peers = "ray:groupby,ray:driver,daft:groupby,daft:driver,reference";
   std::vector<std::string> peer_args;  ///< extra arguments for every peer script

@@ -90,8 +90,8 @@ void read_result(const fs::path& path, const std::vector<std::uint32_t>& pages, 
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(path));
   m.version = j.value("version", "");
   m.e2e = j.value("end_to_end_seconds", 0.0);
-  m.first = j["first_document_seconds"].is_number() ? j["first_document_seconds"].get<double>()
-                                                    : m.e2e;
+  m.first =
+      j["first_document_seconds"].is_number() ? j["first_document_seconds"].get<double>() : m.e2e;
   m.init = j.value("startup_seconds", 0.0);
   m.driver_cpu = j.value("driver_cpu_seconds", 0.0);
   const auto done = j.value("document_completion_seconds", std::vector<double>{});
@@ -186,8 +186,8 @@ Report run_compare(const CompareOptions& o) {
       fs::create_directories(events);
       std::vector<std::string> argv;
       if (s.peer.empty()) {
-        argv = {self.string(), "bench", "compare-system", "--corpus", corpus_path.string(), "--out",
-                out_path.string()};
+        argv = {self.string(),        "bench", "compare-system", "--corpus",
+                corpus_path.string(), "--out", out_path.string()};
       } else {
         const fs::path script = peer_dir / (s.peer + "_peer.py");
         if (!fs::exists(script)) {
@@ -201,9 +201,19 @@ Report run_compare(const CompareOptions& o) {
         } else {
           // Ray binds the machine's external address by default: every peer runs in a private
           // network namespace with only loopback, and checks it before starting Ray.
-          argv = {"unshare", "--net",     "sh",          "-c", "ip link set lo up && exec \"$0\" \"$@\"",
-                  python,    script.string(), "--corpus", corpus_path.string(), "--out",
-                  out_path.string(), "--events-dir", events.string()};
+          argv = {"unshare",
+                  "--net",
+                  "sh",
+                  "-c",
+                  "ip link set lo up && exec \"$0\" \"$@\"",
+                  python,
+                  script.string(),
+                  "--corpus",
+                  corpus_path.string(),
+                  "--out",
+                  out_path.string(),
+                  "--events-dir",
+                  events.string()};
           if (!s.arm.empty()) {
             argv.push_back("--arm");
             argv.push_back(s.arm);
@@ -242,8 +252,7 @@ Report run_compare(const CompareOptions& o) {
     std::string error, version;
     std::vector<double> e2e;
     double first = 0, init = 0, ramp = 0, steady = 0, tail = 0, done_mean = 0, done_p50 = 0,
-           done_p95 = 0, ocr_batches = 0, ocr_fill = 0, busy = 0, cpu = 0, driver_cpu = 0,
-           rss = 0;
+           done_p95 = 0, ocr_batches = 0, ocr_fill = 0, busy = 0, cpu = 0, driver_cpu = 0, rss = 0;
     std::size_t mismatches = 0;
   };
   std::vector<Summary> sums(systems.size());
@@ -317,27 +326,28 @@ Report run_compare(const CompareOptions& o) {
                    fmt::format("{:.2f}", s.cpu), fmt::format("{:.2f}", s.driver_cpu),
                    fmt::format("{:.0f}", s.rss)});
     const Stats e = stats_of(s.e2e);
-    sys_json.push_back({{"system", systems[i].label},
-                        {"family", systems[i].family},
-                        {"version", s.version},
-                        {"ran", true},
-                        {"runs", s.e2e.size()},
-                        {"end_to_end_seconds", {{"median", e.median}, {"min", e.min}, {"max", e.max}}},
-                        {"init_seconds", s.init},
-                        {"ramp_up_seconds", s.ramp},
-                        {"steady_seconds", s.steady},
-                        {"tail_seconds", s.tail},
-                        {"first_document_seconds", s.first},
-                        {"document_done_seconds",
-                         {{"mean", s.done_mean}, {"p50", s.done_p50}, {"p95", s.done_p95}}},
-                        {"ocr_batches", s.ocr_batches},
-                        {"ocr_batch_fill", s.ocr_fill},
-                        {"ocr_busy_share", s.busy},
-                        {"cpu_seconds_tree", s.cpu},
-                        {"driver_cpu_seconds", s.driver_cpu},
-                        {"peak_rss_mib_tree", s.rss},
-                        {"pages_per_second", static_cast<double>(total_pages) / e.median},
-                        {"mismatched_documents", s.mismatches}});
+    sys_json.push_back(
+        {{"system", systems[i].label},
+         {"family", systems[i].family},
+         {"version", s.version},
+         {"ran", true},
+         {"runs", s.e2e.size()},
+         {"end_to_end_seconds", {{"median", e.median}, {"min", e.min}, {"max", e.max}}},
+         {"init_seconds", s.init},
+         {"ramp_up_seconds", s.ramp},
+         {"steady_seconds", s.steady},
+         {"tail_seconds", s.tail},
+         {"first_document_seconds", s.first},
+         {"document_done_seconds",
+          {{"mean", s.done_mean}, {"p50", s.done_p50}, {"p95", s.done_p95}}},
+         {"ocr_batches", s.ocr_batches},
+         {"ocr_batch_fill", s.ocr_fill},
+         {"ocr_busy_share", s.busy},
+         {"cpu_seconds_tree", s.cpu},
+         {"driver_cpu_seconds", s.driver_cpu},
+         {"peak_rss_mib_tree", s.rss},
+         {"pages_per_second", static_cast<double>(total_pages) / e.median},
+         {"mismatched_documents", s.mismatches}});
   }
 
   // Targets: this project against the best arm of each peer family.
@@ -380,8 +390,8 @@ Report run_compare(const CompareOptions& o) {
     for (std::size_t i = 1; i < systems.size(); ++i)
       if (sums[i].ran && (!fastest_first || sums[i].first < *fastest_first))
         fastest_first = sums[i].first;
-    target("first_document_vs_every_peer", "time to first document vs every peer's",
-           fastest_first, ours.first, 0.1);
+    target("first_document_vs_every_peer", "time to first document vs every peer's", fastest_first,
+           ours.first, 0.1);
     if (o.payload_max_bytes > 0) {
       std::optional<double> least_rss;
       for (std::size_t i = 1; i < systems.size(); ++i)
@@ -406,9 +416,10 @@ Report run_compare(const CompareOptions& o) {
                         o.payload_max_bytes / 1024)
           : "",
       repeats, max_load, work.string(), timing.str(), resources.str());
-  rep.text += fmt::format("every system's per-document ordered outputs identical to the "
-                          "expected ones: {}\n",
-                          identical ? "yes" : "NO");
+  rep.text += fmt::format(
+      "every system's per-document ordered outputs identical to the "
+      "expected ones: {}\n",
+      identical ? "yes" : "NO");
   rep.text += lines;
   rep.json = {{"benchmark", "compare"},
               {"regime", o.regime},

@@ -98,16 +98,20 @@ void run_compare_system(const std::string& corpus_path, const std::string& out_p
   w.input_batch_size = corpus.value("input_batch_size", w.input_batch_size);
   w.max_active_input_batches = corpus.value("max_active_input_batches", w.max_active_input_batches);
   std::vector<Doc> docs;
-  for (const auto& d : corpus.at("documents")) docs.push_back(Doc{d.at("id"), d.at("pages"), false});
-  const std::size_t payload = corpus.value("payload", nlohmann::json::object()).value("max_bytes", 0);
+  for (const auto& d : corpus.at("documents"))
+    docs.push_back(Doc{d.at("id"), d.at("pages"), false});
+  const std::size_t payload =
+      corpus.value("payload", nlohmann::json::object()).value("max_bytes", 0);
 
   nlohmann::json out;
   if (payload == 0) {
     SimPipeline pipeline(w.costs, w.topology);
-    out = run_system<SimPipeline, DocResult>(docs, w, pipeline, [](const Doc& d, const DocResult& r) {
-      if (r.doc != d.id) throw std::runtime_error(fmt::format("document {} came back as {}", d.id, r.doc));
-      return r.pages;
-    });
+    out =
+        run_system<SimPipeline, DocResult>(docs, w, pipeline, [](const Doc& d, const DocResult& r) {
+          if (r.doc != d.id)
+            throw std::runtime_error(fmt::format("document {} came back as {}", d.id, r.doc));
+          return r.pages;
+        });
   } else {
     PayloadPipeline pipeline(w.costs, w.topology, payload);
     out = run_system<PayloadPipeline, PayloadDocResult>(
@@ -115,8 +119,8 @@ void run_compare_system(const std::string& corpus_path, const std::string& out_p
           std::uint64_t want = 0;
           for (std::uint32_t p = 0; p < d.pages; ++p) want += page_payload_size(d.id, p, payload);
           if (r.payload_bytes != want)
-            throw std::runtime_error(fmt::format("document {}: {} payload bytes, expected {}",
-                                                 d.id, r.payload_bytes, want));
+            throw std::runtime_error(fmt::format("document {}: {} payload bytes, expected {}", d.id,
+                                                 r.payload_bytes, want));
           return r.result.pages;
         });
   }

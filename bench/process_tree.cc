@@ -78,7 +78,8 @@ TreeRun run_process_tree(const std::vector<std::string>& argv, const std::string
   if (argv.empty()) throw std::invalid_argument("run_process_tree: empty command");
   // Orphans of the tree are reparented to this process, so they are reaped and counted here.
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
-    throw std::runtime_error(fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("prctl(PR_SET_CHILD_SUBREAPER): {}", std::strerror(errno)));
   rusage before{};
   ::getrusage(RUSAGE_CHILDREN, &before);
   const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

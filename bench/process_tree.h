@@ -14,11 +14,11 @@
 namespace rayorch::bench {
 
 struct TreeRun {
-  int exit_code = -1;     ///< the command's exit status; -1 when killed by a signal
+  int exit_code = -1;      ///< the command's exit status; -1 when killed by a signal
   bool timed_out = false;  ///< killed after the timeout
   double wall_seconds = 0;
-  double cpu_seconds = 0;     ///< user + system of every process of the tree
-  double peak_rss_mib = 0;    ///< peak of the tree's summed resident memory (sampled)
+  double cpu_seconds = 0;   ///< user + system of every process of the tree
+  double peak_rss_mib = 0;  ///< peak of the tree's summed resident memory (sampled)
   std::size_t peak_processes = 0;
 };
 

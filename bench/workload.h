@@ -145,8 +145,7 @@ struct PayloadOcrUdf {
 
 struct PayloadAssembleUdf {
   explicit PayloadAssembleUdf(Costs c) : costs(c) {}
-  std::vector<PayloadDocResult> run(ro::Column<ro::Group<PagePayload>> pages,
-                                    ro::Column<Doc> docs);
+  std::vector<PayloadDocResult> run(ro::Column<ro::Group<PagePayload>> pages, ro::Column<Doc> docs);
   Costs costs;
 };
 
