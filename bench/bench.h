@@ -70,8 +70,19 @@ struct FailureOptions {
   WorkloadOptions workload;
   double poison_fraction = 0.05;
   int repeats = 3;
+  /// Peers run on the same clean and poisoned corpora ("<peer>[:<arm>]", comma-separated;
+  /// empty: none), with the Python, scripts, work directory and timeout of `bench compare`.
+  std::string peers;
+  std::string python;
+  std::string peer_dir;
+  std::string work_dir;
+  int peer_timeout_s = 900;
 };
 Report run_failure(const FailureOptions& options);
+
+/// Appends the peers' rows of `bench failure` to `report` (failure_peers.cc).
+void run_failure_peers(const FailureOptions& options, const std::vector<std::uint32_t>& pages,
+                       const std::vector<bool>& poisoned, Report& report);
 
 /// `bench scaling`: the same input at several OCR replica counts.
 struct ScalingOptions {

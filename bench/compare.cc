@@ -5,8 +5,6 @@
 // readiness and batches, and every document's ordered page values, which must equal the
 // expected ones. Repeats are interleaved (system order rotates) so slow drifts of the machine
 // hit every system alike; the machine's load is recorded before every run.
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -15,55 +13,13 @@
 #include <stdexcept>
 
 #include "bench.h"
-#include "process_tree.h"
+#include "systems.h"
 #include <fmt/format.h>
 
 namespace rayorch::bench {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The repository root: the working directory or an ancestor of the executable that holds
-// the peer scripts.
-fs::path find_root() {
-  std::vector<fs::path> candidates{fs::current_path()};
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
-      candidates.push_back(p);
-  }
-  for (const fs::path& c : candidates) {
-    if (fs::exists(c / "bench" / "peers" / "ray_peer.py")) return c;
-  }
-  return fs::current_path();
-}
-
-// One system of the comparison: "rayorch" (this project's local executor) or a peer script
-// with an arm, written "<peer>[:<arm>]" on the command line.
-struct System {
-  std::string label;
-  std::string peer;  // empty for this project
-  std::string arm;
-  std::string family;  // "rayorch", "ray-data", "daft", "reference": what targets compare
-};
-
-std::vector<System> parse_systems(const std::string& peers) {
-  std::vector<System> out{{"rayorch (local)", "", "", "rayorch"}};
-  std::stringstream list(peers);
-  std::string item;
-  while (std::getline(list, item, ',')) {
-    if (item.empty()) continue;
-    System s;
-    const auto colon = item.find(':');
-    s.peer = item.substr(0, colon);
-    s.arm = colon == std::string::npos ? "" : item.substr(colon + 1);
-    s.family = s.peer == "ray" ? "ray-data" : s.peer;
-    s.label = s.family + (s.arm.empty() ? "" : " (" + s.arm + ")");
-    out.push_back(s);
-  }
-  return out;
-}
 
 // What one run of one system measured.
 struct Measured {
@@ -77,17 +33,9 @@ struct Measured {
   std::string version;
 };
 
-double load_average() {
-  std::ifstream f("/proc/loadavg");
-  double one = 0;
-  f >> one;
-  return one;
-}
-
 // Reads a system's result file and derives the metrics.
-void read_result(const fs::path& path, const std::vector<std::uint32_t>& pages, int ocr_actors,
+void read_result(const nlohmann::json& j, const std::vector<std::uint32_t>& pages, int ocr_actors,
                  int ocr_batch, Measured& m) {
-  const nlohmann::json j = nlohmann::json::parse(std::ifstream(path));
   m.version = j.value("version", "");
   m.e2e = j.value("end_to_end_seconds", 0.0);
   m.first =
@@ -139,22 +87,9 @@ Report run_compare(const CompareOptions& o) {
   const auto pages = make_corpus(o.workload.corpus);
   const auto docs = make_docs(pages);
   const std::uint64_t total_pages = sum_pages(pages);
-  const fs::path root = find_root();
-  const fs::path peer_dir = o.peer_dir.empty() ? root / "bench" / "peers" : fs::path(o.peer_dir);
-  const std::string python =
-      o.python.empty() ? (root / ".venv-peers" / "bin" / "python").string() : o.python;
-  fs::path work;
-  if (o.work_dir.empty()) {
-    std::string tmpl = (fs::temp_directory_path() / "rayorch-compare-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("bench compare: mkdtemp failed");
-    work = tmpl;
-  } else {
-    work = o.work_dir;
-    fs::create_directories(work);
-  }
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("bench compare: cannot find this executable");
+  SystemEnv env = make_system_env(o.python, o.peer_dir, o.work_dir, o.peer_timeout_s);
+  env.extra_args = o.peer_args;
+  const fs::path& work = env.work;
 
   nlohmann::json corpus = {{"documents", nlohmann::json::array()},
                            {"costs_ms", costs_json(o.workload.costs)},
@@ -166,79 +101,29 @@ Report run_compare(const CompareOptions& o) {
   const fs::path corpus_path = work / "corpus.json";
   std::ofstream(corpus_path) << corpus.dump();
 
-  const std::vector<System> systems = parse_systems(o.peers);
+  const std::vector<SystemSpec> systems = parse_systems(o.peers, true);
   std::vector<std::vector<Measured>> runs(systems.size());
-  const bool can_isolate = ::geteuid() == 0 && ::access("/usr/bin/unshare", X_OK) == 0;
   const int repeats = std::max(1, o.repeats);
   for (int rep = 0; rep < repeats; ++rep) {
     for (std::size_t k = 0; k < systems.size(); ++k) {
       const std::size_t index = (k + static_cast<std::size_t>(rep)) % systems.size();
-      const System& s = systems[index];
+      const SystemSpec& s = systems[index];
       Measured m;
       m.load = load_average();
       const std::string tag = fmt::format("{}{}-{}", s.peer.empty() ? "rayorch" : s.peer,
                                           s.arm.empty() ? "" : "-" + s.arm, rep);
-      const fs::path out_path = work / (tag + ".json");
-      const fs::path log_path = work / (tag + ".log");
-      const fs::path events = work / (tag + ".events");
-      fs::remove(out_path);
-      fs::remove_all(events);
-      fs::create_directories(events);
-      std::vector<std::string> argv;
-      if (s.peer.empty()) {
-        argv = {self.string(),        "bench", "compare-system", "--corpus",
-                corpus_path.string(), "--out", out_path.string()};
-      } else {
-        const fs::path script = peer_dir / (s.peer + "_peer.py");
-        if (!fs::exists(script)) {
-          m.error = fmt::format("no peer script {}", script.string());
-        } else if (::access(python.c_str(), X_OK) != 0) {
-          m.error = fmt::format("{} not found: run bench/peers/setup.sh first", python);
-        } else if (!can_isolate) {
-          m.error =
-              "peers run only in a private network namespace (unshare --net, as root), so that "
-              "Ray never binds an external address; run the benchmark as root";
-        } else {
-          // Ray binds the machine's external address by default: every peer runs in a private
-          // network namespace with only loopback, and checks it before starting Ray.
-          argv = {"unshare",
-                  "--net",
-                  "sh",
-                  "-c",
-                  "ip link set lo up && exec \"$0\" \"$@\"",
-                  python,
-                  script.string(),
-                  "--corpus",
-                  corpus_path.string(),
-                  "--out",
-                  out_path.string(),
-                  "--events-dir",
-                  events.string()};
-          if (!s.arm.empty()) {
-            argv.push_back("--arm");
-            argv.push_back(s.arm);
-          }
-          for (const std::string& extra : o.peer_args) argv.push_back(extra);
-        }
-      }
-      if (m.error.empty()) {
-        note(fmt::format("compare: run {}/{}: {} (log in {})", rep + 1, repeats, s.label,
-                         log_path.string()));
-        const TreeRun t = run_process_tree(argv, log_path.string(), o.peer_timeout_s, 20);
-        m.cpu = t.cpu_seconds;
-        m.rss_mib = t.peak_rss_mib;
-        if (t.timed_out) {
-          m.error = fmt::format("timed out after {} s", o.peer_timeout_s);
-        } else if (t.exit_code != 0 || !fs::exists(out_path)) {
-          m.error = fmt::format("exit code {}; see {}", t.exit_code, log_path.string());
-        } else {
-          try {
-            read_result(out_path, pages, o.workload.topology.ocr_replicas,
-                        o.workload.topology.ocr_batch, m);
-            m.ran = true;
-          } catch (const std::exception& e) {
-            m.error = fmt::format("unreadable result {}: {}", out_path.string(), e.what());
-          }
+      note(fmt::format("compare: run {}/{}", rep + 1, repeats));
+      SystemRun r = run_system(env, s, corpus_path, tag);
+      m.cpu = r.tree.cpu_seconds;
+      m.rss_mib = r.tree.peak_rss_mib;
+      m.error = r.error;
+      if (r.ran) {
+        try {
+          read_result(r.result, pages, o.workload.topology.ocr_replicas,
+                      o.workload.topology.ocr_batch, m);
+          m.ran = true;
+        } catch (const std::exception& e) {
+          m.error = fmt::format("unreadable result of {}: {}", s.label, e.what());
         }
       }
       if (!m.error.empty()) note(fmt::format("compare: {} did not run: {}", s.label, m.error));

@@ -338,6 +338,7 @@ Report run_failure(const FailureOptions& o) {
                {{"siblings_never_dispatched_fraction",
                  {{"value", never_fraction}, {"min", 0.265}, {"met", fraction_ok}}},
                 {"wall_time_reduced", {{"value", reduction}, {"met", faster}}}}}};
+  if (!o.peers.empty()) run_failure_peers(o, pages, mask, rep);
   return rep;
 }
 

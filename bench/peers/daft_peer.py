@@ -50,6 +50,8 @@ OCR_PER_PAGE = costs["ocr_per_page"] / 1000.0
 ASSEMBLE_PER_DOC = costs["assemble_per_doc"] / 1000.0
 ASSEMBLE_PER_PAGE = costs["assemble_per_page"] / 1000.0
 PAYLOAD_MIN = PAYLOAD // 16
+# Page 0 of these documents fails OCR; their documents are dropped after the regroup.
+POISONED = frozenset(int(d["id"]) for d in docs if d.get("poison"))
 EVENTS_DIR = args.events_dir
 
 
@@ -85,7 +87,10 @@ class Ocr:
         p = page.to_pylist()
         time.sleep(OCR_PER_BATCH + len(p) * OCR_PER_PAGE)
         out = [
-            {"value": a * 1000000 + b, "payload": bytes(payload_size(a, b)) if PAYLOAD else b""}
+            {
+                "value": -1 if (b == 0 and a in POISONED) else a * 1000000 + b,
+                "payload": bytes(payload_size(a, b)) if PAYLOAD else b"",
+            }
             for a, b in zip(d, p)
         ]
         if self.log:
@@ -123,7 +128,10 @@ if args.arm == "groupby":
         col("value").list_agg().alias("values"),
         col("length").list_agg().alias("lengths"),
         col("length").sum().alias("payload_bytes"),
+        col("value").min().alias("lowest"),
     )
+    # Filter after the regroup: a document with a failed page (value -1) is dropped.
+    df = df.where(col("lowest") >= 0)
     df = df.with_column(
         "ordered", Assemble()(col("pages"), col("values"), col("lengths"))
     ).select("doc", "ordered", "payload_bytes")
@@ -160,7 +168,8 @@ else:
         got.append((int(row["page"]), int(row["value"]), int(row["length"])))
         if len(got) == expected[doc]:
             del partial[doc]
-            pending.append(pool.submit(finish, doc, got))
+            if all(v >= 0 for _, v, _ in got):  # filter after the regroup
+                pending.append(pool.submit(finish, doc, got))
             pending = collect(pending, False)
     collect(pending, True)
     pool.shutdown()

@@ -46,6 +46,8 @@ OCR_PER_PAGE = costs["ocr_per_page"] / 1000.0
 ASSEMBLE_PER_DOC = costs["assemble_per_doc"] / 1000.0
 ASSEMBLE_PER_PAGE = costs["assemble_per_page"] / 1000.0
 PAYLOAD_MIN = PAYLOAD // 16
+# Page 0 of these documents fails OCR; their documents are dropped after the regroup.
+POISONED = frozenset(int(d["id"]) for d in docs if d.get("poison"))
 
 
 def payload_size(doc, page):
@@ -71,6 +73,11 @@ class Ocr:
         n = len(batch["page"])
         time.sleep(OCR_PER_BATCH + n * OCR_PER_PAGE)
         batch["value"] = batch["doc"].astype(np.int64) * 1000000 + batch["page"].astype(np.int64)
+        if POISONED:
+            failed = np.array(
+                [int(d) in POISONED and int(p) == 0 for d, p in zip(batch["doc"], batch["page"])]
+            )
+            batch["value"][failed] = -1  # this page failed: its document is dropped later
         if PAYLOAD:
             batch["payload"] = np.array(
                 [bytes(payload_size(d, p)) for d, p in zip(batch["doc"], batch["page"])],
@@ -90,6 +97,13 @@ def assemble_values(pages, values, payload_lengths):
 
 
 def assemble(group):
+    if (group["value"] < 0).any():
+        # Filter after the regroup: a document with a failed page is dropped, unassembled.
+        return {
+            "doc": group["doc"][:0],
+            "values": np.array([], dtype=object),
+            "payload_bytes": np.array([], dtype=np.int64),
+        }
     lengths = [len(p) for p in group["payload"]] if PAYLOAD else []
     ordered, total = assemble_values(group["page"], group["value"], lengths)
     return {
@@ -145,7 +159,8 @@ else:
             got.append((int(page), int(value), len(payloads[i]) if PAYLOAD else 0))
             if len(got) == expected[doc]:
                 del partial[doc]
-                pending.append(pool.submit(finish, doc, got))
+                if all(v >= 0 for _, v, _ in got):  # filter after the regroup
+                    pending.append(pool.submit(finish, doc, got))
         still = []
         for f in pending:
             if f.done():

@@ -36,6 +36,9 @@ ASSEMBLE_PER_DOC = costs["assemble_per_doc"] / 1000.0
 ASSEMBLE_PER_PAGE = costs["assemble_per_page"] / 1000.0
 
 
+POISONED = frozenset(int(d["id"]) for d in docs if d.get("poison"))
+
+
 class Render:
     def run(self, docs):
         out = []
@@ -46,7 +49,8 @@ class Render:
 
 
 class Ocr:
-    def __init__(self, events_dir):
+    def __init__(self, events_dir, poisoned):
+        self.poisoned = poisoned
         self.log = None
         if events_dir:
             self.log = open(os.path.join(events_dir, f"ocr-{os.getpid()}-{id(self)}.log"), "a")
@@ -56,7 +60,12 @@ class Ocr:
     def run(self, pages):
         t0 = time.time()
         time.sleep(OCR_PER_BATCH + len(pages) * OCR_PER_PAGE)
-        out = [doc * 1000000 + i for doc, i in pages]
+        out = [
+            ro.GroupFailure(f"page 0 of document {doc} is unreadable")
+            if i == 0 and doc in self.poisoned
+            else doc * 1000000 + i
+            for doc, i in pages
+        ]
         if self.log:
             self.log.write(f"batch {len(pages)} {t0} {time.time()}\n")
             self.log.flush()
@@ -79,7 +88,7 @@ class Documents(ro.Pipeline):
         )
         self.ocr = (
             ro.RayModule(Ocr)
-            .pre_init(args.events_dir)
+            .pre_init(args.events_dir, POISONED)
             .ray_options(replicas=topo["ocr_replicas"], batch_size=topo["ocr_batch"])
         )
         self.assemble = ro.RayModule(Assemble).ray_options(
@@ -95,9 +104,11 @@ clock.begin()
 executor = ro.Executor(Documents())  # builds every actor pool: inside the clock
 result = executor.run(rows)
 documents = {}
-for out in result.outputs:
+for (doc, _), out in zip(rows, result.outputs):
     clock.document_done()
-    documents[int(out[0])] = out[1]
+    # A suppressed document (its page 0 failed) is an outcome object, not a (doc, values) pair.
+    if isinstance(out, tuple) and len(out) == 2:
+        documents[int(out[0])] = out[1]
 end = clock.elapsed(time.perf_counter())
 executor.close()
 common.write_result(

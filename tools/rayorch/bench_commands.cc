@@ -171,6 +171,15 @@ void add_failure(CLI::App* bench) {
   sub->add_option("--poison-fraction", o->poison_fraction, "Share of the largest documents")
       ->capture_default_str();
   sub->add_option("--repeats", o->repeats, "Paired runs")->capture_default_str();
+  sub->add_option("--peers", o->peers,
+                  "Also run these peers on the same corpora, each <peer>[:<arm>] (e.g. "
+                  "reference,ray:groupby,daft:groupby; as root: Ray runs in a private network "
+                  "namespace)");
+  sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
+  sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
+  sub->add_option("--work-dir", o->work_dir, "Directory for the corpora, outputs and peer logs");
+  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a peer run is stopped")
+      ->capture_default_str();
   sub->callback([sub, o, c] {
     if (c->quick) {
       quick_workload(sub, o->workload);
