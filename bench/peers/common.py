@@ -137,7 +137,8 @@ def write_result(path, system, version, clock, documents, events_dir="", complet
         "end_to_end_seconds": end - clock.start,
         "driver_cpu_seconds": time.process_time(),
         "first_document_seconds": clock.elapsed(clock.first) if clock.first else None,
-        "document_completion_seconds": completions if completions is not None
+        "document_completion_seconds": completions
+        if completions is not None
         else clock.completions,
         "ocr_ready_seconds": ready,
         "ocr_batches": batches,

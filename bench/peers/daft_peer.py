@@ -33,6 +33,8 @@ if RUNNER == "ray":
     import ray
 
     ray.init(
+        # A new local cluster, never one another process left in /tmp/ray.
+        address="local",
         num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
         include_dashboard=False,
         logging_level="ERROR",
@@ -132,9 +134,9 @@ if args.arm == "groupby":
     )
     # Filter after the regroup: a document with a failed page (value -1) is dropped.
     df = df.where(col("lowest") >= 0)
-    df = df.with_column(
-        "ordered", Assemble()(col("pages"), col("values"), col("lengths"))
-    ).select("doc", "ordered", "payload_bytes")
+    df = df.with_column("ordered", Assemble()(col("pages"), col("values"), col("lengths"))).select(
+        "doc", "ordered", "payload_bytes"
+    )
     for row in df.iter_rows():
         clock.document_done()
         documents[int(row["doc"])] = row["ordered"]
@@ -174,9 +176,7 @@ else:
     collect(pending, True)
     pool.shutdown()
 if PAYLOAD:
-    want = {
-        int(d["id"]): sum(payload_size(d["id"], p) for p in range(d["pages"])) for d in docs
-    }
+    want = {int(d["id"]): sum(payload_size(d["id"], p) for p in range(d["pages"])) for d in docs}
     bad = [d for d in want if payload_totals.get(d) != want[d]]
     if bad:
         raise SystemExit(f"payload bytes differ for documents {bad[:5]}")

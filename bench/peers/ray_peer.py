@@ -29,6 +29,8 @@ import ray  # noqa: E402
 common.require_loopback_only()
 # Logical CPUs match the actor and task counts of the other systems; the stages only sleep.
 ray.init(
+    # A new local cluster, never one another process left in /tmp/ray.
+    address="local",
     num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
     include_dashboard=False,
     logging_level="ERROR",
@@ -178,9 +180,7 @@ else:
         payload_totals[doc] = total
     pool.shutdown()
 if PAYLOAD:
-    want = {
-        int(d["id"]): sum(payload_size(d["id"], p) for p in range(d["pages"])) for d in docs
-    }
+    want = {int(d["id"]): sum(payload_size(d["id"], p) for p in range(d["pages"])) for d in docs}
     bad = [d for d in want if payload_totals.get(d) != want[d]]
     if bad:
         raise SystemExit(f"payload bytes differ for documents {bad[:5]}")

@@ -21,6 +21,8 @@ import rayorch as ro  # noqa: E402
 
 common.require_loopback_only()
 ray.init(
+    # A new local cluster, never one another process left in /tmp/ray.
+    address="local",
     num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
     include_dashboard=False,
     logging_level="ERROR",
@@ -104,7 +106,7 @@ clock.begin()
 executor = ro.Executor(Documents())  # builds every actor pool: inside the clock
 result = executor.run(rows)
 documents = {}
-for (doc, _), out in zip(rows, result.outputs):
+for out in result.outputs:
     clock.document_done()
     # A suppressed document (its page 0 failed) is an outcome object, not a (doc, values) pair.
     if isinstance(out, tuple) and len(out) == 2:
