@@ -7,7 +7,10 @@ documents, one of two ways (--arm):
   driver   no shuffle: the driver streams OCR results, regroups pages by document from the
            known page counts and assembles each document as soon as its last page is in
            (on assemble-replicas threads).
-The runner is set explicitly: the native runner, or with an arm ending in "-ray" Daft's Ray
+On the native runner, as many UDF calls run at once as the machine has cores, whatever a
+class's max_concurrency (measured: 2 OCR calls at a time on a 2-core machine, also with a
+fractional `cpus` per instance); the Ray runner schedules instances on Ray's logical CPUs
+like the other systems. The runner is set explicitly: the native runner, or with an arm ending in "-ray" Daft's Ray
 runner on the same local Ray deployment as the other systems (started in this process's
 private network namespace).
 """
