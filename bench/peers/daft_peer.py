@@ -10,9 +10,9 @@ documents, one of two ways (--arm):
 On the native runner, as many UDF calls run at once as the machine has cores, whatever a
 class's max_concurrency (measured: 2 OCR calls at a time on a 2-core machine, also with a
 fractional `cpus` per instance); the Ray runner schedules instances on Ray's logical CPUs
-like the other systems. The runner is set explicitly: the native runner, or with an arm ending in "-ray" Daft's Ray
-runner on the same local Ray deployment as the other systems (started in this process's
-private network namespace).
+like the other systems. The runner is set explicitly: the native runner, or with an arm
+ending in "-ray" Daft's Ray runner on the same local Ray deployment as the other systems
+(started in this process's private network namespace).
 """
 
 import common

@@ -36,6 +36,13 @@ OCR_PER_BATCH = costs["ocr_per_batch"] / 1000.0
 OCR_PER_PAGE = costs["ocr_per_page"] / 1000.0
 ASSEMBLE_PER_DOC = costs["assemble_per_doc"] / 1000.0
 ASSEMBLE_PER_PAGE = costs["assemble_per_page"] / 1000.0
+PAYLOAD = common.payload_bytes(args.corpus)
+PAYLOAD_MIN = PAYLOAD // 16
+
+
+def payload_size(doc, page):
+    # common.payload_size, inlined.
+    return PAYLOAD_MIN + (int(doc) * 7919 + int(page) * 104729) % (PAYLOAD - PAYLOAD_MIN + 1)
 
 
 POISONED = frozenset(int(d["id"]) for d in docs if d.get("poison"))
@@ -65,7 +72,9 @@ class Ocr:
         out = [
             ro.GroupFailure(f"page 0 of document {doc} is unreadable")
             if i == 0 and doc in self.poisoned
-            else doc * 1000000 + i
+            else (
+                (doc * 1000000 + i, bytes(payload_size(doc, i))) if PAYLOAD else doc * 1000000 + i
+            )
             for doc, i in pages
         ]
         if self.log:
@@ -79,7 +88,10 @@ class Assemble:
         out = []
         for v, (doc, _) in zip(values, docs):
             time.sleep(ASSEMBLE_PER_DOC + len(v) * ASSEMBLE_PER_PAGE)
-            out.append((doc, list(v)))
+            if PAYLOAD:  # (value, payload) pairs: keep the values, count the payload bytes
+                out.append((doc, [x for x, _ in v], sum(len(b) for _, b in v)))
+            else:
+                out.append((doc, list(v)))
         return out
 
 
@@ -109,8 +121,12 @@ documents = {}
 for out in result.outputs:
     clock.document_done()
     # A suppressed document (its page 0 failed) is an outcome object, not a (doc, values) pair.
-    if isinstance(out, tuple) and len(out) == 2:
+    if isinstance(out, tuple) and len(out) in (2, 3):
         documents[int(out[0])] = out[1]
+        if PAYLOAD:
+            want = sum(payload_size(out[0], p) for p in range(len(out[1])))
+            if out[2] != want:
+                raise SystemExit(f"document {out[0]}: {out[2]} payload bytes, expected {want}")
 end = clock.elapsed(time.perf_counter())
 executor.close()
 common.write_result(
