@@ -70,8 +70,19 @@ struct FailureOptions {
   WorkloadOptions workload;
   double poison_fraction = 0.05;
   int repeats = 3;
+  /// Peers run on the same clean and poisoned corpora ("<peer>[:<arm>]", comma-separated;
+  /// empty: none), with the Python, scripts, work directory and timeout of `bench compare`.
+  std::string peers;
+  std::string python;
+  std::string peer_dir;
+  std::string work_dir;
+  int peer_timeout_s = 900;
 };
 Report run_failure(const FailureOptions& options);
+
+/// Appends the peers' rows of `bench failure` to `report` (failure_peers.cc).
+void run_failure_peers(const FailureOptions& options, const std::vector<std::uint32_t>& pages,
+                       const std::vector<bool>& poisoned, Report& report);
 
 /// `bench scaling`: the same input at several OCR replica counts.
 struct ScalingOptions {
@@ -81,16 +92,25 @@ struct ScalingOptions {
 };
 Report run_scaling(const ScalingOptions& options);
 
-/// `bench compare`: this project against the peer scripts on the same corpus.
+/// `bench compare`: this project against the peer scripts on the same corpus, every system
+/// in its own process tree. `peers` lists "<peer>[:<arm>]" (bench/peers/<peer>_peer.py).
 struct CompareOptions {
   WorkloadOptions workload;
-  std::string peers = "ray,daft";
+  std::string regime = "overhead";    ///< overhead | realistic | payload (set by the CLI)
+  std::size_t payload_max_bytes = 0;  ///< payload regime: largest page payload (0: none)
+  std::string peers = "ray:groupby,ray:driver,daft:groupby,daft:driver,reference";
+  std::vector<std::string> peer_args;  ///< extra arguments for every peer script
+  int repeats = 1;
   std::string python;    ///< empty: <repo>/.venv-peers/bin/python
   std::string peer_dir;  ///< empty: <repo>/bench/peers
   std::string work_dir;  ///< where the corpus and outputs are written; empty: a temp dir
   int peer_timeout_s = 900;
 };
 Report run_compare(const CompareOptions& options);
+
+/// `bench compare-system`: this project as one system of `bench compare`, in its own
+/// process: reads the corpus file, writes a result in the peers' format.
+void run_compare_system(const std::string& corpus_path, const std::string& out_path);
 
 /// `bench memory`: peak resident memory of a fan-out whose children carry large payloads.
 /// Each source (a "video" id) lists `children` frame descriptors; the frames are expanded,

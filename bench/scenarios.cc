@@ -275,7 +275,8 @@ Report run_failure(const FailureOptions& o) {
   const double poisoned_wall = med([](const Pair& p) { return p.poisoned_wall; });
   const double reduction =
       med([](const Pair& p) { return (p.clean_wall - p.poisoned_wall) / p.clean_wall; });
-  const bool fraction_ok = never_fraction >= 0.20;
+  // The paper's figure at 4 OCR actors.
+  const bool fraction_ok = never_fraction >= 0.265;
   const bool faster = reduction > 0;
   const bool identical = mismatched == 0;
 
@@ -300,7 +301,8 @@ Report run_failure(const FailureOptions& o) {
       "non-trigger OCR Grains in the UDF: clean {:.0f}, poisoned {:.0f}\n"
       "wall-time reduction: {:.1f}%\n"
       "healthy documents identical to the clean run, poisoned ones suppressed: {}\n"
-      "target >= 20% of siblings never dispatched: {}\ntarget wall time reduced: {}\n",
+      "target >= 26.5% of siblings never dispatched (the paper's figure at 4 actors): {}\ntarget "
+      "wall time reduced: {}\n",
       describe_workload(o.workload, pages), poisoned.size(), o.poison_fraction * 100,
       poisoned_pages, siblings, repeats, t.str(), never, siblings, never_fraction * 100,
       med([](const Pair& p) { return p.suppressed_by_barrier; }),
@@ -334,8 +336,9 @@ Report run_failure(const FailureOptions& o) {
               {"pairs", runs},
               {"targets",
                {{"siblings_never_dispatched_fraction",
-                 {{"value", never_fraction}, {"min", 0.20}, {"met", fraction_ok}}},
+                 {{"value", never_fraction}, {"min", 0.265}, {"met", fraction_ok}}},
                 {"wall_time_reduced", {{"value", reduction}, {"met", faster}}}}}};
+  if (!o.peers.empty()) run_failure_peers(o, pages, mask, rep);
   return rep;
 }
 

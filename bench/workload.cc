@@ -87,6 +87,45 @@ SimPipeline::SimPipeline(const Costs& costs, const Topology& t)
                    .replicas(t.assemble_replicas)
                    .batch_size(t.assemble_batch)) {}
 
+std::vector<PagePayload> PayloadOcrUdf::run(ro::Column<Page> pages) {
+  std::vector<PagePayload> out;
+  out.reserve(pages.size());
+  for (const Page& p : pages) {
+    out.push_back(PagePayload{page_value(p.doc, p.index),
+                              std::string(page_payload_size(p.doc, p.index, max_bytes), '\0')});
+  }
+  simulate_ms(costs.ocr_per_batch + static_cast<double>(pages.size()) * costs.ocr_per_page);
+  return out;
+}
+
+std::vector<PayloadDocResult> PayloadAssembleUdf::run(ro::Column<ro::Group<PagePayload>> pages,
+                                                      ro::Column<Doc> docs) {
+  std::vector<PayloadDocResult> out;
+  out.reserve(docs.size());
+  double cost = 0;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    PayloadDocResult r{DocResult{docs[i].id, {}}, 0};
+    for (const PagePayload& p : pages[i]) {
+      r.result.pages.push_back(p.value);
+      r.payload_bytes += p.bytes.size();
+    }
+    out.push_back(std::move(r));
+    cost += costs.assemble_per_doc + static_cast<double>(pages[i].size()) * costs.assemble_per_page;
+  }
+  simulate_ms(cost);
+  return out;
+}
+
+PayloadPipeline::PayloadPipeline(const Costs& costs, const Topology& t, std::size_t max_bytes)
+    : render(ro::Module<RenderUdf>(costs).replicas(t.render_replicas).batch_size(t.render_batch)),
+      ocr(ro::Module<PayloadOcrUdf>(costs, max_bytes)
+              .replicas(t.ocr_replicas)
+              .batch_size(t.ocr_batch)
+              .batch_wait(std::chrono::milliseconds(t.ocr_batch_wait_ms))),
+      assemble(ro::Module<PayloadAssembleUdf>(costs)
+                   .replicas(t.assemble_replicas)
+                   .batch_size(t.assemble_batch)) {}
+
 std::vector<Doc> make_docs(const std::vector<std::uint32_t>& pages,
                            const std::vector<bool>& poison) {
   std::vector<Doc> docs(pages.size());

@@ -115,6 +115,54 @@ struct SimPipeline : ro::Pipeline {
   }
 };
 
+/// The payload regime: every page's OCR result carries a payload of its own size, so that
+/// regrouping pages into documents moves real bytes. Sizes lie in [max_bytes / 16,
+/// max_bytes]; bench/peers/common.py computes the same.
+inline std::size_t page_payload_size(std::uint32_t doc, std::uint32_t page, std::size_t max_bytes) {
+  const std::size_t lo = max_bytes / 16;
+  return lo + (static_cast<std::size_t>(doc) * 7919u + static_cast<std::size_t>(page) * 104729u) %
+                  (max_bytes - lo + 1);
+}
+
+/// An OCR result with its payload.
+struct PagePayload {
+  std::uint64_t value = 0;
+  std::string bytes;
+};
+
+/// An assembled document of the payload regime: its values plus its pages' payload bytes.
+struct PayloadDocResult {
+  DocResult result;
+  std::uint64_t payload_bytes = 0;
+};
+
+struct PayloadOcrUdf {
+  PayloadOcrUdf(Costs c, std::size_t largest) : costs(c), max_bytes(largest) {}
+  std::vector<PagePayload> run(ro::Column<Page> pages);
+  Costs costs;
+  std::size_t max_bytes;
+};
+
+struct PayloadAssembleUdf {
+  explicit PayloadAssembleUdf(Costs c) : costs(c) {}
+  std::vector<PayloadDocResult> run(ro::Column<ro::Group<PagePayload>> pages, ro::Column<Doc> docs);
+  Costs costs;
+};
+
+/// SimPipeline with payload-carrying OCR results (`max_bytes` > 0).
+struct PayloadPipeline : ro::Pipeline {
+  PayloadPipeline(const Costs& costs, const Topology& topology, std::size_t max_bytes);
+
+  ro::Module<RenderUdf> render;
+  ro::Module<PayloadOcrUdf> ocr;
+  ro::Module<PayloadAssembleUdf> assemble;
+
+  ro::Port<PayloadDocResult> forward(ro::Port<Doc> doc) {
+    auto pages = ro::F::expand(render(doc));
+    return assemble(ro::F::reduce(ocr(pages)), doc);
+  }
+};
+
 /// Source rows for a corpus; `poison[i]` marks document i (empty: none).
 std::vector<Doc> make_docs(const std::vector<std::uint32_t>& pages,
                            const std::vector<bool>& poison = {});

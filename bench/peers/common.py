@@ -11,10 +11,23 @@ import socket
 import time
 
 
-def parse_args(description):
+def parse_args(description, arms=("groupby",)):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--corpus", required=True, help="corpus JSON written by rayorch bench")
     parser.add_argument("--out", required=True, help="where to write the result JSON")
+    parser.add_argument(
+        "--arm",
+        choices=arms,
+        default=arms[0],
+        help="how the pages return to their documents: a groupby shuffle, or the driver "
+        "regrouping OCR results from the known page counts",
+    )
+    parser.add_argument(
+        "--partitions", type=int, default=0, help="groupby partitions (0: the assemble actors)"
+    )
+    parser.add_argument(
+        "--events-dir", default="", help="where OCR actors log readiness and batches"
+    )
     return parser.parse_args()
 
 
@@ -22,6 +35,19 @@ def load_corpus(path):
     with open(path) as f:
         corpus = json.load(f)
     return corpus["documents"], corpus["costs_ms"], corpus["topology"]
+
+
+def payload_bytes(path):
+    """Bytes of payload each page carries through OCR and the regroup (0: none)."""
+    with open(path) as f:
+        return int(json.load(f).get("payload", {}).get("max_bytes", 0))
+
+
+# Mirrored in bench/workload.h (page_payload_size) and inlined in the peers' workers, which
+# cannot import this module: the payload of a page is min + (doc * 7919 + page * 104729) mod
+# (max - min + 1) bytes.
+def payload_size(doc, page, lo, hi):
+    return lo + (int(doc) * 7919 + int(page) * 104729) % (hi - lo + 1)
 
 
 def require_loopback_only():
@@ -55,32 +81,67 @@ def page_value(doc, page):
 
 
 class Clock:
-    """Wall-clock marks relative to the start of the pipeline (after runtime start-up)."""
+    """Wall-clock marks relative to the start of the pipeline (after runtime start-up).
+
+    `wall_start` (time.time()) lets OCR events logged by worker processes be placed on the
+    same axis."""
 
     def __init__(self):
         self.process_start = time.perf_counter()
         self.start = None
+        self.wall_start = None
         self.first = None
+        self.completions = []
 
     def begin(self):
         self.start = time.perf_counter()
+        self.wall_start = time.time()
 
     def document_done(self):
+        now = time.perf_counter()
         if self.first is None:
-            self.first = time.perf_counter()
+            self.first = now
+        self.completions.append(now - self.start)
 
     def elapsed(self, mark):
         return mark - self.start
 
 
-def write_result(path, system, version, clock, documents):
+def read_ocr_events(events_dir, wall_start):
+    """The OCR actors' logs: readiness times and (rows, start, end) per batch, in seconds
+    since the pipeline started. Each actor appends `ready T` and `batch N T0 T1` lines
+    (time.time()) to its own file in `events_dir`."""
+    ready, batches = [], []
+    if not events_dir or not os.path.isdir(events_dir):
+        return ready, batches
+    for name in sorted(os.listdir(events_dir)):
+        with open(os.path.join(events_dir, name)) as f:
+            for line in f:
+                parts = line.split()
+                if parts and parts[0] == "ready":
+                    ready.append(float(parts[1]) - wall_start)
+                elif parts and parts[0] == "batch":
+                    batches.append(
+                        [int(parts[1]), float(parts[2]) - wall_start, float(parts[3]) - wall_start]
+                    )
+    return ready, batches
+
+
+def write_result(path, system, version, clock, documents, events_dir="", completions=None):
     end = time.perf_counter()
+    ready, batches = read_ocr_events(events_dir, clock.wall_start)
     result = {
         "system": system,
         "version": version,
         "startup_seconds": clock.start - clock.process_start,
         "end_to_end_seconds": end - clock.start,
+        "driver_cpu_seconds": time.process_time(),
         "first_document_seconds": clock.elapsed(clock.first) if clock.first else None,
+        "document_completion_seconds": completions
+        if completions is not None
+        else clock.completions,
+        "ocr_ready_seconds": ready,
+        "ocr_batches": batches,
         "documents": {str(int(k)): [int(x) for x in v] for k, v in documents.items()},
     }
     with open(path + ".tmp", "w") as f:

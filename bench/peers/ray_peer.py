@@ -1,17 +1,27 @@
-"""The simulated document workload written the way Ray Data users write it.
+"""The simulated document workload written the way an expert Ray Data user writes it.
 
-flat_map (render one document into page rows) -> map_batches on an actor pool (OCR, batch
-size and actor count as configured) -> groupby(doc) + sort by page -> per-document assemble.
-The application carries the document id and page index as data and regroups after OCR.
+flat_map (render one document into page rows) -> a streaming repartition to the OCR batch
+size (otherwise Ray Data's bundles split at block boundaries and leave OCR batches
+underfilled) -> map_batches on an ActorPoolStrategy pool (OCR) -> back to documents, one of
+two ways (--arm):
+  groupby  groupby(doc) with a tuned number of partitions + map_groups (assemble), the
+           idiomatic way;
+  driver   no shuffle: the driver streams OCR batches, regroups pages by document from the
+           known page counts and assembles each document as soon as its last page is in
+           (on assemble-replicas threads), what Ray Data #57936 asks for.
+The application carries the document id and page index as data.
 """
 
 import common
 
-args = common.parse_args(__doc__)
+args = common.parse_args(__doc__, arms=("groupby", "driver"))
 clock = common.Clock()
 docs, costs, topo = common.load_corpus(args.corpus)
+PAYLOAD = common.payload_bytes(args.corpus)
 
+import os  # noqa: E402
 import time  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 import numpy as np  # noqa: E402
 import ray  # noqa: E402
@@ -19,6 +29,8 @@ import ray  # noqa: E402
 common.require_loopback_only()
 # Logical CPUs match the actor and task counts of the other systems; the stages only sleep.
 ray.init(
+    # A new local cluster, never one another process left in /tmp/ray.
+    address="local",
     num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
     include_dashboard=False,
     logging_level="ERROR",
@@ -35,6 +47,14 @@ OCR_PER_BATCH = costs["ocr_per_batch"] / 1000.0
 OCR_PER_PAGE = costs["ocr_per_page"] / 1000.0
 ASSEMBLE_PER_DOC = costs["assemble_per_doc"] / 1000.0
 ASSEMBLE_PER_PAGE = costs["assemble_per_page"] / 1000.0
+PAYLOAD_MIN = PAYLOAD // 16
+# Page 0 of these documents fails OCR; their documents are dropped after the regroup.
+POISONED = frozenset(int(d["id"]) for d in docs if d.get("poison"))
+
+
+def payload_size(doc, page):
+    # common.payload_size, inlined.
+    return PAYLOAD_MIN + (int(doc) * 7919 + int(page) * 104729) % (PAYLOAD - PAYLOAD_MIN + 1)
 
 
 def render(row):
@@ -43,18 +63,56 @@ def render(row):
 
 
 class Ocr:
+    def __init__(self, events_dir):
+        self.log = None
+        if events_dir:
+            self.log = open(os.path.join(events_dir, f"ocr-{os.getpid()}-{id(self)}.log"), "a")
+            self.log.write(f"ready {time.time()}\n")
+            self.log.flush()
+
     def __call__(self, batch):
+        t0 = time.time()
         n = len(batch["page"])
         time.sleep(OCR_PER_BATCH + n * OCR_PER_PAGE)
         batch["value"] = batch["doc"].astype(np.int64) * 1000000 + batch["page"].astype(np.int64)
+        if POISONED:
+            failed = np.array(
+                [int(d) in POISONED and int(p) == 0 for d, p in zip(batch["doc"], batch["page"])]
+            )
+            batch["value"][failed] = -1  # this page failed: its document is dropped later
+        if PAYLOAD:
+            batch["payload"] = np.array(
+                [bytes(payload_size(d, p)) for d, p in zip(batch["doc"], batch["page"])],
+                dtype=object,
+            )
+        if self.log:
+            self.log.write(f"batch {n} {t0} {time.time()}\n")
+            self.log.flush()
         return batch
 
 
+def assemble_values(pages, values, payload_lengths):
+    order = np.argsort(pages, kind="stable")
+    ordered = [int(v) for v in np.asarray(values)[order]]
+    time.sleep(ASSEMBLE_PER_DOC + len(ordered) * ASSEMBLE_PER_PAGE)
+    return ordered, int(sum(payload_lengths))
+
+
 def assemble(group):
-    order = np.argsort(group["page"], kind="stable")
-    values = group["value"][order]
-    time.sleep(ASSEMBLE_PER_DOC + len(values) * ASSEMBLE_PER_PAGE)
-    return {"doc": group["doc"][:1], "values": np.array([values.tolist()], dtype=object)}
+    if (group["value"] < 0).any():
+        # Filter after the regroup: a document with a failed page is dropped, unassembled.
+        return {
+            "doc": group["doc"][:0],
+            "values": np.array([], dtype=object),
+            "payload_bytes": np.array([], dtype=np.int64),
+        }
+    lengths = [len(p) for p in group["payload"]] if PAYLOAD else []
+    ordered, total = assemble_values(group["page"], group["value"], lengths)
+    return {
+        "doc": group["doc"][:1],
+        "values": np.array([ordered], dtype=object),
+        "payload_bytes": np.array([total], dtype=np.int64),
+    }
 
 
 clock.begin()
@@ -62,21 +120,71 @@ ds = ray.data.from_items(
     [{"doc": d["id"], "pages": d["pages"]} for d in docs], override_num_blocks=len(docs)
 )
 pages = ds.flat_map(render, compute=ray.data.TaskPoolStrategy(size=topo["render_replicas"]))
+# Streaming (no shuffle): blocks of exactly one OCR batch.
+pages = pages.repartition(target_num_rows_per_block=topo["ocr_batch"], strict=True)
 ocr = pages.map_batches(
     Ocr,
     batch_size=topo["ocr_batch"],
     compute=ray.data.ActorPoolStrategy(size=topo["ocr_replicas"]),
     batch_format="numpy",
-)
-# One shuffle partition per assemble task: the default (200) costs tens of seconds here.
-assembled = ocr.groupby("doc", num_partitions=topo["assemble_replicas"]).map_groups(
-    assemble,
-    batch_format="numpy",
-    compute=ray.data.TaskPoolStrategy(size=topo["assemble_replicas"]),
+    fn_constructor_args=(args.events_dir,),
 )
 documents = {}
-for row in assembled.iter_rows():
-    clock.document_done()
-    documents[int(row["doc"])] = list(row["values"])
-common.write_result(args.out, "ray-data", ray.__version__, clock, documents)
+payload_totals = {}
+if args.arm == "groupby":
+    partitions = args.partitions or topo["assemble_replicas"]
+    assembled = ocr.groupby("doc", num_partitions=partitions).map_groups(
+        assemble,
+        batch_format="numpy",
+        compute=ray.data.TaskPoolStrategy(size=topo["assemble_replicas"]),
+    )
+    for row in assembled.iter_rows():
+        clock.document_done()
+        documents[int(row["doc"])] = list(row["values"])
+        payload_totals[int(row["doc"])] = int(row["payload_bytes"])
+else:
+    expected = {int(d["id"]): int(d["pages"]) for d in docs}
+    partial = {}
+    pool = ThreadPoolExecutor(max_workers=topo["assemble_replicas"])
+    pending = []
+
+    def finish(doc, got):
+        pages_, values, lengths = zip(*got)
+        ordered, total = assemble_values(list(pages_), list(values), list(lengths))
+        return doc, ordered, total
+
+    for batch in ocr.iter_batches(batch_size=None, batch_format="numpy"):
+        payloads = batch["payload"] if PAYLOAD else None
+        for i, (doc, page, value) in enumerate(zip(batch["doc"], batch["page"], batch["value"])):
+            doc = int(doc)
+            got = partial.setdefault(doc, [])
+            got.append((int(page), int(value), len(payloads[i]) if PAYLOAD else 0))
+            if len(got) == expected[doc]:
+                del partial[doc]
+                if all(v >= 0 for _, v, _ in got):  # filter after the regroup
+                    pending.append(pool.submit(finish, doc, got))
+        still = []
+        for f in pending:
+            if f.done():
+                doc, ordered, total = f.result()
+                clock.document_done()
+                documents[doc] = ordered
+                payload_totals[doc] = total
+            else:
+                still.append(f)
+        pending = still
+    for f in pending:
+        doc, ordered, total = f.result()
+        clock.document_done()
+        documents[doc] = ordered
+        payload_totals[doc] = total
+    pool.shutdown()
+if PAYLOAD:
+    want = {int(d["id"]): sum(payload_size(d["id"], p) for p in range(d["pages"])) for d in docs}
+    bad = [d for d in want if payload_totals.get(d) != want[d]]
+    if bad:
+        raise SystemExit(f"payload bytes differ for documents {bad[:5]}")
+common.write_result(
+    args.out, f"ray-data ({args.arm})", ray.__version__, clock, documents, args.events_dir
+)
 ray.shutdown()

@@ -128,7 +128,23 @@ void add_ablation(CLI::App* bench) {
   add_workload(sub, o->workload);
   sub->add_option("--repeats", o->repeats, "Interleaved runs per configuration")
       ->capture_default_str();
-  sub->callback([sub, o, c] {
+  auto regime = std::make_shared<std::string>("overhead");
+  sub->add_option("--regime", *regime,
+                  "overhead: today's stage costs; assembly: a post-OCR stage (assemble + upload) "
+                  "that costs most of what OCR costs, on few actors (4 OCR, 2 render, 1 "
+                  "assemble at 2 ms/doc + 0.2 ms/page), so that a document finished early "
+                  "overlaps its assembly with other documents' OCR")
+      ->check(CLI::IsMember({"overhead", "assembly"}))
+      ->capture_default_str();
+  sub->callback([sub, o, c, regime] {
+    if (*regime == "assembly") {
+      auto& w = o->workload;
+      quick_default(sub, "--ocr-replicas", w.topology.ocr_replicas, 4);
+      quick_default(sub, "--render-replicas", w.topology.render_replicas, 2);
+      quick_default(sub, "--assemble-replicas", w.topology.assemble_replicas, 1);
+      quick_default(sub, "--assemble-ms-per-doc", w.costs.assemble_per_doc, 2.0);
+      quick_default(sub, "--assemble-ms-per-page", w.costs.assemble_per_page, 0.2);
+    }
     if (c->quick) {
       quick_workload(sub, o->workload);
       quick_default(sub, "--repeats", o->repeats, 1);
@@ -140,15 +156,30 @@ void add_ablation(CLI::App* bench) {
 void add_failure(CLI::App* bench) {
   auto o = std::make_shared<rb::FailureOptions>();
   auto c = std::make_shared<Common>();
+  // The paper's failure-containment parameters: 4 OCR actors, batch 48, a fixed 50 ms page
+  // UDF call, page 0 of the largest 5% of documents poisoned.
   o->workload.topology.ocr_replicas = 4;
+  o->workload.topology.ocr_batch = 48;
+  o->workload.costs.ocr_per_batch = 50.0;
+  o->workload.costs.ocr_per_page = 0.0;
   auto* sub = bench->add_subcommand(
       "failure",
-      "A clean run against one where page 0 of the largest documents returns GroupFailure");
+      "A clean run against one where page 0 of the largest documents returns GroupFailure "
+      "(the paper's parameters by default: 4 OCR actors, batch 48, 50 ms per OCR call)");
   add_common(sub, *c);
   add_workload(sub, o->workload);
   sub->add_option("--poison-fraction", o->poison_fraction, "Share of the largest documents")
       ->capture_default_str();
   sub->add_option("--repeats", o->repeats, "Paired runs")->capture_default_str();
+  sub->add_option("--peers", o->peers,
+                  "Also run these peers on the same corpora, each <peer>[:<arm>] (e.g. "
+                  "reference,ray:groupby,daft:groupby; as root: Ray runs in a private network "
+                  "namespace)");
+  sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
+  sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
+  sub->add_option("--work-dir", o->work_dir, "Directory for the corpora, outputs and peer logs");
+  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a peer run is stopped")
+      ->capture_default_str();
   sub->callback([sub, o, c] {
     if (c->quick) {
       quick_workload(sub, o->workload);
@@ -195,31 +226,68 @@ void add_compare(CLI::App* bench) {
   auto c = std::make_shared<Common>();
   auto full = std::make_shared<bool>(false);
   auto no_peers = std::make_shared<bool>(false);
+  auto payload_kib = std::make_shared<std::size_t>(1024);
   o->workload.corpus.documents = 96;
   auto* sub = bench->add_subcommand(
       "compare",
-      "This project against Ray Data and Daft (bench/peers) on the same corpus; checks that "
-      "every peer produced the same per-document ordered outputs");
+      "This project against the reference, Ray Data and Daft (bench/peers) on the same corpus, "
+      "each system in its own process tree (Ray peers in a private loopback-only network "
+      "namespace); checks that every system produced the same per-document ordered outputs");
   add_common(sub, *c);
   add_workload(sub, o->workload);
+  sub->add_option("--regime", o->regime,
+                  "overhead: today's stage costs; realistic: every stage cost 100x and the "
+                  "368-document corpus (runs of about two minutes); payload: OCR results carry "
+                  "64 KiB-1 MiB payloads")
+      ->check(CLI::IsMember({"overhead", "realistic", "payload"}))
+      ->capture_default_str();
+  sub->add_option("--payload-max-kib", *payload_kib,
+                  "payload regime: the largest page payload (the smallest is 1/16 of it)")
+      ->capture_default_str();
   sub->add_flag("--full", *full, "The full ablation-size corpus (368 documents)");
   sub->add_flag("--no-peers", *no_peers, "Run this project only");
-  sub->add_option("--peers", o->peers, "Comma-separated peers (bench/peers/<name>_peer.py)")
+  sub->add_option("--peers", o->peers,
+                  "Comma-separated peers, each <peer>[:<arm>] (bench/peers/<peer>_peer.py; arms "
+                  "of ray and daft: groupby, driver)")
+      ->capture_default_str();
+  sub->add_option("--peer-arg", o->peer_args, "An extra argument for every peer script");
+  sub->add_option("--repeats", o->repeats, "Interleaved repeats of every system")
       ->capture_default_str();
   sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
   sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
   sub->add_option("--work-dir", o->work_dir, "Directory for the corpus, outputs and peer logs");
-  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a peer run is stopped")
+  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a system's run is stopped")
       ->capture_default_str();
-  sub->callback([sub, o, c, full, no_peers] {
+  sub->callback([sub, o, c, full, no_peers, payload_kib] {
     if (*full) quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
     if (*no_peers) o->peers.clear();
+    if (o->regime == "realistic") {
+      // Every stage cost the user did not set, 100 times today's.
+      auto& k = o->workload.costs;
+      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
+      quick_default(sub, "--render-ms-per-page", k.render_per_page, k.render_per_page * 100);
+      quick_default(sub, "--ocr-ms-per-batch", k.ocr_per_batch, k.ocr_per_batch * 100);
+      quick_default(sub, "--ocr-ms-per-page", k.ocr_per_page, k.ocr_per_page * 100);
+      quick_default(sub, "--assemble-ms-per-doc", k.assemble_per_doc, k.assemble_per_doc * 100);
+      quick_default(sub, "--assemble-ms-per-page", k.assemble_per_page, k.assemble_per_page * 100);
+    }
+    if (o->regime == "payload") o->payload_max_bytes = *payload_kib * 1024;
     if (c->quick) {
       quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{8});
       quick_default(sub, "--max-pages", o->workload.corpus.max_pages, std::uint32_t{40});
     }
     finish(rb::run_compare(*o), *c);
   });
+
+  // The system `compare` runs for this project, in its own process.
+  auto corpus = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto* self = bench->add_subcommand(
+      "compare-system", "One run of this project for bench compare (reads its corpus file)");
+  self->group("");  // internal: not listed in --help
+  self->add_option("--corpus", *corpus, "The corpus file written by bench compare")->required();
+  self->add_option("--out", *out, "Where to write the result")->required();
+  self->callback([corpus, out] { rb::run_compare_system(*corpus, *out); });
 }
 
 void add_memory(CLI::App* bench) {

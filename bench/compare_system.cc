@@ -1,0 +1,132 @@
+// `rayorch bench compare-system`: this project as one system of `bench compare`, run in its
+// own process like every peer, so that its CPU seconds and peak memory are measured the same
+// way (over its process tree) and nothing of the comparing process is counted.
+//
+// It reads the corpus file the peers read and writes a result in the peers' format
+// (bench/peers/common.py write_result), OCR batches from the run's RPC events.
+#include <time.h>
+
+#include <chrono>
+#include <fstream>
+#include <stdexcept>
+
+#include "bench.h"
+#include <fmt/format.h>
+
+namespace rayorch::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Records the OCR Call's RPCs (rows, start, end in seconds since the run started).
+class OcrEvents final : public ro::RunObserver {
+ public:
+  void on_run_start(const ro::RunStartEvent& e) override {
+    for (std::size_t i = 0; i < e.calls.size(); ++i)
+      if (e.calls[i].find("Ocr") != std::string::npos) ocr_call_ = static_cast<int>(i);
+  }
+  void on_rpc(const ro::RpcEvent& e) override {
+    if (e.call == ocr_call_ && e.status == "ok")
+      batches.push_back({static_cast<double>(e.rows), e.start_seconds, e.end_seconds});
+  }
+  std::vector<std::array<double, 3>> batches;
+
+ private:
+  int ocr_call_ = -1;
+};
+
+double process_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+template <class Pipeline, class Result, class Check>
+nlohmann::json run_system(const std::vector<Doc>& docs, const WorkloadOptions& w,
+                          Pipeline& pipeline, Check check) {
+  const auto t0 = Clock::now();
+  auto program = ro::compile(pipeline);
+  ro::Executor<Pipeline> executor(program);
+  const double built = std::chrono::duration<double>(Clock::now() - t0).count();
+  ro::RunOptions options;
+  options.input_batch_size = w.input_batch_size;
+  options.max_active_input_batches = w.max_active_input_batches;
+  options.progress = false;
+  auto events = std::make_shared<OcrEvents>();
+  options.observers.push_back(events);
+  auto run = executor.run(docs, options);
+  const double e2e = std::chrono::duration<double>(Clock::now() - t0).count();
+  nlohmann::json out = {{"system", "rayorch (local executor)"},
+                        {"version", "this build"},
+                        {"startup_seconds", 0.0},
+                        {"end_to_end_seconds", e2e},
+                        {"driver_cpu_seconds", process_cpu()},
+                        {"documents", nlohmann::json::object()}};
+  std::vector<double> completions;
+  for (double s : run.metrics.root_completed_seconds) completions.push_back(built + s);
+  out["first_document_seconds"] = completions.empty() ? e2e : stats_of(completions).min;
+  out["document_completion_seconds"] = completions;
+  out["ocr_ready_seconds"] =
+      std::vector<double>(static_cast<std::size_t>(w.topology.ocr_replicas), built);
+  nlohmann::json batches = nlohmann::json::array();
+  for (const auto& b : events->batches) batches.push_back({b[0], built + b[1], built + b[2]});
+  out["ocr_batches"] = batches;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const auto& o = run.outputs[i];
+    if (!o.ok()) throw std::runtime_error(fmt::format("document {}: {}", i, o.issue().cause));
+    out["documents"][std::to_string(docs[i].id)] = check(docs[i], o.value());
+  }
+  return out;
+}
+
+}  // namespace
+
+void run_compare_system(const std::string& corpus_path, const std::string& out_path) {
+  std::ifstream in(corpus_path);
+  if (!in) throw std::runtime_error(fmt::format("cannot read the corpus {}", corpus_path));
+  const nlohmann::json corpus = nlohmann::json::parse(in);
+  WorkloadOptions w;
+  const auto& c = corpus.at("costs_ms");
+  w.costs = Costs{c.at("render_per_page"), c.at("ocr_per_batch"), c.at("ocr_per_page"),
+                  c.at("assemble_per_doc"), c.at("assemble_per_page")};
+  const auto& t = corpus.at("topology");
+  w.topology.render_replicas = t.at("render_replicas");
+  w.topology.ocr_replicas = t.at("ocr_replicas");
+  w.topology.ocr_batch = t.at("ocr_batch");
+  w.topology.ocr_batch_wait_ms = t.value("ocr_batch_wait_ms", 0);
+  w.topology.assemble_replicas = t.at("assemble_replicas");
+  w.input_batch_size = corpus.value("input_batch_size", w.input_batch_size);
+  w.max_active_input_batches = corpus.value("max_active_input_batches", w.max_active_input_batches);
+  std::vector<Doc> docs;
+  for (const auto& d : corpus.at("documents"))
+    docs.push_back(Doc{d.at("id"), d.at("pages"), false});
+  const std::size_t payload =
+      corpus.value("payload", nlohmann::json::object()).value("max_bytes", 0);
+
+  nlohmann::json out;
+  if (payload == 0) {
+    SimPipeline pipeline(w.costs, w.topology);
+    out =
+        run_system<SimPipeline, DocResult>(docs, w, pipeline, [](const Doc& d, const DocResult& r) {
+          if (r.doc != d.id)
+            throw std::runtime_error(fmt::format("document {} came back as {}", d.id, r.doc));
+          return r.pages;
+        });
+  } else {
+    PayloadPipeline pipeline(w.costs, w.topology, payload);
+    out = run_system<PayloadPipeline, PayloadDocResult>(
+        docs, w, pipeline, [payload](const Doc& d, const PayloadDocResult& r) {
+          std::uint64_t want = 0;
+          for (std::uint32_t p = 0; p < d.pages; ++p) want += page_payload_size(d.id, p, payload);
+          if (r.payload_bytes != want)
+            throw std::runtime_error(fmt::format("document {}: {} payload bytes, expected {}", d.id,
+                                                 r.payload_bytes, want));
+          return r.result.pages;
+        });
+  }
+  const std::string tmp = out_path + ".tmp";
+  std::ofstream(tmp) << out.dump();
+  std::rename(tmp.c_str(), out_path.c_str());
+}
+
+}  // namespace rayorch::bench
