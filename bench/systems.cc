@@ -123,14 +123,20 @@ SystemRun run_system(const SystemEnv& env, const SystemSpec& s, const fs::path& 
   run.tree = run_process_tree(argv, log_path.string(), env.timeout_s, 20);
   if (run.tree.timed_out) {
     run.error = fmt::format("timed out after {} s", env.timeout_s);
-  } else if (run.tree.exit_code != 0 || !fs::exists(out_path)) {
+  } else if (!fs::exists(out_path)) {
     run.error = fmt::format("exit code {}; see {}", run.tree.exit_code, log_path.string());
   } else {
     try {
       run.result = nlohmann::json::parse(std::ifstream(out_path));
       run.ran = true;
+      // A complete result written before the process failed on its way out (Daft's native
+      // runner has crashed at exit here) stands, with the failure noted.
+      if (run.tree.exit_code != 0)
+        run.exit_note = fmt::format("exited with code {} after writing its result; see {}",
+                                    run.tree.exit_code, log_path.string());
     } catch (const std::exception& e) {
-      run.error = fmt::format("unreadable result {}: {}", out_path.string(), e.what());
+      run.error = fmt::format("unreadable result {} (exit code {}): {}", out_path.string(),
+                              run.tree.exit_code, e.what());
     }
   }
   return run;

@@ -43,7 +43,8 @@ SystemEnv make_system_env(const std::string& python, const std::string& peer_dir
 /// What one run of a system produced.
 struct SystemRun {
   bool ran = false;
-  std::string error;  ///< why it did not run or failed
+  std::string error;      ///< why it did not run or failed
+  std::string exit_note;  ///< the result stands, but the process then failed (how)
   TreeRun tree;
   nlohmann::json result;  ///< the system's result file (bench/peers/common.py write_result)
 };
