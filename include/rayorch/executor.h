@@ -59,11 +59,17 @@ struct SourceData {
   std::vector<BlockRef> blocks;
   std::vector<std::vector<const void*>> values;  ///< [column][row]
   std::size_t rows = 0;
-  /// Roots restored from a run journal instead of these rows (rayorch/journal.h): the run
-  /// counts them in its metrics (roots_restored, roots_by_outcome) from the start, so its
-  /// report includes them.
-  std::uint64_t roots_restored = 0;
-  std::map<std::string, std::uint64_t> restored_outcomes{};
+  /// The caller's row index of each source row when the run covers a subset of the caller's
+  /// rows (a resumed journal); empty: the identity. Observers and error messages name the
+  /// caller's rows.
+  std::vector<std::size_t> original_rows{};
+  /// Roots restored from a run journal instead of being run (rayorch/journal.h): (the
+  /// caller's row, its outcome). After on_run_start and before any computed root, the run
+  /// calls deliver_restored(i) for each (it hands the i-th to the caller) and reports it to
+  /// the observers' on_root with RootEvent::restored; its metrics (roots_restored,
+  /// roots_by_outcome) and progress count them.
+  std::vector<std::pair<std::size_t, Outcome>> restored{};
+  std::function<void(std::size_t)> deliver_restored{};
   std::uint64_t journal_discarded_bytes = 0;
 };
 
@@ -296,26 +302,30 @@ class RunApi<Out, std::tuple<Ins...>> {
     (std::make_index_sequence<kOutputs>{});
   }
 
-  static void encode_ports(std::span<const ErasedOutput> e, std::vector<JournalPort>& ports) {
-    ports.resize(kOutputs);
+  // A root's record in the journal: per output its outcome, cause, origin and Codec bytes,
+  // encoded straight into the journal's reusable record buffer.
+  static void record_root(RunJournal& journal, const std::string& key,
+                          std::span<const ErasedOutput> e) {
+    std::string& out = journal.begin_record(key, static_cast<std::uint32_t>(kOutputs));
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
           [&] {
-            JournalPort& p = ports[I];
-            p.outcome = e[I].outcome;
-            p.cause = e[I].cause ? *e[I].cause : std::string();
-            p.origin = e[I].origin;
-            p.value.clear();
-            if constexpr (has_codec<std::tuple_element_t<I, out_tuple>>) {
+            using T = std::tuple_element_t<I, out_tuple>;
+            RunJournal::put_port(out, e[I].outcome,
+                                 e[I].cause ? std::string_view(*e[I].cause) : std::string_view(),
+                                 e[I].origin);
+            const std::size_t at = RunJournal::begin_value(out);
+            if constexpr (has_codec<T>) {
               if (e[I].outcome == Outcome::present) {
-                Codec<std::tuple_element_t<I, out_tuple>>::encode(
-                    *static_cast<const std::tuple_element_t<I, out_tuple>*>(e[I].value), p.value);
+                Codec<T>::encode(*static_cast<const T*>(e[I].value), out);
               }
             }
+            RunJournal::end_value(out, at);
           }(),
           ...);
     }
     (std::make_index_sequence<kOutputs>{});
+    journal.commit();
   }
 
   template <class T>
@@ -327,12 +337,14 @@ class RunApi<Out, std::tuple<Ins...>> {
     return out;
   }
 
-  static void dead_letter(DeadLetterFile& file, const std::string& key, std::size_t row,
-                          std::span<const ErasedOutput> e, bool restored) {
+  static void dead_letter(DeadLetterFile& file, const RunOptions& options, const std::string& key,
+                          std::size_t row, std::span<const ErasedOutput> e, bool restored) {
     for (std::size_t k = 0; k < e.size(); ++k) {
       if (e[k].outcome == Outcome::present) continue;
-      file.write(DeadLetter{key, row, e[k].outcome, k, e[k].cause ? *e[k].cause : std::string(),
-                            e[k].origin, restored});
+      DeadLetter d{key,         row,     e[k].outcome, k, e[k].cause ? *e[k].cause : std::string(),
+                   e[k].origin, restored};
+      if (options.dead_letter_fields) d.fields = options.dead_letter_fields(row);
+      file.write(d);
       return;
     }
   }
@@ -353,8 +365,9 @@ class RunApi<Out, std::tuple<Ins...>> {
     if (journaled) {
       std::uint64_t digest = fnv1a64("keys");
       for (const std::string& k : keys) {
-        digest = fnv1a64(std::to_string(k.size()) + ":", digest);
-        digest = fnv1a64(k, digest);
+        std::string size;
+        put_le(static_cast<std::uint64_t>(k.size()), size);
+        digest = fnv1a64(k, fnv1a64(size, digest));
       }
       journal.emplace(options.journal, core_->plan_fingerprint(), digest);
     }
@@ -375,37 +388,33 @@ class RunApi<Out, std::tuple<Ins...>> {
         todo.push_back(r);
       }
     }
-    std::map<std::string, std::uint64_t> restored_outcomes;
-    if constexpr (AllHaveCodec<out_tuple>::value) {
-      for (const auto& [r, e] : restored) {
-        ++restored_outcomes[std::string(to_string(e->outcome()))];
+    // Hands the i-th restored root to the caller (the run calls it after on_run_start).
+    auto deliver = [&](std::size_t i) {
+      if constexpr (AllHaveCodec<out_tuple>::value) {
+        const auto& [r, e] = restored[i];
         if (dead && e->outcome() != Outcome::present) {
-          // Rebuild the issue for the dead letter from the record.
-          for (std::size_t k = 0; k < e->ports.size(); ++k) {
+          std::array<ErasedOutput, kOutputs> issue;
+          for (std::size_t k = 0; k < kOutputs; ++k) {
             const JournalPort& p = e->ports[k];
-            if (p.outcome == Outcome::present) continue;
-            dead->write(DeadLetter{keys[r], r, p.outcome, k, p.cause, p.origin, true});
-            break;
+            issue[k] = ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
           }
+          dead_letter(*dead, options, keys[r], r, issue, true);
         }
         deliver_restored(r, *e, sink);
       }
-    }
+    };
 
     const bool all = todo.size() == rows;
-    std::vector<JournalPort> ports;
     const RootSink wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
       const std::size_t original = all ? row : todo[row];
       sink(original, e);  // delivered first: a recorded root was received by the caller
-      if (journal) {
-        encode_ports(e, ports);
-        journal->append(keys[original], ports);
-      }
-      if (dead) dead_letter(*dead, keys[original], original, e, false);
+      if (journal) record_root(*journal, keys[original], e);
+      if (dead) dead_letter(*dead, options, keys[original], original, e, false);
     };
     auto with_restored = [&](SourceData s) {
-      s.roots_restored = restored.size();
-      s.restored_outcomes = std::move(restored_outcomes);
+      if (!all) s.original_rows = todo;
+      for (const auto& [r, e] : restored) s.restored.emplace_back(r, e->outcome());
+      s.deliver_restored = deliver;
       s.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
       return s;
     };
@@ -425,7 +434,7 @@ class RunApi<Out, std::tuple<Ins...>> {
       }
       m.root_completed_seconds = std::move(seconds);
     }
-    if (journal) journal->sync();
+    if (journal) journal->finish();
     return m;
   }
   template <class T>

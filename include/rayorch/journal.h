@@ -49,8 +49,15 @@ struct JournalOptions {
   bool retry_failed = true;
   /// Use a journal written for another pipeline or other inputs anyway.
   bool force = false;
+  /// Use a journal written by the same pipeline for other inputs (say, a directory that
+  /// gained files): rows whose key is recorded are restored, the others run.
+  bool allow_other_inputs = false;
   /// The key of a source row (by row index); default: a digest of its source values.
   std::function<std::string(std::size_t row)> key{};
+  /// A committed record waits in memory at most this long before the journal's writer
+  /// thread writes it (write(2)) with the others committed meanwhile (sooner once 64 KiB
+  /// wait). A process killed in between loses those records: their roots run again.
+  std::chrono::milliseconds write_interval{5};
   /// Group commit: flush to disk after this many records (>= 1)...
   std::size_t sync_every_records = 4096;
   /// ...or at the first record this long after the last flush.

@@ -25,6 +25,8 @@ constexpr std::uint32_t kVersion = 1;
 constexpr char kHeader = 'H';
 constexpr char kRoot = 'R';
 constexpr std::size_t kFrame = 8;  // u32 length + u32 crc
+// The writer thread writes a group once this much waits (or write_interval passed).
+constexpr std::size_t kGroupBytes = 64 * 1024;
 
 std::string errno_text() {
   return std::strerror(errno);
@@ -66,21 +68,41 @@ std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t h) {
 }
 
 std::string hex64(std::uint64_t v) {
-  return fmt::format("{:016x}", v);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = kDigits[v & 0xF];
+  return out;
 }
 
 std::uint32_t crc32(std::string_view bytes) {
-  static const std::array<std::uint32_t, 256> table = [] {
-    std::array<std::uint32_t, 256> t{};
+  // Slicing-by-8: eight table lookups per 8 bytes.
+  using Tables = std::array<std::array<std::uint32_t, 256>, 8>;
+  static const Tables t = [] {
+    Tables x{};
     for (std::uint32_t i = 0; i < 256; ++i) {
       std::uint32_t c = i;
       for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320U ^ (c >> 1) : c >> 1;
-      t[i] = c;
+      x[0][i] = c;
     }
-    return t;
+    for (std::size_t k = 1; k < 8; ++k) {
+      for (std::uint32_t i = 0; i < 256; ++i)
+        x[k][i] = (x[k - 1][i] >> 8) ^ x[0][x[k - 1][i] & 0xFF];
+    }
+    return x;
   }();
   std::uint32_t c = 0xFFFFFFFFU;
-  for (char ch : bytes) c = table[(c ^ static_cast<unsigned char>(ch)) & 0xFF] ^ (c >> 8);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  std::size_t n = bytes.size();
+  while (n >= 8) {
+    const std::uint32_t lo =
+        c ^ (static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+             static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24);
+    c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+        t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0) c = t[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFU;
 }
 
@@ -186,15 +208,18 @@ RunJournal::RunJournal(const JournalOptions& options, std::uint64_t plan_fingerp
     }
     bool write_header = !have_header;
     if (have_header && (file_plan != plan_fingerprint || file_inputs != inputs_digest)) {
-      if (!options_.force) {
+      const bool accepted =
+          options_.force || (file_plan == plan_fingerprint && options_.allow_other_inputs);
+      if (!accepted) {
         throw std::invalid_argument(fmt::format(
             "RunOptions.journal.path '{}' was written for {} (journal {}, this run {}); use "
-            "another journal path, or set journal.force to use its records anyway",
+            "another journal path, or set journal.{} to use its records anyway",
             options_.path,
             file_plan != plan_fingerprint ? "another pipeline (plan fingerprint)"
                                           : "other inputs (digest of the source row keys)",
             hex64(file_plan != plan_fingerprint ? file_plan : file_inputs),
-            hex64(file_plan != plan_fingerprint ? plan_fingerprint : inputs_digest)));
+            hex64(file_plan != plan_fingerprint ? plan_fingerprint : inputs_digest),
+            file_plan != plan_fingerprint ? "force" : "allow_other_inputs (or force)"));
       }
       write_header = true;
     }
@@ -204,8 +229,14 @@ RunJournal::RunJournal(const JournalOptions& options, std::uint64_t plan_fingerp
       Codec<std::uint32_t>::encode(kVersion, h);
       Codec<std::uint64_t>::encode(plan_fingerprint, h);
       Codec<std::uint64_t>::encode(inputs_digest, h);
-      write_record(h);
-      sync();
+      std::string framed;
+      detail::put_le(static_cast<std::uint32_t>(h.size()), framed);
+      detail::put_le(crc32(h), framed);
+      framed.append(h);
+      // Not flushed on its own: the first group flush (or the end of the run) takes it along,
+      // and a header lost to a power loss only makes the file unreadable as a whole, which
+      // runs every root again.
+      write_all(framed);
     }
   } catch (const ExecutionError& e) {
     ::close(fd_);
@@ -214,11 +245,16 @@ RunJournal::RunJournal(const JournalOptions& options, std::uint64_t plan_fingerp
     ::close(fd_);
     throw;
   }
+  last_sync_ = std::chrono::steady_clock::now();
+  writer_ = std::thread([this] { writer_loop(); });
 }
 
 RunJournal::~RunJournal() {
-  if (fd_ < 0) return;
-  if (unsynced_ > 0) ::fdatasync(fd_);
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rayorch: %s\n", e.what());
+  }
   ::close(fd_);
 }
 
@@ -227,15 +263,111 @@ const JournalEntry* RunJournal::recorded(const std::string& key) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-void RunJournal::write_record(const std::string& payload) {
-  std::string rec;
-  rec.reserve(kFrame + payload.size());
-  detail::put_le(static_cast<std::uint32_t>(payload.size()), rec);
-  detail::put_le(crc32(payload), rec);
-  rec.append(payload);
+std::string& RunJournal::begin_record(std::string_view key, std::uint32_t ports) {
+  record_.clear();
+  // The frame: payload length and checksum, filled in by commit() and the writer thread.
+  record_.append(kFrame, '\0');
+  record_.push_back(kRoot);
+  detail::put_le(static_cast<std::uint64_t>(key.size()), record_);
+  record_.append(key);
+  detail::put_le(ports, record_);
+  return record_;
+}
+
+void RunJournal::put_port(std::string& out, Outcome outcome, std::string_view cause,
+                          const std::optional<IssueOrigin>& origin) {
+  out.push_back(static_cast<char>(outcome));
+  detail::put_le(static_cast<std::uint64_t>(cause.size()), out);
+  out.append(cause);
+  encode_origin(origin, out);
+}
+
+std::size_t RunJournal::begin_value(std::string& out) {
+  const std::size_t at = out.size();
+  out.append(sizeof(std::uint64_t), '\0');
+  return at;
+}
+
+void RunJournal::end_value(std::string& out, std::size_t at) {
+  std::uint64_t n = out.size() - at - sizeof(std::uint64_t);
+  for (std::size_t i = 0; i < sizeof n; ++i, n >>= 8) out[at + i] = static_cast<char>(n & 0xFF);
+}
+
+void RunJournal::commit() {
+  std::uint32_t n = static_cast<std::uint32_t>(record_.size() - kFrame);
+  for (std::size_t i = 0; i < 4; ++i, n >>= 8) record_[i] = static_cast<char>(n & 0xFF);
+  bool wake = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (failed_.load(std::memory_order_relaxed)) throw ExecutionError(error_);
+    // The writer sleeps while nothing waits, and waits for a fuller group otherwise: wake
+    // it for the first record of a group and when the group is big enough to write.
+    wake = pending_.empty() ||
+           (pending_.size() < kGroupBytes && pending_.size() + record_.size() >= kGroupBytes);
+    pending_.append(record_);
+    ++pending_records_;
+  }
+  if (wake) wake_.notify_one();
+}
+
+void RunJournal::writer_loop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+    if (!stop_ && pending_.size() < kGroupBytes) {
+      wake_.wait_for(lock, options_.write_interval,
+                     [&] { return stop_ || pending_.size() >= kGroupBytes; });
+    }
+    if (pending_.empty()) {
+      if (stop_) return;
+      continue;
+    }
+    writing_.swap(pending_);
+    const std::size_t records = pending_records_;
+    pending_records_ = 0;
+    lock.unlock();
+    std::string error;
+    try {
+      write_out(writing_);
+      unsynced_ += records;
+      if (unsynced_ >= options_.sync_every_records ||
+          std::chrono::steady_clock::now() - last_sync_ >= options_.sync_interval) {
+        sync_file();
+      }
+    } catch (const ExecutionError& e) {
+      error = e.what();
+    }
+    writing_.clear();
+    lock.lock();
+    if (!error.empty() && !failed_.load(std::memory_order_relaxed)) {
+      error_ = std::move(error);
+      failed_.store(true, std::memory_order_relaxed);
+    }
+    if (failed_.load(std::memory_order_relaxed)) {
+      // Nothing more reaches the file after a failed write: a gap would lose a record the
+      // caller believes written; the run learns of it at its next commit.
+      pending_.clear();
+      pending_records_ = 0;
+    }
+  }
+}
+
+void RunJournal::write_out(std::string& bytes) {
+  for (std::size_t at = 0; at + kFrame <= bytes.size();) {
+    std::string_view head(bytes.data() + at, 4);
+    const auto length = detail::get_le<std::uint32_t>(head, "a record length");
+    const std::uint32_t sum = crc32(std::string_view(bytes.data() + at + kFrame, length));
+    std::uint32_t v = sum;
+    for (std::size_t i = 0; i < 4; ++i, v >>= 8) bytes[at + 4 + i] = static_cast<char>(v & 0xFF);
+    at += kFrame + length;
+  }
+  write_all(bytes);
+}
+
+void RunJournal::write_all(std::string_view bytes) {
   std::size_t put = 0;
-  while (put < rec.size()) {
-    const ssize_t n = ::write(fd_, rec.data() + put, rec.size() - put);
+  while (put < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + put, bytes.size() - put);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       throw ExecutionError(fmt::format("run journal '{}': a record could not be written: {}",
@@ -243,33 +375,28 @@ void RunJournal::write_record(const std::string& payload) {
     }
     put += static_cast<std::size_t>(n);
   }
-  ++unsynced_;
 }
 
-void RunJournal::append(const std::string& key, std::span<const JournalPort> ports) {
-  std::string r(1, kRoot);
-  Codec<std::string>::encode(key, r);
-  Codec<std::uint32_t>::encode(static_cast<std::uint32_t>(ports.size()), r);
-  for (const JournalPort& p : ports) {
-    Codec<std::uint8_t>::encode(static_cast<std::uint8_t>(p.outcome), r);
-    Codec<std::string>::encode(p.cause, r);
-    encode_origin(p.origin, r);
-    Codec<std::string>::encode(p.value, r);
-  }
-  write_record(r);
-  if (unsynced_ >= options_.sync_every_records ||
-      std::chrono::steady_clock::now() - last_sync_ >= options_.sync_interval) {
-    sync();
-  }
-}
-
-void RunJournal::sync() {
+void RunJournal::sync_file() {
   if (::fdatasync(fd_) != 0) {
     throw ExecutionError(
         fmt::format("run journal '{}': flushing to disk failed: {}", options_.path, errno_text()));
   }
   unsynced_ = 0;
   last_sync_ = std::chrono::steady_clock::now();
+}
+
+void RunJournal::finish() {
+  if (writer_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    writer_.join();  // it writes what is pending before it returns
+    if (failed_.load()) throw ExecutionError(error_);
+    sync_file();
+  }
 }
 
 DeadLetterFile::DeadLetterFile(const std::string& path) : path_(path) {
@@ -288,6 +415,7 @@ DeadLetterFile::~DeadLetterFile() {
 
 void DeadLetterFile::write(const DeadLetter& d) {
   nlohmann::json j;
+  for (const auto& [name, value] : d.fields) j[name] = value;
   j["key"] = d.key;
   j["row"] = d.row;
   j["outcome"] = std::string(to_string(d.outcome));
