@@ -24,13 +24,19 @@
 // record, RunMetrics::journal_discarded_bytes says how much went, and a line on stderr says
 // so; the roots in it run again.
 //
-// Durability and guarantee. A root's record is written (write(2)) after the caller has
-// received it (the RunResult slot is filled or the streaming callback returned), so a root
-// recorded finished had its delivery complete; records are flushed to disk (fdatasync) in
-// groups: every `sync_every_records` records, at the first record `sync_interval` after the
-// last flush, and when the run ends or aborts. A killed process loses nothing it wrote; a
-// power loss or OS crash loses at most the records since the last flush. A root recorded
-// finished is never run again; every other root is run again (side effects at least once).
+// Observers. Restored roots reach observers like computed ones: after on_run_start, each is
+// delivered and then reported to on_root with RootEvent::restored, before any computed root;
+// RootEvent::row is always the caller's row (docs/JOURNAL.md).
+//
+// Durability and guarantee. A root's record is committed after the caller has received it
+// (the RunResult slot is filled or the streaming callback returned), so a root recorded
+// finished had its delivery complete. A writer thread of the journal writes (write(2)) the
+// committed records in groups, at most `write_interval` after the first of a group, and
+// flushes them to disk (fdatasync) in groups: every `sync_every_records` records, at the
+// first group `sync_interval` after the last flush, and when the run ends or aborts. A killed
+// process loses only the records of its last `write_interval`; a power loss or OS crash
+// loses at most the records since the last flush. A root recorded finished is never run
+// again; every other root is run again (side effects at least once).
 #pragma once
 
 #include <chrono>
