@@ -95,6 +95,25 @@ std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan
 std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan,
                                               bool wire = false);
 
+/// How run_journaled records and restores a run's root outputs.
+struct OutputCodec {
+  std::size_t outputs = 0;  ///< output Ports per root
+  bool available = false;   ///< every output can be encoded (a journal needs it)
+  /// Appends the encoded value of output `k` (present) to `out`.
+  std::function<void(std::size_t k, const void* value, std::string& out)> encode{};
+  /// Decodes a recorded root and hands it to `sink` as row `row`.
+  std::function<void(std::size_t row, const JournalEntry& entry, const RootSink& sink)> restore{};
+};
+
+/// Runs `core` with RunOptions::journal and RunOptions::dead_letters (rayorch/journal.h):
+/// `keys` holds one journal key per source row. Restores the rows recorded finished, runs
+/// the others as a subset of `sources` (observers and errors still name the caller's rows),
+/// records and dead-letters each root after `sink` received it. Used by the typed run() and
+/// the Python package. Implemented in src/execution/journal.cc.
+RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
+                         const std::vector<std::string>& keys, const RunOptions& options,
+                         const RootSink& sink, const OutputCodec& codec);
+
 template <class T>
 Output<T> to_output(const ErasedOutput& e) {
   if (e.outcome == Outcome::present) return Output<T>(*static_cast<const T*>(e.value));
@@ -302,140 +321,34 @@ class RunApi<Out, std::tuple<Ins...>> {
     (std::make_index_sequence<kOutputs>{});
   }
 
-  // A root's record in the journal: per output its outcome, cause, origin and Codec bytes,
-  // encoded straight into the journal's reusable record buffer.
-  static void record_root(RunJournal& journal, const std::string& key,
-                          std::span<const ErasedOutput> e) {
-    std::string& out = journal.begin_record(key, static_cast<std::uint32_t>(kOutputs));
+  // The Codec bytes of output `k`.
+  static void encode_output(std::size_t k, const void* value, std::string& out) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (
-          [&] {
-            using T = std::tuple_element_t<I, out_tuple>;
-            RunJournal::put_port(out, e[I].outcome,
-                                 e[I].cause ? std::string_view(*e[I].cause) : std::string_view(),
-                                 e[I].origin);
-            const std::size_t at = RunJournal::begin_value(out);
-            if constexpr (has_codec<T>) {
-              if (e[I].outcome == Outcome::present) {
-                Codec<T>::encode(*static_cast<const T*>(e[I].value), out);
-              }
-            }
-            RunJournal::end_value(out, at);
-          }(),
-          ...);
+      ((k == I ? Codec<std::tuple_element_t<I, out_tuple>>::encode(
+                     *static_cast<const std::tuple_element_t<I, out_tuple>*>(value), out)
+               : void()),
+       ...);
     }
     (std::make_index_sequence<kOutputs>{});
-    journal.commit();
-  }
-
-  template <class T>
-  static std::vector<T> select_rows(const std::vector<T>& column,
-                                    const std::vector<std::size_t>& rows) {
-    std::vector<T> out;
-    out.reserve(rows.size());
-    for (std::size_t r : rows) out.push_back(column[r]);
-    return out;
-  }
-
-  static void dead_letter(DeadLetterFile& file, const RunOptions& options, const std::string& key,
-                          std::size_t row, std::span<const ErasedOutput> e, bool restored) {
-    for (std::size_t k = 0; k < e.size(); ++k) {
-      if (e[k].outcome == Outcome::present) continue;
-      DeadLetter d{key,         row,     e[k].outcome, k, e[k].cause ? *e[k].cause : std::string(),
-                   e[k].origin, restored};
-      if (options.dead_letter_fields) d.fields = options.dead_letter_fields(row);
-      file.write(d);
-      return;
-    }
   }
 
   RunMetrics run_resumable(const std::vector<Ins>&... columns, const RunOptions& options,
                            const RootSink& sink) {
     const std::size_t rows = check_rows(columns...);
     const bool journaled = !options.journal.path.empty();
-    if constexpr (!AllHaveCodec<out_tuple>::value) {
-      if (journaled) {
-        throw std::invalid_argument(
-            "RunOptions.journal records root outputs and so needs a rayorch::Codec for every "
-            "output type (rayorch/codec.h); specialise rayorch::Codec for it");
-      }
+    OutputCodec codec;
+    codec.outputs = kOutputs;
+    if constexpr (AllHaveCodec<out_tuple>::value) {
+      codec.available = true;
+      codec.encode = &encode_output;
+      codec.restore = &deliver_restored;
+    } else if (journaled) {
+      throw std::invalid_argument(
+          "RunOptions.journal records root outputs and so needs a rayorch::Codec for every "
+          "output type (rayorch/codec.h); specialise rayorch::Codec for it");
     }
-    const std::vector<std::string> keys = row_keys(columns..., options, rows, journaled);
-    std::optional<RunJournal> journal;
-    if (journaled) {
-      std::uint64_t digest = fnv1a64("keys");
-      for (const std::string& k : keys) {
-        std::string size;
-        put_le(static_cast<std::uint64_t>(k.size()), size);
-        digest = fnv1a64(k, fnv1a64(size, digest));
-      }
-      journal.emplace(options.journal, core_->plan_fingerprint(), digest);
-    }
-    std::optional<DeadLetterFile> dead;
-    if (!options.dead_letters.empty()) dead.emplace(options.dead_letters);
-
-    // Rows recorded as finished are restored; the others run.
-    std::vector<std::size_t> todo;
-    std::vector<std::pair<std::size_t, const JournalEntry*>> restored;
-    for (std::size_t r = 0; r < rows; ++r) {
-      const JournalEntry* e = journal ? journal->recorded(keys[r]) : nullptr;
-      const bool finished = e != nullptr && e->ports.size() == kOutputs &&
-                            (e->outcome() == Outcome::present || e->outcome() == Outcome::dropped ||
-                             !options.journal.retry_failed);
-      if (finished) {
-        restored.emplace_back(r, e);
-      } else {
-        todo.push_back(r);
-      }
-    }
-    // Hands the i-th restored root to the caller (the run calls it after on_run_start).
-    auto deliver = [&](std::size_t i) {
-      if constexpr (AllHaveCodec<out_tuple>::value) {
-        const auto& [r, e] = restored[i];
-        if (dead && e->outcome() != Outcome::present) {
-          std::array<ErasedOutput, kOutputs> issue;
-          for (std::size_t k = 0; k < kOutputs; ++k) {
-            const JournalPort& p = e->ports[k];
-            issue[k] = ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
-          }
-          dead_letter(*dead, options, keys[r], r, issue, true);
-        }
-        deliver_restored(r, *e, sink);
-      }
-    };
-
-    const bool all = todo.size() == rows;
-    const RootSink wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
-      const std::size_t original = all ? row : todo[row];
-      sink(original, e);  // delivered first: a recorded root was received by the caller
-      if (journal) record_root(*journal, keys[original], e);
-      if (dead) dead_letter(*dead, options, keys[original], original, e, false);
-    };
-    auto with_restored = [&](SourceData s) {
-      if (!all) s.original_rows = todo;
-      for (const auto& [r, e] : restored) s.restored.emplace_back(r, e->outcome());
-      s.deliver_restored = deliver;
-      s.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
-      return s;
-    };
-    RunMetrics m;
-    if (all) {
-      m = core_->run(with_restored(make_sources(columns...)), options, wrapped);
-    } else {
-      std::tuple<std::vector<Ins>...> subset{select_rows(columns, todo)...};
-      m = std::apply(
-          [&](const auto&... sub) {
-            return core_->run(with_restored(make_sources(sub...)), options, wrapped);
-          },
-          subset);
-      std::vector<double> seconds(rows, 0.0);
-      for (std::size_t i = 0; i < todo.size() && i < m.root_completed_seconds.size(); ++i) {
-        seconds[todo[i]] = m.root_completed_seconds[i];
-      }
-      m.root_completed_seconds = std::move(seconds);
-    }
-    if (journal) journal->finish();
-    return m;
+    return run_journaled(*core_, make_sources(columns...),
+                         row_keys(columns..., options, rows, journaled), options, sink, codec);
   }
   template <class T>
   static void add_column(SourceData& s, const std::vector<T>& column) {
