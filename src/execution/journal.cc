@@ -485,9 +485,11 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
   if (journaled) {
     std::uint64_t digest = fnv1a64("keys");
     for (const std::string& k : keys) {
-      std::string size;
-      put_le(static_cast<std::uint64_t>(k.size()), size);
-      digest = fnv1a64(k, fnv1a64(size, digest));
+      std::array<char, 8> size{};  // the key's u64 length, little-endian
+      for (std::size_t i = 0, n = k.size(); i < size.size(); ++i, n >>= 8) {
+        size[i] = static_cast<char>(n & 0xFF);
+      }
+      digest = fnv1a64(k, fnv1a64(std::string_view(size.data(), size.size()), digest));
     }
     journal.emplace(options.journal, core.plan_fingerprint(), digest);
   }
@@ -498,7 +500,7 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
   std::vector<std::size_t> todo;
   std::vector<std::pair<std::size_t, const JournalEntry*>> restored;
   for (std::size_t r = 0; r < rows; ++r) {
-    const JournalEntry* e = journal ? journal->recorded(keys[r]) : nullptr;
+    const JournalEntry* e = journal && !journal->empty() ? journal->recorded(keys[r]) : nullptr;
     const bool finished = e != nullptr && e->ports.size() == codec.outputs &&
                           (e->outcome() == Outcome::present || e->outcome() == Outcome::dropped ||
                            !options.journal.retry_failed);

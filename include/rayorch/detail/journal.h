@@ -63,6 +63,8 @@ class RunJournal {
   RunJournal(const RunJournal&) = delete;
   RunJournal& operator=(const RunJournal&) = delete;
 
+  /// Whether the journal held no root record when opened.
+  bool empty() const { return entries_.empty(); }
   /// The record for `key` when it was recorded before this run (nullptr otherwise).
   const JournalEntry* recorded(const std::string& key) const;
 
