@@ -69,10 +69,17 @@ def test_a_finished_journal_restores_every_root_without_running(
         assert again.roots_restored == 12
         assert again.roots_by_outcome == {"present": 12}
         assert Work.calls == {}
-        # Streaming delivers the restored rows too, each once.
+        # Streaming delivers the restored rows too, each once, and progress counts them.
         rows: list[int] = []
-        ex.run(list(range(12)), journal=path, on_row=lambda i, _: rows.append(i))
+        seen: list[tuple[int, int]] = []
+        ex.run(
+            list(range(12)),
+            journal=path,
+            on_row=lambda i, _: rows.append(i),
+            progress=lambda done, total: seen.append((done, total)),
+        )
         assert sorted(rows) == list(range(12))
+        assert seen[-1] == (12, 12)
 
 
 def test_resume_runs_only_unrecorded_and_failed_roots(tmp_path: Path) -> None:
