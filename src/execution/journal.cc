@@ -36,15 +36,6 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-void encode_origin(const std::optional<IssueOrigin>& o, std::string& out) {
-  Codec<bool>::encode(o.has_value(), out);
-  if (!o) return;
-  Codec<std::string>::encode(o->call, out);
-  Codec<std::int32_t>::encode(o->call_index, out);
-  Codec<std::string>::encode(o->entity, out);
-  Codec<std::uint32_t>::encode(o->attempts, out);
-}
-
 std::optional<IssueOrigin> decode_origin(std::string_view& in) {
   if (!Codec<bool>::decode(in)) return std::nullopt;
   IssueOrigin o;
@@ -267,39 +258,66 @@ const JournalEntry* RunJournal::recorded(const std::string& key) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+// Little-endian fields written in place: the hot path grows the record once per field group
+// instead of once per byte.
+template <class T>
+char* store_le(char* at, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i, v = static_cast<T>(v >> 8)) {
+    at[i] = static_cast<char>(v & 0xFF);
+  }
+  return at + sizeof(T);
+}
+
+char* grow(std::string& out, std::size_t n) {
+  const std::size_t at = out.size();
+  out.resize(at + n);
+  return out.data() + at;
+}
+
+}  // namespace
+
 std::string& RunJournal::begin_record(std::string_view key, std::uint32_t ports) {
   record_.clear();
-  // The frame: payload length and checksum, filled in by commit() and the writer thread.
-  record_.append(kFrame, '\0');
-  record_.push_back(kRoot);
-  detail::put_le(static_cast<std::uint64_t>(key.size()), record_);
-  record_.append(key);
-  detail::put_le(ports, record_);
+  // The frame (payload length and checksum, filled in by commit() and the writer thread),
+  // the record type, the key (u64 length, bytes) and the port count.
+  char* at = grow(record_, kFrame + 1 + 8 + key.size() + 4);
+  at = store_le<std::uint64_t>(at, 0);
+  *at++ = kRoot;
+  at = store_le<std::uint64_t>(at, key.size());
+  if (!key.empty()) std::memcpy(at, key.data(), key.size());
+  store_le<std::uint32_t>(at + key.size(), ports);
   return record_;
 }
 
 void RunJournal::put_port(std::string& out, Outcome outcome, std::string_view cause,
                           const std::optional<IssueOrigin>& origin) {
-  out.push_back(static_cast<char>(outcome));
-  detail::put_le(static_cast<std::uint64_t>(cause.size()), out);
-  out.append(cause);
-  encode_origin(origin, out);
+  // Outcome, cause (u64 length, bytes) and whether an origin follows.
+  char* at = grow(out, 1 + 8 + cause.size() + 1);
+  *at++ = static_cast<char>(outcome);
+  at = store_le<std::uint64_t>(at, cause.size());
+  if (!cause.empty()) std::memcpy(at, cause.data(), cause.size());
+  at[cause.size()] = origin ? '\1' : '\0';
+  if (!origin) return;
+  Codec<std::string>::encode(origin->call, out);
+  Codec<std::int32_t>::encode(origin->call_index, out);
+  Codec<std::string>::encode(origin->entity, out);
+  Codec<std::uint32_t>::encode(origin->attempts, out);
 }
 
 std::size_t RunJournal::begin_value(std::string& out) {
   const std::size_t at = out.size();
-  out.append(sizeof(std::uint64_t), '\0');
+  out.resize(at + sizeof(std::uint64_t));
   return at;
 }
 
 void RunJournal::end_value(std::string& out, std::size_t at) {
-  std::uint64_t n = out.size() - at - sizeof(std::uint64_t);
-  for (std::size_t i = 0; i < sizeof n; ++i, n >>= 8) out[at + i] = static_cast<char>(n & 0xFF);
+  store_le<std::uint64_t>(out.data() + at, out.size() - at - sizeof(std::uint64_t));
 }
 
 void RunJournal::commit() {
-  std::uint32_t n = static_cast<std::uint32_t>(record_.size() - kFrame);
-  for (std::size_t i = 0; i < 4; ++i, n >>= 8) record_[i] = static_cast<char>(n & 0xFF);
+  store_le<std::uint32_t>(record_.data(), static_cast<std::uint32_t>(record_.size() - kFrame));
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
