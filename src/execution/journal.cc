@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -503,11 +504,13 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
   if (journaled) {
     std::uint64_t digest = fnv1a64("keys");
     for (const std::string& k : keys) {
-      std::array<char, 8> size{};  // the key's u64 length, little-endian
-      for (std::size_t i = 0, n = k.size(); i < size.size(); ++i, n >>= 8) {
-        size[i] = static_cast<char>(n & 0xFF);
-      }
-      digest = fnv1a64(k, fnv1a64(std::string_view(size.data(), size.size()), digest));
+      // "<decimal length>:" then the key, as journals have always been digested.
+      std::array<char, 24> size{};
+      char* end = std::to_chars(size.data(), size.data() + size.size() - 1, k.size()).ptr;
+      *end++ = ':';
+      digest = fnv1a64(
+          k, fnv1a64(std::string_view(size.data(), static_cast<std::size_t>(end - size.data())),
+                     digest));
     }
     journal.emplace(options.journal, core.plan_fingerprint(), digest);
   }
