@@ -54,6 +54,9 @@ struct EngineBenchOptions {
   int local_ocr_replicas = 2;
   std::size_t input_batch_size = 0;  ///< 0: the whole corpus is one input batch
   int repeats = 3;
+  /// When non-empty, a directory for a run journal: the local runs are also timed with one,
+  /// and the restore of the finished journal.
+  std::string journal_dir;
 };
 Report run_engine_bench(const EngineBenchOptions& options);
 

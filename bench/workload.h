@@ -61,6 +61,27 @@ struct Doc {
   bool poison_first_page = false;  ///< OCR of page 0 returns ro::GroupFailure
 };
 
+}  // namespace rayorch::bench
+
+/// Documents key the rows of a run journal by their encoded value (bench engine --journal).
+template <>
+struct rayorch::Codec<rayorch::bench::Doc> {
+  static void encode(const rayorch::bench::Doc& d, std::string& out) {
+    Codec<std::uint32_t>::encode(d.id, out);
+    Codec<std::uint32_t>::encode(d.pages, out);
+    Codec<bool>::encode(d.poison_first_page, out);
+  }
+  static rayorch::bench::Doc decode(std::string_view& in) {
+    rayorch::bench::Doc d;
+    d.id = Codec<std::uint32_t>::decode(in);
+    d.pages = Codec<std::uint32_t>::decode(in);
+    d.poison_first_page = Codec<bool>::decode(in);
+    return d;
+  }
+};
+
+namespace rayorch::bench {
+
 /// A child of a document.
 struct Page {
   std::uint32_t doc = 0;

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -205,6 +206,17 @@ Parsed parse_journal(const std::string& bytes) {
   return p;
 }
 
+// A random seed, printed, or the one RAYORCH_TEST_SEED names (to replay a failing run).
+unsigned test_seed(const char* test) {
+  const char* given = std::getenv("RAYORCH_TEST_SEED");
+  const unsigned seed = given != nullptr && *given != '\0'
+                            ? static_cast<unsigned>(std::stoul(given))
+                            : std::random_device{}();
+  std::printf("%s seed %u (replay: RAYORCH_TEST_SEED=%u)\n", test, seed, seed);
+  std::fflush(stdout);
+  return seed;
+}
+
 std::string row_key(std::size_t row) {
   return "row-" + std::to_string(row);
 }
@@ -307,8 +319,7 @@ TEST(Journal, ResumesFromAnyPrefix) {
   const std::string bytes = read_file(full);
   const Parsed parsed = parse_journal(bytes);
   ASSERT_EQ(parsed.keys.size(), 24u);
-  const unsigned seed = std::random_device{}();
-  std::printf("ResumesFromAnyPrefix seed %u\n", seed);
+  const unsigned seed = test_seed("ResumesFromAnyPrefix");
   std::mt19937 rng(seed);
   std::vector<std::size_t> cuts(parsed.ends.begin(), parsed.ends.end());
   for (int i = 0; i < 10; ++i) cuts.push_back(rng() % bytes.size());  // mid-record cuts too
@@ -494,6 +505,154 @@ TEST(Journal, UserKeysAndCodecLessSourcesNeedAKey) {
             (std::set<std::string>{"row-0", "row-1", "row-2", "row-3", "row-4"}));
 }
 
+// Records the root events of a run.
+struct RootLog : ro::RunObserver {
+  std::vector<ro::RootEvent> roots;
+  std::size_t started_restored = 0;
+  bool started = false;
+  std::vector<std::size_t> delivered_at_start;  // rows the caller had when the run started
+  const std::vector<std::size_t>* delivered = nullptr;
+  void on_run_start(const ro::RunStartEvent& e) override {
+    started = true;
+    started_restored = e.restored;
+    if (delivered) delivered_at_start = *delivered;
+  }
+  void on_root(const ro::RootEvent& e) override { roots.push_back(e); }
+};
+
+// Restored roots reach observers like computed ones: after on_run_start, each right after
+// the caller received it, marked restored, before any computed root; every event names the
+// caller's row, also for the computed rows of a resumed run (a subset of the rows).
+TEST(Journal, ObserversSeeRestoredRootsWithTheCallersRows) {
+  reset_counts();
+  TempDir dir;
+  const std::string path = dir.file("run.journal");
+  auto program = make_program();
+  auto opts = journal_options(path);
+  opts.journal.key = row_key;
+  {
+    // Record the even rows only: a user key that changes nothing else.
+    ro::testing::SyncExecutor ex(program);
+    auto first = opts;
+    first.journal.allow_other_inputs = true;
+    std::vector<int> even;
+    for (int i = 0; i < 12; i += 2) even.push_back(i);
+    first.journal.key = [](std::size_t row) { return row_key(row * 2); };
+    ex.run(even, first);
+  }
+  reset_counts();
+  ro::testing::SyncExecutor ex(program);
+  auto log = std::make_shared<RootLog>();
+  std::vector<std::size_t> delivered;
+  log->delivered = &delivered;
+  opts.observers.push_back(log);
+  opts.journal.allow_other_inputs = true;  // the first run had 6 of these 12 rows
+  auto r = ex.run(inputs(12), opts, [&](std::size_t row, const auto&) {
+    delivered.push_back(row);
+    // The event of this row comes after the caller received it.
+    for (const ro::RootEvent& e : log->roots) EXPECT_NE(e.row, row);
+  });
+  EXPECT_EQ(r.metrics.roots_restored, 6u);
+  EXPECT_TRUE(log->started);
+  EXPECT_EQ(log->started_restored, 6u);
+  EXPECT_TRUE(log->delivered_at_start.empty()) << "a root was delivered before the run started";
+  ASSERT_EQ(log->roots.size(), 12u);
+  std::vector<std::size_t> event_rows;
+  for (std::size_t i = 0; i < log->roots.size(); ++i) {
+    const ro::RootEvent& e = log->roots[i];
+    event_rows.push_back(e.row);
+    EXPECT_EQ(e.restored, i < 6) << "event " << i << " row " << e.row;
+    EXPECT_EQ(e.restored, e.row % 2 == 0) << "row " << e.row;
+    EXPECT_EQ(e.outcome, ro::Outcome::present);
+  }
+  EXPECT_EQ(event_rows, delivered);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(calls(i) > 0, i % 2 == 1) << "root " << i;
+  EXPECT_EQ(std::set<std::size_t>(event_rows.begin(), event_rows.end()).size(), 12u);
+}
+
+// A journal of other inputs is refused unless allow_other_inputs, which restores the rows
+// it has a record for; it still refuses another pipeline's journal.
+TEST(Journal, AllowOtherInputsRestoresKnownRowsOfTheSamePipelineOnly) {
+  reset_counts();
+  TempDir dir;
+  const std::string path = dir.file("run.journal");
+  auto program = make_program();
+  auto opts = journal_options(path);
+  opts.journal.key = row_key;
+  {
+    ro::testing::SyncExecutor ex(program);
+    ex.run(inputs(4), opts);
+  }
+  ro::testing::SyncExecutor ex(program);
+  EXPECT_THROW(ex.run(inputs(9), opts), std::invalid_argument);
+  opts.journal.allow_other_inputs = true;
+  reset_counts();
+  auto r = ex.run(inputs(9), opts);
+  EXPECT_EQ(r.metrics.roots_restored, 4u);
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(calls(i) > 0, i >= 4) << "root " << i;
+  EXPECT_EQ(render(r.outputs), uninterrupted(9));
+  auto other = make_other_program();
+  ro::testing::SyncExecutor foreign(other);
+  try {
+    foreign.run(inputs(9), opts);
+    FAIL() << "allow_other_inputs accepted another pipeline's journal";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("another pipeline"), std::string::npos) << e.what();
+  }
+}
+
+// The file format stays readable across versions: the header names the inputs by the
+// documented digest (FNV-1a of "keys", then "<decimal length>:" and each key), and a root
+// record is 'R', the key, the output count and per output outcome, cause, origin and value.
+TEST(Journal, TheFileFormatIsTheDocumentedOne) {
+  reset_counts();
+  TempDir dir;
+  const std::string path = dir.file("run.journal");
+  auto program = make_program();
+  ro::testing::SyncExecutor ex(program);
+  auto opts = journal_options(path);
+  opts.journal.key = row_key;
+  ex.run(inputs(3), opts);
+  const std::string bytes = read_file(path);
+  std::string_view f = bytes;
+  const auto len = ro::detail::get_le<std::uint32_t>(f, "len");
+  const auto sum = ro::detail::get_le<std::uint32_t>(f, "sum");
+  ASSERT_EQ(sum, ro::detail::crc32(f.substr(0, len)));
+  std::string_view header = f.substr(0, len);
+  ASSERT_EQ(header[0], 'H');
+  header.remove_prefix(1);
+  EXPECT_EQ(ro::Codec<std::string>::decode(header), "rayorch-journal");
+  EXPECT_EQ(ro::Codec<std::uint32_t>::decode(header), 1u);
+  (void)ro::Codec<std::uint64_t>::decode(header);  // the plan fingerprint
+  std::uint64_t digest = ro::detail::fnv1a64("keys");
+  for (int r = 0; r < 3; ++r) {
+    const std::string k = row_key(static_cast<std::size_t>(r));
+    digest = ro::detail::fnv1a64(k, ro::detail::fnv1a64(std::to_string(k.size()) + ":", digest));
+  }
+  EXPECT_EQ(ro::Codec<std::uint64_t>::decode(header), digest);
+  // The first root record, field by field.
+  f.remove_prefix(len);
+  const auto rlen = ro::detail::get_le<std::uint32_t>(f, "len");
+  const auto rsum = ro::detail::get_le<std::uint32_t>(f, "sum");
+  ASSERT_EQ(rsum, ro::detail::crc32(f.substr(0, rlen)));
+  std::string_view rec = f.substr(0, rlen);
+  ASSERT_EQ(rec[0], 'R');
+  rec.remove_prefix(1);
+  const std::string key = ro::Codec<std::string>::decode(rec);
+  EXPECT_EQ(key.rfind("row-", 0), 0u);
+  EXPECT_EQ(ro::Codec<std::uint32_t>::decode(rec), 1u);  // outputs
+  EXPECT_EQ(ro::Codec<std::uint8_t>::decode(rec), 0u);   // present
+  EXPECT_EQ(ro::Codec<std::string>::decode(rec), "");    // cause
+  EXPECT_FALSE(ro::Codec<bool>::decode(rec));            // no issue origin
+  std::string value = ro::Codec<std::string>::decode(rec);
+  std::string_view v = value;
+  const auto group = ro::Codec<std::vector<std::string>>::decode(v);
+  const int root = std::stoi(key.substr(4));
+  ASSERT_EQ(group.size(), static_cast<std::size_t>(root % 3 + 1));
+  EXPECT_EQ(group[0], std::to_string(root * 10 * root * 10));
+  EXPECT_TRUE(rec.empty());
+}
+
 TEST(ErrorBudget, StopsARunWhereThirtyPercentFail) {
   reset_counts();
   TempDir dir;
@@ -552,6 +711,10 @@ TEST(DeadLetters, NameEveryRootThatIsNotPresent) {
   ro::RunOptions o;
   o.progress = false;
   o.dead_letters = path;
+  o.dead_letter_fields = [](std::size_t row) {
+    return std::vector<std::pair<std::string, std::string>>{{"name", "doc-" + std::to_string(row)},
+                                                            {"row", "overwritten"}};
+  };
   auto r = ex.run(inputs(20), o);
   std::ifstream in(path);
   std::string line;
@@ -577,6 +740,7 @@ TEST(DeadLetters, NameEveryRootThatIsNotPresent) {
     EXPECT_GE(j["attempts"].get<int>(), 1);
     EXPECT_EQ(j["key"].get<std::string>().size(), 16u);  // the digest of the row's value
     EXPECT_EQ(j["restored"], false);
+    EXPECT_EQ(j["name"], "doc-" + std::to_string(row));  // RunOptions::dead_letter_fields
   }
   // Restored failures are dead letters too.
   auto opts = journal_options(dir.file("run.journal"));
@@ -599,8 +763,7 @@ TEST(Journal, SurvivesSigkillAtRandomPoints) {
   constexpr int kRows = 48;
   reset_counts();
   const auto expected = uninterrupted(kRows);
-  const unsigned seed = std::random_device{}();
-  std::printf("SurvivesSigkillAtRandomPoints seed %u\n", seed);
+  const unsigned seed = test_seed("SurvivesSigkillAtRandomPoints");
   std::mt19937 rng(seed);
   TempDir dir;
   auto program = make_program();

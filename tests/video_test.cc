@@ -566,6 +566,48 @@ TEST(VideoConvert, EveryNthSamplingTakesFramesFromEachScenesStart) {
   EXPECT_TRUE(read_file(s.failures_path).empty());
 }
 
+// --resume restores the videos the run journal holds (their records written again from it,
+// nothing processed), processes the others, and videos.jsonl holds every video once.
+TEST(VideoConvert, ResumeRestoresJournaledVideosAndProcessesTheRest) {
+  TempDir tmp;
+  const fs::path in = tmp.path() / "in";
+  const fs::path out = tmp.path() / "out";
+  const video::VideoCorpus corpus = video::make_videos(in.string(), small_corpus(3, 5));
+  ASSERT_EQ(corpus.videos.size(), 3u);
+  const std::string first_file = (in / corpus.videos[0].file).string();
+  const std::string first_stem = fs::path(first_file).stem().string();
+  const video::ConvertSummary first = video::convert(options_for({first_file}, out));
+  ASSERT_EQ(first.written, (std::vector<std::string>{first_stem}));
+  const std::vector<std::string> first_lines = video::read_complete_lines(first.records_path);
+  ASSERT_EQ(first_lines.size(), 1u);
+  EXPECT_TRUE(fs::exists(out / ".video2jsonl-journal"));
+
+  video::ConvertOptions again = options_for({in.string()}, out);
+  again.resume = true;
+  const video::ConvertSummary second = video::convert(again);
+  EXPECT_EQ(second.restored, (std::vector<std::string>{first_stem}));
+  EXPECT_EQ(second.written.size(), 2u);
+  EXPECT_EQ(std::count(second.written.begin(), second.written.end(), first_stem), 0);
+  const std::vector<std::string> lines = video::read_complete_lines(second.records_path);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), first_lines[0]), 1);  // restored as written
+  const video::CorpusCheck check = video::check_outputs(corpus, out.string());
+  EXPECT_DOUBLE_EQ(check.scene_count_match_rate, 1.0);
+  EXPECT_EQ(check.failed_listed, corpus.corrupt);
+  EXPECT_TRUE(check.unexpected.empty());
+  const auto failures = read_jsonl(out / "failures.jsonl");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].at("video"), "corrupt");
+  EXPECT_EQ(failures[0].at("key").get<std::string>().rfind("corrupt|", 0), 0u);
+  EXPECT_TRUE(temporaries_in(out).empty());
+
+  // Everything finished: a further resume processes nothing but the corrupt file.
+  const video::ConvertSummary third = video::convert(again);
+  EXPECT_TRUE(third.written.empty());
+  EXPECT_EQ(third.restored.size(), 3u);
+  EXPECT_EQ(video::read_complete_lines(third.records_path).size(), 3u);
+}
+
 TEST(VideoConvert, BadInputsAreRejectedBeforeAnythingIsWritten) {
   TempDir tmp;
   const fs::path out = tmp.path() / "out";

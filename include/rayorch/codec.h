@@ -77,9 +77,13 @@ inline std::string_view take_bytes(std::string_view& in, std::size_t n, const ch
 template <class U>
 void put_le(U v, std::string& out) {
   static_assert(std::is_unsigned_v<U>);
+  // One append per field, not one per byte: encoding sits on hot paths (the run journal,
+  // the worker protocol).
+  char bytes[sizeof(U)];
   for (std::size_t i = 0; i < sizeof(U); ++i) {
-    out.push_back(static_cast<char>(static_cast<unsigned char>(v >> (8 * i))));
+    bytes[i] = static_cast<char>(static_cast<unsigned char>(v >> (8 * i)));
   }
+  out.append(bytes, sizeof(U));
 }
 
 template <class U>

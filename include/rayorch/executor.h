@@ -59,11 +59,17 @@ struct SourceData {
   std::vector<BlockRef> blocks;
   std::vector<std::vector<const void*>> values;  ///< [column][row]
   std::size_t rows = 0;
-  /// Roots restored from a run journal instead of these rows (rayorch/journal.h): the run
-  /// counts them in its metrics (roots_restored, roots_by_outcome) from the start, so its
-  /// report includes them.
-  std::uint64_t roots_restored = 0;
-  std::map<std::string, std::uint64_t> restored_outcomes{};
+  /// The caller's row index of each source row when the run covers a subset of the caller's
+  /// rows (a resumed journal); empty: the identity. Observers and error messages name the
+  /// caller's rows.
+  std::vector<std::size_t> original_rows{};
+  /// Roots restored from a run journal instead of being run (rayorch/journal.h): (the
+  /// caller's row, its outcome). After on_run_start and before any computed root, the run
+  /// calls deliver_restored(i) for each (it hands the i-th to the caller) and reports it to
+  /// the observers' on_root with RootEvent::restored; its metrics (roots_restored,
+  /// roots_by_outcome) and progress count them.
+  std::vector<std::pair<std::size_t, Outcome>> restored{};
+  std::function<void(std::size_t)> deliver_restored{};
   std::uint64_t journal_discarded_bytes = 0;
 };
 
@@ -88,6 +94,25 @@ std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan
 /// every protocol message is round-tripped through bytes.
 std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan,
                                               bool wire = false);
+
+/// How run_journaled records and restores a run's root outputs.
+struct OutputCodec {
+  std::size_t outputs = 0;  ///< output Ports per root
+  bool available = false;   ///< every output can be encoded (a journal needs it)
+  /// Appends the encoded value of output `k` (present) to `out`.
+  std::function<void(std::size_t k, const void* value, std::string& out)> encode{};
+  /// Decodes a recorded root and hands it to `sink` as row `row`.
+  std::function<void(std::size_t row, const JournalEntry& entry, const RootSink& sink)> restore{};
+};
+
+/// Runs `core` with RunOptions::journal and RunOptions::dead_letters (rayorch/journal.h):
+/// `keys` holds one journal key per source row. Restores the rows recorded finished, runs
+/// the others as a subset of `sources` (observers and errors still name the caller's rows),
+/// records and dead-letters each root after `sink` received it. Used by the typed run() and
+/// the Python package. Implemented in src/execution/journal.cc.
+RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
+                         const std::vector<std::string>& keys, const RunOptions& options,
+                         const RootSink& sink, const OutputCodec& codec);
 
 template <class T>
 Output<T> to_output(const ErasedOutput& e) {
@@ -296,137 +321,34 @@ class RunApi<Out, std::tuple<Ins...>> {
     (std::make_index_sequence<kOutputs>{});
   }
 
-  static void encode_ports(std::span<const ErasedOutput> e, std::vector<JournalPort>& ports) {
-    ports.resize(kOutputs);
+  // The Codec bytes of output `k`.
+  static void encode_output(std::size_t k, const void* value, std::string& out) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (
-          [&] {
-            JournalPort& p = ports[I];
-            p.outcome = e[I].outcome;
-            p.cause = e[I].cause ? *e[I].cause : std::string();
-            p.origin = e[I].origin;
-            p.value.clear();
-            if constexpr (has_codec<std::tuple_element_t<I, out_tuple>>) {
-              if (e[I].outcome == Outcome::present) {
-                Codec<std::tuple_element_t<I, out_tuple>>::encode(
-                    *static_cast<const std::tuple_element_t<I, out_tuple>*>(e[I].value), p.value);
-              }
-            }
-          }(),
-          ...);
+      ((k == I ? Codec<std::tuple_element_t<I, out_tuple>>::encode(
+                     *static_cast<const std::tuple_element_t<I, out_tuple>*>(value), out)
+               : void()),
+       ...);
     }
     (std::make_index_sequence<kOutputs>{});
-  }
-
-  template <class T>
-  static std::vector<T> select_rows(const std::vector<T>& column,
-                                    const std::vector<std::size_t>& rows) {
-    std::vector<T> out;
-    out.reserve(rows.size());
-    for (std::size_t r : rows) out.push_back(column[r]);
-    return out;
-  }
-
-  static void dead_letter(DeadLetterFile& file, const std::string& key, std::size_t row,
-                          std::span<const ErasedOutput> e, bool restored) {
-    for (std::size_t k = 0; k < e.size(); ++k) {
-      if (e[k].outcome == Outcome::present) continue;
-      file.write(DeadLetter{key, row, e[k].outcome, k, e[k].cause ? *e[k].cause : std::string(),
-                            e[k].origin, restored});
-      return;
-    }
   }
 
   RunMetrics run_resumable(const std::vector<Ins>&... columns, const RunOptions& options,
                            const RootSink& sink) {
     const std::size_t rows = check_rows(columns...);
     const bool journaled = !options.journal.path.empty();
-    if constexpr (!AllHaveCodec<out_tuple>::value) {
-      if (journaled) {
-        throw std::invalid_argument(
-            "RunOptions.journal records root outputs and so needs a rayorch::Codec for every "
-            "output type (rayorch/codec.h); specialise rayorch::Codec for it");
-      }
-    }
-    const std::vector<std::string> keys = row_keys(columns..., options, rows, journaled);
-    std::optional<RunJournal> journal;
-    if (journaled) {
-      std::uint64_t digest = fnv1a64("keys");
-      for (const std::string& k : keys) {
-        digest = fnv1a64(std::to_string(k.size()) + ":", digest);
-        digest = fnv1a64(k, digest);
-      }
-      journal.emplace(options.journal, core_->plan_fingerprint(), digest);
-    }
-    std::optional<DeadLetterFile> dead;
-    if (!options.dead_letters.empty()) dead.emplace(options.dead_letters);
-
-    // Rows recorded as finished are restored; the others run.
-    std::vector<std::size_t> todo;
-    std::vector<std::pair<std::size_t, const JournalEntry*>> restored;
-    for (std::size_t r = 0; r < rows; ++r) {
-      const JournalEntry* e = journal ? journal->recorded(keys[r]) : nullptr;
-      const bool finished = e != nullptr && e->ports.size() == kOutputs &&
-                            (e->outcome() == Outcome::present || e->outcome() == Outcome::dropped ||
-                             !options.journal.retry_failed);
-      if (finished) {
-        restored.emplace_back(r, e);
-      } else {
-        todo.push_back(r);
-      }
-    }
-    std::map<std::string, std::uint64_t> restored_outcomes;
+    OutputCodec codec;
+    codec.outputs = kOutputs;
     if constexpr (AllHaveCodec<out_tuple>::value) {
-      for (const auto& [r, e] : restored) {
-        ++restored_outcomes[std::string(to_string(e->outcome()))];
-        if (dead && e->outcome() != Outcome::present) {
-          // Rebuild the issue for the dead letter from the record.
-          for (std::size_t k = 0; k < e->ports.size(); ++k) {
-            const JournalPort& p = e->ports[k];
-            if (p.outcome == Outcome::present) continue;
-            dead->write(DeadLetter{keys[r], r, p.outcome, k, p.cause, p.origin, true});
-            break;
-          }
-        }
-        deliver_restored(r, *e, sink);
-      }
+      codec.available = true;
+      codec.encode = &encode_output;
+      codec.restore = &deliver_restored;
+    } else if (journaled) {
+      throw std::invalid_argument(
+          "RunOptions.journal records root outputs and so needs a rayorch::Codec for every "
+          "output type (rayorch/codec.h); specialise rayorch::Codec for it");
     }
-
-    const bool all = todo.size() == rows;
-    std::vector<JournalPort> ports;
-    const RootSink wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
-      const std::size_t original = all ? row : todo[row];
-      sink(original, e);  // delivered first: a recorded root was received by the caller
-      if (journal) {
-        encode_ports(e, ports);
-        journal->append(keys[original], ports);
-      }
-      if (dead) dead_letter(*dead, keys[original], original, e, false);
-    };
-    auto with_restored = [&](SourceData s) {
-      s.roots_restored = restored.size();
-      s.restored_outcomes = std::move(restored_outcomes);
-      s.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
-      return s;
-    };
-    RunMetrics m;
-    if (all) {
-      m = core_->run(with_restored(make_sources(columns...)), options, wrapped);
-    } else {
-      std::tuple<std::vector<Ins>...> subset{select_rows(columns, todo)...};
-      m = std::apply(
-          [&](const auto&... sub) {
-            return core_->run(with_restored(make_sources(sub...)), options, wrapped);
-          },
-          subset);
-      std::vector<double> seconds(rows, 0.0);
-      for (std::size_t i = 0; i < todo.size() && i < m.root_completed_seconds.size(); ++i) {
-        seconds[todo[i]] = m.root_completed_seconds[i];
-      }
-      m.root_completed_seconds = std::move(seconds);
-    }
-    if (journal) journal->sync();
-    return m;
+    return run_journaled(*core_, make_sources(columns...),
+                         row_keys(columns..., options, rows, journaled), options, sink, codec);
   }
   template <class T>
   static void add_column(SourceData& s, const std::vector<T>& column) {

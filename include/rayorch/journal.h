@@ -24,13 +24,19 @@
 // record, RunMetrics::journal_discarded_bytes says how much went, and a line on stderr says
 // so; the roots in it run again.
 //
-// Durability and guarantee. A root's record is written (write(2)) after the caller has
-// received it (the RunResult slot is filled or the streaming callback returned), so a root
-// recorded finished had its delivery complete; records are flushed to disk (fdatasync) in
-// groups: every `sync_every_records` records, at the first record `sync_interval` after the
-// last flush, and when the run ends or aborts. A killed process loses nothing it wrote; a
-// power loss or OS crash loses at most the records since the last flush. A root recorded
-// finished is never run again; every other root is run again (side effects at least once).
+// Observers. Restored roots reach observers like computed ones: after on_run_start, each is
+// delivered and then reported to on_root with RootEvent::restored, before any computed root;
+// RootEvent::row is always the caller's row (docs/JOURNAL.md).
+//
+// Durability and guarantee. A root's record is committed after the caller has received it
+// (the RunResult slot is filled or the streaming callback returned), so a root recorded
+// finished had its delivery complete. A writer thread of the journal writes (write(2)) the
+// committed records in groups, at most `write_interval` after the first of a group, and
+// flushes them to disk (fdatasync) in groups: every `sync_every_records` records, at the
+// first group `sync_interval` after the last flush, and when the run ends or aborts. A killed
+// process loses only the records of its last `write_interval`; a power loss or OS crash
+// loses at most the records since the last flush. A root recorded finished is never run
+// again; every other root is run again (side effects at least once).
 #pragma once
 
 #include <chrono>
@@ -49,8 +55,15 @@ struct JournalOptions {
   bool retry_failed = true;
   /// Use a journal written for another pipeline or other inputs anyway.
   bool force = false;
+  /// Use a journal written by the same pipeline for other inputs (say, a directory that
+  /// gained files): rows whose key is recorded are restored, the others run.
+  bool allow_other_inputs = false;
   /// The key of a source row (by row index); default: a digest of its source values.
   std::function<std::string(std::size_t row)> key{};
+  /// A committed record waits in memory at most this long before the journal's writer
+  /// thread writes it (write(2)) with the others committed meanwhile (sooner once 64 KiB
+  /// wait). A process killed in between loses those records: their roots run again.
+  std::chrono::milliseconds write_interval{5};
   /// Group commit: flush to disk after this many records (>= 1)...
   std::size_t sync_every_records = 4096;
   /// ...or at the first record this long after the last flush.

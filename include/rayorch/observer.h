@@ -28,11 +28,12 @@ struct RunMetrics;
 
 /// A run is about to admit its first input batch.
 struct RunStartEvent {
-  std::size_t rows = 0;                  ///< source rows
+  std::size_t rows = 0;                  ///< source rows to compute (restored ones excluded)
   std::size_t input_batches = 0;         ///< input batches they are cut into
   std::span<const std::string> calls;    ///< Call names, in plan order ("Ocr#1")
   std::span<const std::string> pools;    ///< pool (Module) names, in plan order
   std::span<const int> actors_per_pool;  ///< workers per pool
+  std::size_t restored = 0;              ///< roots restored from the run journal
 };
 
 /// One finished RPC (or abandoned one: status "timeout").
@@ -50,11 +51,14 @@ struct RpcEvent {
   std::string_view status;  ///< "ok", "failed", "lost" or "timeout"
 };
 
-/// A root row became terminal (delivered to the caller).
+/// A root row became terminal (delivered to the caller). Roots restored from a run journal
+/// (rayorch/journal.h) are reported too, marked `restored`, right after on_run_start and
+/// before any computed root, so a progress or failure observer sees every row of the run.
 struct RootEvent {
-  std::size_t row = 0;
+  std::size_t row = 0;                 ///< the caller's source row
   Outcome outcome = Outcome::present;  ///< as counted in RunMetrics::roots_by_outcome
   double seconds = 0;                  ///< since the run started
+  bool restored = false;               ///< delivered from the run journal, not computed
 };
 
 /// Per-Call counters for a progress display.
@@ -68,8 +72,8 @@ struct CallProgress {
 /// Where the run stands; sent about every 250 ms while it runs and once at its end
 /// (`final`).
 struct ProgressEvent {
-  std::size_t roots_done = 0;
-  std::size_t roots_total = 0;
+  std::size_t roots_done = 0;   ///< delivered roots, restored ones included
+  std::size_t roots_total = 0;  ///< every row of the run, restored ones included
   double elapsed_seconds = 0;
   std::span<const CallProgress> calls;
   bool final = false;

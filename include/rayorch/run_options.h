@@ -3,9 +3,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rayorch/journal.h"
@@ -68,6 +70,10 @@ struct RunOptions {
   /// the run; run() throws std::invalid_argument before anything runs when it cannot be
   /// created.
   std::string dead_letters{};
+  /// Extra string fields of a row's dead letter (by row index), e.g. a workload's document
+  /// name and input path; a name of a standard field above is overwritten by that field.
+  std::function<std::vector<std::pair<std::string, std::string>>(std::size_t row)>
+      dead_letter_fields{};
 };
 
 }  // namespace rayorch

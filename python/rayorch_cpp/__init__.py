@@ -22,7 +22,15 @@ from ._api import (
     cpp_udfs,
     function,
 )
-from ._executor import CallMetrics, Executor, InputBatchMetrics, RunResult, SyncExecutor, run
+from ._executor import (
+    CallMetrics,
+    Executor,
+    InputBatchMetrics,
+    Journal,
+    RunResult,
+    SyncExecutor,
+    run,
+)
 from ._values import (
     ActorLost,
     CompileError,
@@ -48,6 +56,7 @@ __all__ = [
     "F",
     "GroupFailure",
     "InputBatchMetrics",
+    "Journal",
     "IssueOrigin",
     "ItemOutcome",
     "Module",

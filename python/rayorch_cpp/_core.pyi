@@ -112,10 +112,13 @@ class Core:
         lifo: bool,
         on_row: Callable[[int, tuple[Any, ...]], None] | None,
         on_progress: Callable[[int, int], None] | None = None,
+        long_run: dict[str, Any] | None = None,
     ) -> tuple[list[list[Any]], dict[str, Any]]:
         """Runs the program with the GIL released; returns one list per output (empty with
         ``on_row``) and the metrics. ``on_progress(done, total)`` gets the finished root
-        rows at most every 200 ms and at the last row."""
+        rows at most every 200 ms and at the last row. ``long_run`` holds the run journal
+        (outputs recorded with pickle), error budget and dead-letter options and one journal
+        key per row (``keys``)."""
     def close(self) -> None:
         """Stops every actor; idempotent."""
     @property

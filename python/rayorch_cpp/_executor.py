@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import atexit
+import hashlib
+import os
+import pickle
 import queue
 import sys
 import threading
@@ -74,6 +77,8 @@ class RunResult:
     roots_by_outcome: dict[str, int] = field(default_factory=dict)
     actors_replaced: int = 0
     file_errors: tuple[str, ...] = ()
+    roots_restored: int = 0  #: roots delivered from the run journal, not computed
+    journal_discarded_bytes: int = 0  #: torn or corrupt journal tail cut off when opened
 
     @property
     def rpc_count(self) -> int:
@@ -129,7 +134,110 @@ def _metrics(raw: dict[str, Any], outputs: Any, call_pools: tuple[int, ...]) -> 
         roots_by_outcome=dict(raw["roots_by_outcome"]),
         actors_replaced=raw["actors_replaced"],
         file_errors=tuple(raw["file_errors"]),
+        roots_restored=raw["roots_restored"],
+        journal_discarded_bytes=raw["journal_discarded_bytes"],
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """A run journal for resuming an interrupted run (docs/JOURNAL.md), as in C++
+    ``RunOptions::journal``: ``run(..., journal=Journal("out/run.journal"))`` or just the path.
+
+    Every terminal root is recorded with its key, outcome, cause and output (pickled, so
+    outputs must be picklable). A rerun with the same journal admits only the rows not
+    recorded finished (present or dropped; failed and suppressed ones run again unless
+    ``retry_failed=False``) and returns the recorded ones as if computed, counted in
+    ``RunResult.roots_restored``. ``key(row)`` names a source row (default: a 64-bit digest
+    of its pickled source values, 16 hex digits). A journal of another pipeline or other
+    inputs raises ValueError unless ``force`` (``allow_other_inputs`` accepts other inputs of
+    the same pipeline). Records are written by a writer thread at most ``write_interval_s``
+    after their root was delivered and flushed to disk every ``sync_every_records`` records,
+    ``sync_interval_s`` after the last flush, and when the run ends.
+    """
+
+    path: str
+    key: Callable[[int], str] | None = None
+    retry_failed: bool = True
+    force: bool = False
+    allow_other_inputs: bool = False
+    sync_every_records: int = 4096
+    sync_interval_s: float = 0.2
+    write_interval_s: float = 0.005
+
+
+def _row_keys(columns: Sequence[Sequence[Any]], key: Callable[[int], str] | None) -> list[str]:
+    """One journal key per source row: key(row), else a digest of the pickled row values."""
+    rows = len(columns[0]) if columns else 0
+    if key is not None:
+        keys = []
+        for row in range(rows):
+            k = key(row)
+            if not isinstance(k, str):
+                raise TypeError(
+                    f"journal key(row) must return a str; row {row} gave {type(k).__name__}"
+                )
+            keys.append(k)
+        return keys
+    out = []
+    for row in range(rows):
+        try:
+            data = pickle.dumps(tuple(c[row] for c in columns), protocol=4)
+        except Exception as error:
+            raise TypeError(
+                f"the run journal keys rows by a digest of their pickled source values, but "
+                f"row {row} cannot be pickled ({error}); pass Journal(path, key=...)"
+            ) from error
+        out.append(hashlib.blake2b(data, digest_size=8).hexdigest())
+    return out
+
+
+def _long_run(
+    columns: Sequence[Sequence[Any]],
+    journal: str | os.PathLike[str] | Journal | None,
+    dead_letters: str | os.PathLike[str] | None,
+    max_failed_roots: int | None,
+    max_failed_fraction: float,
+    min_roots_for_failed_fraction: int,
+) -> dict[str, Any] | None:
+    """The journal, dead-letter and error-budget options for the core, or None when unused."""
+    if journal is not None and not isinstance(journal, Journal):
+        journal = Journal(os.fspath(journal))
+    if max_failed_roots is not None and (type(max_failed_roots) is not int or max_failed_roots < 0):
+        raise ValueError("max_failed_roots must be a non-negative integer or None")
+    if not 0.0 <= max_failed_fraction:
+        raise ValueError("max_failed_fraction must be >= 0 (1 or more: no limit)")
+    if type(min_roots_for_failed_fraction) is not int or min_roots_for_failed_fraction < 0:
+        raise ValueError("min_roots_for_failed_fraction must be a non-negative integer")
+    if journal is None and dead_letters is None and max_failed_roots is None:
+        if max_failed_fraction >= 1.0:
+            return None
+    if journal is not None and journal.sync_every_records < 1:
+        raise ValueError("Journal.sync_every_records must be >= 1")
+    if journal is not None:
+        keys = _row_keys(columns, journal.key)
+    elif dead_letters is not None:
+        try:
+            keys = _row_keys(columns, None)
+        except TypeError:
+            keys = [str(row) for row in range(len(columns[0]) if columns else 0)]
+    else:
+        keys = [str(row) for row in range(len(columns[0]) if columns else 0)]
+    j = journal if journal is not None else Journal("")
+    return {
+        "journal": j.path,
+        "keys": keys,
+        "retry_failed": j.retry_failed,
+        "force": j.force,
+        "allow_other_inputs": j.allow_other_inputs,
+        "sync_every_records": j.sync_every_records,
+        "sync_interval_ms": round(j.sync_interval_s * 1000),
+        "write_interval_ms": round(j.write_interval_s * 1000),
+        "dead_letters": os.fspath(dead_letters) if dead_letters is not None else "",
+        "max_failed_roots": max_failed_roots,
+        "max_failed_fraction": max_failed_fraction,
+        "min_roots_for_failed_fraction": min_roots_for_failed_fraction,
+    }
 
 
 def _shape(tree: Any, flat: Sequence[Any]) -> Any:
@@ -179,6 +287,11 @@ class _Base:
         backpressure: int = 4,
         reservation: str | None = None,
         queue_order: str = "fifo",
+        journal: str | os.PathLike[str] | Journal | None = None,
+        dead_letters: str | os.PathLike[str] | None = None,
+        max_failed_roots: int | None = None,
+        max_failed_fraction: float = 1.0,
+        min_roots_for_failed_fraction: int = 20,
     ) -> RunResult:
         """Runs the program on finite, row-aligned source columns.
 
@@ -195,6 +308,17 @@ class _Base:
         timeline and a JSON metrics report there. Raises
         ExecutionError on an unrecoverable failure (the executor is then closed) and
         ValueError on mismatched column lengths or bad options.
+
+        Long runs (docs/JOURNAL.md), with the C++ semantics: ``journal`` (a path or a
+        Journal) records every terminal root and resumes an interrupted run without redoing
+        finished roots; restored roots come first, count in ``roots_restored`` and reach
+        ``on_row`` like computed ones. The error budget (``max_failed_roots``, or
+        ``max_failed_fraction`` of the delivered roots once ``min_roots_for_failed_fraction``
+        are delivered) stops admitting input batches, lets the admitted ones finish and
+        raises ExecutionError naming the count and the first causes. ``dead_letters`` writes
+        every root that is not present as one JSON line (key, row, outcome, output, cause,
+        call, entity, attempts, restored). Unusable paths or a foreign journal raise
+        ValueError before anything runs.
         """
         tree = self._program._output_tree
         sink = None
@@ -219,6 +343,14 @@ class _Base:
         on_progress = progress if callable(progress) else None
         if progress is True and _in_notebook():
             on_progress = _notebook_progress()
+        long_run = _long_run(
+            source_columns,
+            journal,
+            dead_letters,
+            max_failed_roots,
+            max_failed_fraction,
+            min_roots_for_failed_fraction,
+        )
         outputs, raw = self._core.run(
             list(source_columns),
             input_batch_size or 0,
@@ -231,6 +363,7 @@ class _Base:
             queue_order == "lifo",
             sink,
             on_progress,
+            long_run,
         )
         shaped = None if on_row is not None else _shape(tree, outputs)
         return _metrics(raw, shaped, self._program._call_pools)
@@ -459,6 +592,7 @@ __all__ = [
     "CallMetrics",
     "Executor",
     "InputBatchMetrics",
+    "Journal",
     "RunResult",
     "SyncExecutor",
     "run",

@@ -869,6 +869,8 @@ nb::dict metrics_dict(const rayorch::RunMetrics& m) {
   nb::dict roots;
   for (const auto& [outcome, count] : m.roots_by_outcome) roots[nb::str(outcome.c_str())] = count;
   d["roots_by_outcome"] = roots;
+  d["roots_restored"] = m.roots_restored;
+  d["journal_discarded_bytes"] = m.journal_discarded_bytes;
   d["file_errors"] = m.file_errors;
   return d;
 }
@@ -905,7 +907,7 @@ class Core {
                 std::size_t max_active_input_batches, std::size_t backpressure, bool progress,
                 const std::string& trace_path, const std::string& report_path,
                 const std::string& reservation, bool lifo, nb::object on_row,
-                nb::object on_progress) {
+                nb::object on_progress, nb::object long_run) {
     if (running_) {
       throw rayorch::ExecutionError(
           "run() is already in progress on this executor (from another thread or from a row "
@@ -969,6 +971,33 @@ class Core {
     if (reservation == "elastic") options.reservation = rayorch::Reservation::elastic;
     if (reservation == "parent_bound") options.reservation = rayorch::Reservation::parent_bound;
     if (lifo) options.queue_order = rayorch::QueueOrder::lifo;
+    // The run journal, error budget and dead letters (docs/JOURNAL.md), as a dict from
+    // _executor.py; outputs are recorded with pickle.
+    std::vector<std::string> keys;
+    if (!long_run.is_none()) {
+      nb::dict d = nb::cast<nb::dict>(long_run);
+      options.journal.path = nb::cast<std::string>(d["journal"]);
+      options.journal.retry_failed = nb::cast<bool>(d["retry_failed"]);
+      options.journal.force = nb::cast<bool>(d["force"]);
+      options.journal.allow_other_inputs = nb::cast<bool>(d["allow_other_inputs"]);
+      options.journal.sync_every_records = nb::cast<std::size_t>(d["sync_every_records"]);
+      options.journal.sync_interval =
+          std::chrono::milliseconds(nb::cast<std::int64_t>(d["sync_interval_ms"]));
+      options.journal.write_interval =
+          std::chrono::milliseconds(nb::cast<std::int64_t>(d["write_interval_ms"]));
+      options.dead_letters = nb::cast<std::string>(d["dead_letters"]);
+      if (!d["max_failed_roots"].is_none())
+        options.max_failed_roots = nb::cast<std::size_t>(d["max_failed_roots"]);
+      options.max_failed_fraction = nb::cast<double>(d["max_failed_fraction"]);
+      options.min_roots_for_failed_fraction =
+          nb::cast<std::size_t>(d["min_roots_for_failed_fraction"]);
+      keys = nb::cast<std::vector<std::string>>(d["keys"]);
+      if (keys.size() != sources.rows) {
+        throw std::invalid_argument(
+            fmt::format("the run journal needs one key per source row: {} keys for {} rows",
+                        keys.size(), sources.rows));
+      }
+    }
 
     const bool streaming = !on_row.is_none();
     const std::size_t outputs = program_.outputs;
@@ -1066,7 +1095,12 @@ class Core {
     {
       nb::gil_scoped_release release;
       try {
-        metrics = core_->run(std::move(sources), options, sink);
+        if (long_run.is_none()) {
+          metrics = core_->run(std::move(sources), options, sink);
+        } else {
+          metrics = rd::run_journaled(*core_, std::move(sources), keys, options, sink,
+                                      pickle_codec(outputs, callback_error));
+        }
       } catch (const CallbackAbort&) {
         aborted_by_callback = true;
       }
@@ -1076,6 +1110,63 @@ class Core {
       throw nb::python_error();
     }
     return nb::make_tuple(results, metrics_dict(metrics));
+  }
+
+  // Records root outputs in the run journal with pickle (any picklable value), and
+  // restores them with it. Runs on the driver thread: takes the GIL.
+  static rd::OutputCodec pickle_codec(std::size_t outputs, PyObject** callback_error) {
+    rd::OutputCodec codec;
+    codec.outputs = outputs;
+    codec.available = true;
+    codec.encode = [callback_error](std::size_t, const void* value, std::string& out) {
+      Gil gil;
+      static PyObject* dumps = PyObject_GetAttrString(PyImport_ImportModule("pickle"), "dumps");
+      PyObject* bytes = PyObject_CallOneArg(dumps, object_at(value));
+      if (bytes == nullptr) {
+        PyErr_Fetch(&callback_error[0], &callback_error[1], &callback_error[2]);
+        throw CallbackAbort{};
+      }
+      char* data = nullptr;
+      Py_ssize_t size = 0;
+      PyBytes_AsStringAndSize(bytes, &data, &size);
+      out.append(data, static_cast<std::size_t>(size));
+      Py_DECREF(bytes);
+    };
+    codec.restore = [callback_error](std::size_t row, const rd::JournalEntry& entry,
+                                     const rd::RootSink& sink) {
+      std::vector<PyValue> values(entry.ports.size());
+      std::vector<rd::ErasedOutput> erased(entry.ports.size());
+      {
+        Gil gil;
+        static PyObject* loads = PyObject_GetAttrString(PyImport_ImportModule("pickle"), "loads");
+        for (std::size_t k = 0; k < entry.ports.size(); ++k) {
+          const rd::JournalPort& p = entry.ports[k];
+          if (p.outcome != rayorch::Outcome::present) {
+            erased[k] = rd::ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
+            continue;
+          }
+          PyObject* bytes =
+              PyBytes_FromStringAndSize(p.value.data(), static_cast<Py_ssize_t>(p.value.size()));
+          values[k].obj = bytes == nullptr ? nullptr : PyObject_CallOneArg(loads, bytes);
+          Py_XDECREF(bytes);
+          if (values[k].obj == nullptr) {
+            for (PyValue& v : values) Py_XDECREF(v.obj);
+            PyErr_Fetch(&callback_error[0], &callback_error[1], &callback_error[2]);
+            throw CallbackAbort{};
+          }
+          erased[k] = rd::ErasedOutput{p.outcome, nullptr, &values[k], std::nullopt};
+        }
+      }
+      struct Release {
+        std::vector<PyValue>& values;
+        ~Release() {
+          Gil gil;
+          for (PyValue& v : values) Py_XDECREF(v.obj);
+        }
+      } release{values};
+      sink(row, erased);
+    };
+    return codec;
   }
 
   void close() {
@@ -1422,7 +1513,8 @@ NB_MODULE(_core, m) {
       .def("run", &Core::run, nb::arg("columns"), nb::arg("input_batch_size"),
            nb::arg("max_active_input_batches"), nb::arg("backpressure"), nb::arg("progress"),
            nb::arg("trace_path"), nb::arg("report_path"), nb::arg("reservation"), nb::arg("lifo"),
-           nb::arg("on_row").none(), nb::arg("on_progress").none() = nb::none())
+           nb::arg("on_row").none(), nb::arg("on_progress").none() = nb::none(),
+           nb::arg("long_run").none() = nb::none())
       .def("close", &Core::close)
       .def_prop_ro("closed", &Core::closed)
       .def("rpc_log", &Core::rpc_log);

@@ -59,8 +59,10 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<Bloc
   batch_count_ = rows == 0 ? 0 : (rows + batch_rows_ - 1) / batch_rows_;
   rr_.assign(plan_->pools.size(), 0);
   metrics_.root_completed_seconds.assign(rows, 0.0);
-  metrics_.roots_restored = sources_.roots_restored;
-  metrics_.roots_by_outcome = sources_.restored_outcomes;
+  metrics_.roots_restored = sources_.restored.size();
+  for (const auto& [row, outcome] : sources_.restored) {
+    ++metrics_.roots_by_outcome[std::string(to_string(outcome))];
+  }
   metrics_.journal_discarded_bytes = sources_.journal_discarded_bytes;
   done_per_call_.assign(plan_->calls.size(), 0);
   in_flight_per_call_.assign(plan_->calls.size(), 0);
@@ -137,17 +139,34 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<Bloc
 }
 
 void RunState::begin() {
-  if (observers_.empty()) return;
-  std::vector<std::string> calls;
-  for (const PlanCall& c : plan_->calls) calls.push_back(c.name);
-  std::vector<std::string> pools;
-  for (const PlanPool& p : plan_->pools) pools.push_back(p.name);
-  const RunStartEvent e{.rows = sources_.rows,
-                        .input_batches = batch_count_,
-                        .calls = calls,
-                        .pools = pools,
-                        .actors_per_pool = actors_per_pool_};
-  for (const auto& o : observers_) o->on_run_start(e);
+  if (!observers_.empty()) {
+    std::vector<std::string> calls;
+    for (const PlanCall& c : plan_->calls) calls.push_back(c.name);
+    std::vector<std::string> pools;
+    for (const PlanPool& p : plan_->pools) pools.push_back(p.name);
+    const RunStartEvent e{.rows = sources_.rows,
+                          .input_batches = batch_count_,
+                          .calls = calls,
+                          .pools = pools,
+                          .actors_per_pool = actors_per_pool_,
+                          .restored = sources_.restored.size()};
+    for (const auto& o : observers_) o->on_run_start(e);
+  }
+  // Restored roots reach the caller and the observers like computed ones (delivery first,
+  // then on_root), before any computed root.
+  for (std::size_t i = 0; i < sources_.restored.size(); ++i) {
+    if (sources_.deliver_restored) sources_.deliver_restored(i);
+    if (observers_.empty()) continue;
+    const RootEvent re{.row = sources_.restored[i].first,
+                       .outcome = sources_.restored[i].second,
+                       .seconds = now_seconds(),
+                       .restored = true};
+    for (const auto& o : observers_) o->on_root(re);
+  }
+}
+
+std::size_t RunState::caller_row(std::size_t row) const {
+  return sources_.original_rows.empty() ? row : sources_.original_rows[row];
 }
 
 double RunState::now_seconds() const {
@@ -319,7 +338,7 @@ void RunState::settle() {
         }
         sink_(row, erased_);
         if (!observers_.empty()) {
-          const RootEvent re{row, root_outcome, metrics_.root_completed_seconds[row]};
+          const RootEvent re{caller_row(row), root_outcome, metrics_.root_completed_seconds[row]};
           for (const auto& o : observers_) o->on_root(re);
         }
         e.root_delivered(root);
@@ -343,9 +362,10 @@ void RunState::count_failed_root(std::size_t row) {
   if (first_causes_.size() < 3) {
     for (const ErasedOutput& o : erased_) {
       if (o.outcome == Outcome::present) continue;
-      first_causes_.push_back(fmt::format(
-          "row {}: {}{}{}", row, to_string(o.outcome), o.origin ? " at " + o.origin->call : "",
-          o.cause && !o.cause->empty() ? ": " + *o.cause : std::string()));
+      first_causes_.push_back(
+          fmt::format("row {}: {}{}{}", caller_row(row), to_string(o.outcome),
+                      o.origin ? " at " + o.origin->call : "",
+                      o.cause && !o.cause->empty() ? ": " + *o.cause : std::string()));
       break;
     }
   }
@@ -468,8 +488,8 @@ void RunState::emit_progress(bool final) {
     progress_[c] =
         CallProgress{plan_->calls[c].name, done_per_call_[c], ready, in_flight_per_call_[c]};
   }
-  const ProgressEvent e{.roots_done = roots_delivered_,
-                        .roots_total = sources_.rows,
+  const ProgressEvent e{.roots_done = roots_delivered_ + sources_.restored.size(),
+                        .roots_total = sources_.rows + sources_.restored.size(),
                         .elapsed_seconds = now_seconds(),
                         .calls = progress_,
                         .final = final};

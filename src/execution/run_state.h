@@ -90,6 +90,8 @@ class RunState {
   void emit_progress(bool final);
   void apply_store_commands(Engine& e);
   void count_failed_root(std::size_t row);
+  // The caller's index of source row `row` (SourceData::original_rows).
+  std::size_t caller_row(std::size_t row) const;
 
   std::shared_ptr<const RuntimePlan> plan_;
   SourceData sources_;

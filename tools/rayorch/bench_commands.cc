@@ -109,6 +109,10 @@ void add_engine(CLI::App* bench) {
   sub->add_option("--input-batch-size", o->input_batch_size, "Rows per input batch (0: all)")
       ->capture_default_str();
   sub->add_option("--repeats", o->repeats, "Runs per layer")->capture_default_str();
+  sub->add_option("--journal", o->journal_dir,
+                  "Also time the local runs with a run journal written in this directory "
+                  "(overhead against runs without, in alternating pairs) and the restore of the "
+                  "finished journal");
   sub->callback([sub, o, c] {
     if (c->quick) {
       quick_default(sub, "--docs", o->corpus.documents, std::size_t{200});

@@ -19,7 +19,7 @@ namespace rayorch::cli {
 namespace {
 
 constexpr const char* kExitCodes =
-    "Exit status: 0 every document was converted (or skipped as complete); 1 the run finished "
+    "Exit status: 0 every document was converted (or restored by --resume); 1 the run finished "
     "but some documents failed (listed in OUTDIR/failures.jsonl); 2 bad command line, missing "
     "or unreadable input, duplicate document names, unwritable output, or an OCR language "
     "that cannot be loaded (nothing is converted); 3 the run stopped on an unrecoverable "
@@ -86,7 +86,10 @@ void add_pdf2md(CLI::App& app) {
                   "input batches in flight at once")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
       ->capture_default_str();
-  cmd->add_flag("--resume", c.resume, "skip documents whose OUTDIR/<stem>.md is already complete");
+  cmd->add_flag("--resume", c.resume,
+                "continue an interrupted conversion: documents recorded finished in the run "
+                "journal OUTDIR/.pdf2md-journal are not converted again (every run keeps one; "
+                "without --resume it starts over)");
   add_run_output_options(cmd, c.trace_path, c.report_path, args->no_progress, args->quiet);
   cmd->callback([args] { run_pdf2md(*args); });
 }

@@ -24,7 +24,7 @@ constexpr const char* kExitCodes =
     "(listed in OUTDIR/failures.jsonl); 2 bad command line or options, missing or unreadable "
     "input, duplicate video names, unwritable output, or an OCR language that cannot be loaded "
     "(nothing is processed); 3 the run stopped on an unrecoverable error (records appended "
-    "before it are complete).";
+    "before it are complete; rerun with --resume to process the rest).";
 
 struct VideoArgs {
   video::ConvertOptions convert;
@@ -101,6 +101,10 @@ void add_video2jsonl(CLI::App& app) {
   cmd->add_option("--max-active", c.max_active_input_batches, "input batches in flight at once")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}))
       ->capture_default_str();
+  cmd->add_flag("--resume", c.resume,
+                "continue an interrupted run: videos recorded finished in the run journal "
+                "OUTDIR/.video2jsonl-journal are not processed again, their records are "
+                "written again from it (every run keeps one; without --resume it starts over)");
   add_run_output_options(cmd, c.trace_path, c.report_path, args->no_progress, args->quiet);
   cmd->callback([args, every] {
     if (every->count() > 0) args->convert.pipeline.sampling.per_scene = 0;

@@ -54,6 +54,18 @@ class ReportSectionObserver final : public rayorch::RunObserver {
   std::function<std::string()> section_;
 };
 
+/// Hands every root event of the run (restored roots included, RootEvent::restored) to a
+/// function: how a workload learns which delivered rows were computed and which restored.
+class RootObserver final : public rayorch::RunObserver {
+ public:
+  explicit RootObserver(std::function<void(const rayorch::RootEvent&)> on_root)
+      : on_root_(std::move(on_root)) {}
+  void on_root(const rayorch::RootEvent& e) override { on_root_(e); }
+
+ private:
+  std::function<void(const rayorch::RootEvent&)> on_root_;
+};
+
 /// Creates the output directory `out` (as given on the command line: `given`) and checks that
 /// it is writable with a probe file named `probe_prefix`XXXXXX. Throws InputError.
 void create_output_dir(const std::filesystem::path& out, const std::string& given,

@@ -39,17 +39,8 @@ void write_atomically(const fs::path& target, std::string_view content) {
   rayorch::write_file_atomically(target.string(), content);
 }
 
-// An output counts as complete only if it ends with the marker Assemble appends last.
-bool output_complete(const fs::path& md) {
-  std::ifstream in(md, std::ios::binary | std::ios::ate);
-  if (!in) return false;
-  const std::streamoff size = in.tellg();
-  const std::streamoff tail = std::min<std::streamoff>(size, 256);
-  std::string buf(static_cast<std::size_t>(tail), '\0');
-  in.seekg(size - tail);
-  in.read(buf.data(), tail);
-  return in.good() && buf.find(kCompleteMarker) != std::string::npos;
-}
+// The run journal in the output directory (--resume).
+constexpr const char* kJournalName = ".pdf2md-journal";
 
 void remove_stale_temporaries(const fs::path& dir) {
   workloads::remove_stale_temporaries(dir.string(), kTempInfix);
@@ -113,81 +104,96 @@ ConvertSummary convert(const ConvertOptions& options) {
   summary.documents = files.size();
   summary.out_dir = out.string();
   summary.failures_path = (out / "failures.jsonl").string();
-  std::vector<std::string> todo;
+  const std::string journal_path = (out / kJournalName).string();
+  if (!options.resume) {
+    std::error_code ec;
+    fs::remove(journal_path, ec);  // a new conversion starts a new journal
+  }
   std::vector<std::string> stems;
-  for (const std::string& f : files) {
-    const std::string stem = fs::path(f).stem().string();
-    if (options.resume && output_complete(out / (stem + ".md"))) {
-      summary.skipped.push_back(stem);
-    } else {
-      todo.push_back(f);
-      stems.push_back(stem);
-    }
-  }
+  for (const std::string& f : files) stems.push_back(fs::path(f).stem().string());
 
-  std::optional<rayorch::RunMetrics> metrics;
-  if (!todo.empty()) {
-    const auto startup = Clock::now();
-    std::optional<rayorch::Executor<PdfToMarkdown>> built;
-    try {
-      built.emplace(compile_pipeline(options.pipeline));
-    } catch (const rayorch::ExecutionError& e) {
-      // Nothing has run yet: an engine that cannot load (say, a missing OCR language) is a
-      // problem with the command, not a failed run.
-      throw InputError(fmt::format("cannot start the pipeline: {}", e.what()));
-    }
-    rayorch::Executor<PdfToMarkdown>& executor = *built;
-    summary.startup_seconds = seconds_since(startup);
-    rayorch::RunOptions run_options = workloads::run_options_of(options);
-    const auto start = Clock::now();
-    // pdf2md's section of the engine's report, written with it at the end of the run.
-    run_options.observers.push_back(
-        std::make_shared<workloads::ReportSectionObserver>("pdf2md", [&] {
-          summary.run_seconds = seconds_since(start);
-          return report_section(summary, options).dump();
-        }));
-    auto result =
-        executor.run(todo, run_options, [&](std::size_t row, rayorch::Output<Markdown> doc) {
-          if (doc.ok()) {
-            write_atomically(out / (stems[row] + ".md"), doc.value().text);
-            if (summary.converted.empty()) summary.first_document_seconds = seconds_since(start);
-            summary.converted.push_back(stems[row]);
-            summary.pages += doc.value().pages;
-          } else {
-            const rayorch::OutputIssue& issue = doc.issue();
-            summary.failures.push_back(
-                FailedDocument{stems[row], todo[row],
-                               std::string(rayorch::to_string(issue.outcome)), issue.cause});
-          }
-        });
+  const auto startup = Clock::now();
+  std::optional<rayorch::Executor<PdfToMarkdown>> built;
+  try {
+    built.emplace(compile_pipeline(options.pipeline));
+  } catch (const rayorch::ExecutionError& e) {
+    // Nothing has run yet: an engine that cannot load (say, a missing OCR language) is a
+    // problem with the command, not a failed run.
+    throw InputError(fmt::format("cannot start the pipeline: {}", e.what()));
+  }
+  rayorch::Executor<PdfToMarkdown>& executor = *built;
+  summary.startup_seconds = seconds_since(startup);
+  rayorch::RunOptions run_options = workloads::run_options_of(options);
+  run_options.journal.path = journal_path;
+  // The key names the options that shape a document's Markdown too: a document converted
+  // with others is not restored but converted again (and its file replaced).
+  const std::string key_suffix = fmt::format("|dpi={}|lang={}|tessdata={}", options.pipeline.dpi,
+                                             options.pipeline.lang, options.pipeline.tessdata);
+  run_options.journal.key = [&](std::size_t row) { return stems[row] + key_suffix; };
+  run_options.journal.allow_other_inputs = true;  // a directory may gain documents
+  run_options.dead_letters = summary.failures_path;
+  run_options.dead_letter_fields = [&](std::size_t row) {
+    return std::vector<std::pair<std::string, std::string>>{{"stem", stems[row]},
+                                                            {"input", files[row]}};
+  };
+  const auto start = Clock::now();
+  // Which delivered documents were computed and which restored: the observer's on_root
+  // follows each delivery.
+  std::vector<std::uint32_t> pages(files.size(), 0);
+  run_options.observers.push_back(
+      std::make_shared<workloads::RootObserver>([&](const rayorch::RootEvent& e) {
+        if (e.outcome != rayorch::Outcome::present) return;
+        if (e.restored) {
+          summary.skipped.push_back(stems[e.row]);
+          return;
+        }
+        if (summary.converted.empty()) summary.first_document_seconds = seconds_since(start);
+        summary.converted.push_back(stems[e.row]);
+        summary.pages += pages[e.row];
+      }));
+  // pdf2md's section of the engine's report, written with it at the end of the run.
+  run_options.observers.push_back(std::make_shared<workloads::ReportSectionObserver>("pdf2md", [&] {
     summary.run_seconds = seconds_since(start);
-    summary.stages = workloads::stage_summaries(result.metrics);
-    metrics = std::move(result.metrics);
+    std::sort(summary.skipped.begin(), summary.skipped.end());
+    return report_section(summary, options).dump();
+  }));
+  rayorch::RunResult<Markdown> result;
+  try {
+    result = executor.run(files, run_options, [&](std::size_t row, rayorch::Output<Markdown> doc) {
+      if (doc.ok()) {
+        const fs::path target = out / (stems[row] + ".md");
+        // A restored document's file is usually there already, complete: leave it alone.
+        if (workloads::read_file(target) != doc.value().text) {
+          write_atomically(target, doc.value().text);
+        }
+        pages[row] = doc.value().pages;
+      } else {
+        const rayorch::OutputIssue& issue = doc.issue();
+        summary.failures.push_back(FailedDocument{
+            stems[row], files[row], std::string(rayorch::to_string(issue.outcome)), issue.cause});
+      }
+    });
+  } catch (const std::invalid_argument& e) {
+    // Raised before anything ran: the journal or the failure list cannot be used.
+    if (std::string_view(e.what()).find("another pipeline") != std::string_view::npos) {
+      throw InputError(fmt::format(
+          "cannot resume: the run journal {} was written by another version of the pipeline; "
+          "rerun without --resume to convert every document again",
+          journal_path));
+    }
+    throw InputError(e.what());
   }
-
+  summary.run_seconds = seconds_since(start);
+  summary.stages = workloads::stage_summaries(result.metrics);
+  std::sort(summary.skipped.begin(), summary.skipped.end());
   std::sort(summary.failures.begin(), summary.failures.end(),
             [](const FailedDocument& a, const FailedDocument& b) { return a.stem < b.stem; });
-  std::string jsonl;
-  for (const FailedDocument& f : summary.failures) {
-    jsonl +=
-        nlohmann::json{
-            {"stem", f.stem}, {"input", f.input}, {"outcome", f.outcome}, {"cause", f.cause}}
-            .dump();
-    jsonl += '\n';
-  }
-  write_atomically(summary.failures_path, jsonl);
-
-  if (!options.report_path.empty() && !metrics) {
-    // Nothing ran (every document was already complete): the report is pdf2md's alone.
-    write_atomically(options.report_path,
-                     nlohmann::json{{"pdf2md", report_section(summary, options)}}.dump(2) + "\n");
-  }
   return summary;
 }
 
 std::string format_summary(const ConvertSummary& s) {
   std::string out =
-      fmt::format("pdf2md: {} documents: {} converted, {} failed, {} skipped (already complete)\n",
+      fmt::format("pdf2md: {} documents: {} converted, {} failed, {} restored from the journal\n",
                   s.documents, s.converted.size(), s.failures.size(), s.skipped.size());
   if (s.run_seconds > 0) {
     out +=

@@ -28,7 +28,9 @@ struct ConvertOptions {
   // bounding the documents in flight (page lists, texts waiting for their last page).
   std::size_t input_batch_size = 16;  ///< documents per input batch; 0: all in one
   std::size_t max_active_input_batches = 2;
-  bool resume = false;      ///< skip documents whose output is already complete
+  /// Continue an interrupted conversion: documents recorded finished in the run journal
+  /// (OUT_DIR/.pdf2md-journal) are not converted again; without it the journal starts over.
+  bool resume = false;
   std::string trace_path;   ///< Chrome trace of every RPC, when non-empty
   std::string report_path;  ///< JSON metrics report (plus a "pdf2md" section), when non-empty
   bool progress = true;     ///< progress line on a terminal
@@ -48,7 +50,7 @@ using StageSummary = workloads::StageSummary;
 /// What a conversion did.
 struct ConvertSummary {
   std::size_t documents = 0;           ///< PDFs found in the inputs
-  std::vector<std::string> skipped;    ///< stems already complete (--resume), sorted
+  std::vector<std::string> skipped;    ///< stems restored from the journal (--resume), sorted
   std::vector<std::string> converted;  ///< stems written by this run, in completion order
   std::vector<FailedDocument> failures;
   std::size_t pages = 0;                 ///< pages of the converted documents
@@ -66,11 +68,20 @@ struct ConvertSummary {
 std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs);
 
 /// Converts every input document. Each finished document is written as soon as it is
-/// complete, atomically, as OUT_DIR/<stem>.md; documents that fail are listed in
-/// OUT_DIR/failures.jsonl (rewritten by every run; empty when none failed).
-/// Throws InputError before converting anything when the inputs, the output locations or
-/// the engines (e.g. a missing OCR language) are unusable, and rayorch::ExecutionError when
-/// the run aborts.
+/// complete, atomically, as OUT_DIR/<stem>.md, and then recorded in the run journal
+/// OUT_DIR/.pdf2md-journal (rayorch/journal.h; its key is the stem plus the options that
+/// shape the Markdown: --dpi, --lang, --tessdata, so the inputs may be named differently or
+/// grow between runs, and a document converted with other options is converted again). A run
+/// without `resume` starts a new journal; one with it restores the documents recorded finished
+/// instead of converting them (rewriting a document's file from the journal only when the file is
+/// missing or differs, so complete outputs stay untouched) and converts the rest, failed ones
+/// included. Documents that fail are listed in OUT_DIR/failures.jsonl by the engine's dead letters
+/// (RunOptions:: dead_letters): replaced by an empty file when the run starts, one line appended
+/// per failed document as soon as it fails, with the fields stem, input, outcome and cause, plus
+/// key, row, output, call, entity, attempts and restored. A journal written by another version of
+/// the pipeline is an InputError under `resume`. Throws InputError before converting anything when
+/// the inputs, the output locations or the engines (e.g. a missing OCR language) are unusable, and
+/// rayorch::ExecutionError when the run aborts.
 ConvertSummary convert(const ConvertOptions& options);
 
 /// The human-readable end-of-run summary.

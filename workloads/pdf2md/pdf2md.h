@@ -38,9 +38,29 @@ struct Markdown {
   std::string text;
 };
 
-/// The first line of the marker every complete Markdown output ends with; `--resume` only
-/// trusts outputs that carry it.
+/// The first line of the marker every complete Markdown output ends with.
 inline constexpr const char* kCompleteMarker = "<!-- pdf2md: complete";
+
+}  // namespace pdf2md
+
+/// The run journal records finished documents (convert.h: --resume).
+template <>
+struct rayorch::Codec<pdf2md::Markdown> {
+  static void encode(const pdf2md::Markdown& m, std::string& out) {
+    Codec<std::string>::encode(m.stem, out);
+    Codec<std::uint32_t>::encode(m.pages, out);
+    Codec<std::string>::encode(m.text, out);
+  }
+  static pdf2md::Markdown decode(std::string_view& in) {
+    pdf2md::Markdown m;
+    m.stem = Codec<std::string>::decode(in);
+    m.pages = Codec<std::uint32_t>::decode(in);
+    m.text = Codec<std::string>::decode(in);
+    return m;
+  }
+};
+
+namespace pdf2md {
 
 /// One page of a document as listed by OpenPdf: all RenderPage needs besides the path.
 struct PageRef {

@@ -30,17 +30,8 @@ void require_output_file_location(const std::string& path, const std::string& wh
   workloads::require_output_file_location(path, what, kProbePrefix);
 }
 
-void write_failures(const ConvertSummary& s) {
-  std::string jsonl;
-  for (const FailedVideo& f : s.failures) {
-    jsonl +=
-        nlohmann::json{
-            {"video", f.video}, {"input", f.input}, {"outcome", f.outcome}, {"cause", f.cause}}
-            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    jsonl += '\n';
-  }
-  write_file_atomically(s.failures_path, jsonl);
-}
+// The run journal in the output directory (--resume).
+constexpr const char* kJournalName = ".video2jsonl-journal";
 
 // What the conversion did, as the "video2jsonl" section of the engine's JSON report.
 nlohmann::json report_section(const ConvertSummary& s, const PipelineConfig& c) {
@@ -54,6 +45,7 @@ nlohmann::json report_section(const ConvertSummary& s, const PipelineConfig& c) 
   return {
       {"videos", s.videos},
       {"written", s.written},
+      {"restored", s.restored},
       {"failed", failed},
       {"scenes", s.scenes},
       {"frames_analysed", s.frames_analysed},
@@ -130,45 +122,86 @@ ConvertSummary convert(const ConvertOptions& options) {
   std::vector<std::string> stems;
   for (const std::string& f : files) stems.push_back(fs::path(f).stem().string());
 
-  // A failure list from an earlier run would describe videos this run has not finished;
-  // until this run's list is written at the end, there is none.
-  {
+  const std::string journal_path = (out / kJournalName).string();
+  if (!options.resume) {
     std::error_code ec;
-    fs::remove(summary.failures_path, ec);
+    fs::remove(journal_path, ec);  // a new run starts a new journal
   }
   JsonlAppender records(summary.records_path);
   ro::RunOptions run_options = workloads::run_options_of(options);
+  run_options.journal.path = journal_path;
+  // The key names the options that shape a record too: a video processed with others is not
+  // restored but processed again.
+  const PipelineConfig& pc = options.pipeline;
+  const std::string key_suffix = fmt::format(
+      "|threshold={}|analysis_width={}|every={}|per_scene={}|frame_width={}|bits={}|lang={}|"
+      "tessdata={}",
+      pc.scene_threshold, pc.analysis_width, pc.sampling.every, pc.sampling.per_scene,
+      pc.frame_width, pc.near_duplicate_bits, pc.lang, pc.tessdata);
+  run_options.journal.key = [&](std::size_t row) { return stems[row] + key_suffix; };
+  run_options.journal.allow_other_inputs = true;  // a directory may gain videos
+  run_options.dead_letters = summary.failures_path;
+  run_options.dead_letter_fields = [&](std::size_t row) {
+    return std::vector<std::pair<std::string, std::string>>{{"video", stems[row]},
+                                                            {"input", files[row]}};
+  };
   const auto start = Clock::now();
+  // Which delivered videos were processed and which restored: on_root follows each delivery.
+  std::vector<std::pair<std::size_t, std::size_t>> counts(files.size());  // scenes, frames
+  run_options.observers.push_back(
+      std::make_shared<workloads::RootObserver>([&](const ro::RootEvent& e) {
+        if (e.outcome != ro::Outcome::present) return;
+        if (e.restored) {
+          summary.restored.push_back(stems[e.row]);
+          return;
+        }
+        if (summary.written.empty()) summary.first_video_seconds = seconds_since(start);
+        summary.written.push_back(stems[e.row]);
+        summary.scenes += counts[e.row].first;
+        summary.frames_analysed += counts[e.row].second;
+      }));
   run_options.observers.push_back(
       std::make_shared<workloads::ReportSectionObserver>("video2jsonl", [&] {
         summary.run_seconds = seconds_since(start);
         return report_section(summary, options.pipeline).dump();
       }));
-  auto result = built->run(files, run_options, [&](std::size_t row, ro::Output<VideoRecord> v) {
-    if (v.ok()) {
-      const VideoRecord& record = v.value();
-      records.append(to_json_line(record));
-      if (summary.written.empty()) summary.first_video_seconds = seconds_since(start);
-      summary.written.push_back(stems[row]);
-      summary.scenes += record.scenes.size();
-      for (const SceneRecord& s : record.scenes) summary.frames_analysed += s.frames.size();
-    } else {
-      const ro::OutputIssue& issue = v.issue();
-      summary.failures.push_back(FailedVideo{
-          stems[row], files[row], std::string(ro::to_string(issue.outcome)), issue.cause});
+  ro::RunResult<VideoRecord> result;
+  try {
+    result = built->run(files, run_options, [&](std::size_t row, ro::Output<VideoRecord> v) {
+      if (v.ok()) {
+        const VideoRecord& record = v.value();
+        records.append(to_json_line(record));
+        counts[row].first = record.scenes.size();
+        for (const SceneRecord& s : record.scenes) counts[row].second += s.frames.size();
+      } else {
+        const ro::OutputIssue& issue = v.issue();
+        summary.failures.push_back(FailedVideo{
+            stems[row], files[row], std::string(ro::to_string(issue.outcome)), issue.cause});
+      }
+    });
+  } catch (const std::invalid_argument& e) {
+    // Raised before anything ran: the journal or the failure list cannot be used.
+    if (std::string_view(e.what()).find("another pipeline") != std::string_view::npos) {
+      throw InputError(
+          fmt::format("cannot resume: the run journal {} was written by another version of the "
+                      "pipeline; rerun without --resume to process every video again",
+                      journal_path));
     }
-  });
+    throw InputError(e.what());
+  }
   summary.run_seconds = seconds_since(start);
   summary.stages = workloads::stage_summaries(result.metrics);
+  std::sort(summary.restored.begin(), summary.restored.end());
   std::sort(summary.failures.begin(), summary.failures.end(),
             [](const FailedVideo& a, const FailedVideo& b) { return a.video < b.video; });
-  write_failures(summary);
   return summary;
 }
 
 std::string format_summary(const ConvertSummary& s) {
-  std::string out = fmt::format("video2jsonl: {} videos: {} written, {} failed\n", s.videos,
+  std::string out = fmt::format("video2jsonl: {} videos: {} written, {} failed", s.videos,
                                 s.written.size(), s.failures.size());
+  out += s.restored.empty() ? std::string("\n")
+                            : fmt::format(", {} restored from the journal\n", s.restored.size());
   if (s.run_seconds > 0) {
     out += fmt::format(
         "scenes: {}, frames analysed: {} in {:.2f} s = {:.2f} videos/s (engine startup {:.2f} "

@@ -26,6 +26,10 @@ struct ConvertOptions {
   // two batches of eight videos keep OCR busy while decoding runs ahead.
   std::size_t input_batch_size = 8;  ///< videos per input batch; 0: all in one
   std::size_t max_active_input_batches = 2;
+  /// Continue an interrupted run: videos recorded finished in the run journal
+  /// (OUT_DIR/.video2jsonl-journal) are not processed again; without it the journal starts
+  /// over.
+  bool resume = false;
   std::string trace_path;   ///< Chrome trace of every RPC, when non-empty
   std::string report_path;  ///< JSON metrics report (plus a "video2jsonl" section)
   bool progress = true;     ///< progress line on a terminal
@@ -45,7 +49,8 @@ using StageSummary = workloads::StageSummary;
 /// What a conversion did.
 struct ConvertSummary {
   std::size_t videos = 0;             ///< videos found in the inputs
-  std::vector<std::string> written;   ///< videos with a record, in completion order
+  std::vector<std::string> written;   ///< videos processed by this run, in completion order
+  std::vector<std::string> restored;  ///< videos whose record came from the journal, sorted
   std::vector<FailedVideo> failures;  ///< sorted by video
   std::size_t scenes = 0;             ///< scenes of the written videos
   std::size_t frames_analysed = 0;    ///< sampled frames of the written videos
@@ -67,9 +72,17 @@ const std::vector<std::string>& video_extensions();
 std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs);
 
 /// Processes every input video. OUT_DIR/videos.jsonl is replaced by an empty file, then each
-/// video's record is appended as one line (and synced) as soon as that video is complete;
-/// videos without a record are listed in OUT_DIR/failures.jsonl, written atomically at the
-/// end (empty when none failed; absent while the run is in progress or after it aborted). Throws
+/// video's record is appended as one line (and synced) as soon as that video is complete,
+/// and the video is recorded in the run journal OUT_DIR/.video2jsonl-journal
+/// (rayorch/journal.h, keyed by the video's stem plus the options that shape its record, so
+/// a video processed with other options is processed again). A run without `resume` starts a new
+/// journal; one with it appends the records of the videos recorded finished from the journal
+/// first, then processes the rest, so videos.jsonl again holds every finished video once.
+/// Videos without a record are listed in OUT_DIR/failures.jsonl by the engine's dead letters
+/// (RunOptions::dead_letters): replaced by an empty file when the run starts, one line
+/// appended per failed video as soon as it fails (fields video, input, outcome, cause, plus
+/// key, row, output, call, entity, attempts, restored). A journal written by another
+/// version of the pipeline is an InputError under `resume`. Throws
 /// InputError before processing anything when the inputs, the options, the output locations or the
 /// engines are unusable, and rayorch::ExecutionError when the run aborts.
 ConvertSummary convert(const ConvertOptions& options);

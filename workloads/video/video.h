@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <rayorch/rayorch.h>
@@ -92,6 +93,30 @@ struct VideoRecord {
   std::uint64_t frames = 0;  ///< frames decoded while finding the scenes
   std::vector<SceneRecord> scenes;
 };
+
+// The JSON line of a record (video/record_json.h), also its form in the run journal.
+std::string to_json_line(const VideoRecord& record);
+VideoRecord parse_json_line(std::string_view line);
+
+}  // namespace video
+
+/// The run journal records finished videos as their JSON line (convert.h: --resume).
+template <>
+struct rayorch::Codec<video::VideoRecord> {
+  static void encode(const video::VideoRecord& r, std::string& out) {
+    Codec<std::string>::encode(video::to_json_line(r), out);
+  }
+  static video::VideoRecord decode(std::string_view& in) {
+    const std::string line = Codec<std::string>::decode(in);
+    try {
+      return video::parse_json_line(line);
+    } catch (const std::exception& e) {
+      throw DecodeError(e.what());
+    }
+  }
+};
+
+namespace video {
 
 /// How frames are chosen inside each scene: exactly one of the two is positive.
 struct SamplingConfig {

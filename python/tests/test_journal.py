@@ -1,0 +1,176 @@
+"""The run journal, error budget and dead letters through the Python API (docs/JOURNAL.md)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rayorch_cpp as ro
+from conftest import make_executor
+from rayorch_cpp import F
+
+_lock = threading.Lock()
+
+
+class Split:
+    """n -> [n*10, .., n*10 + n % 3]."""
+
+    def run(self, ns: list[int]) -> list[list[int]]:
+        return [[n * 10 + k for k in range(n % 3 + 1)] for n in ns]
+
+
+class Work:
+    """Counts the calls per root; roots with n % 10 < fail fail."""
+
+    calls: dict[int, int] = {}
+    fail = 0
+
+    def run(self, xs: list[int]) -> list[Any]:
+        out: list[Any] = []
+        for x in xs:
+            root = x // 10
+            with _lock:
+                Work.calls[root] = Work.calls.get(root, 0) + 1
+            if root % 10 < Work.fail:
+                out.append(ro.RecordFailure(f"bad root {root}"))
+            else:
+                out.append({"square": x * x})  # any picklable value
+        return out
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> None:
+    Work.calls = {}
+    Work.fail = 0
+
+
+def pipeline() -> Any:
+    split = ro.RayModule(Split)
+    work = ro.RayModule(Work).ray_options(batch_size=3)
+    return lambda n: F.reduce(work(F.expand(split(n))))
+
+
+def test_a_finished_journal_restores_every_root_without_running(
+    executor_kind: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "run.journal"
+    with make_executor(executor_kind, pipeline()) as ex:
+        first = ex.run(list(range(12)), journal=path, input_batch_size=4)
+    assert first.roots_restored == 0
+    assert sorted(Work.calls) == list(range(12))
+    Work.calls = {}
+    with make_executor(executor_kind, pipeline()) as ex:
+        again = ex.run(list(range(12)), journal=str(path), input_batch_size=4)
+        assert again.outputs == first.outputs
+        assert again.roots_restored == 12
+        assert again.roots_by_outcome == {"present": 12}
+        assert Work.calls == {}
+        # Streaming delivers the restored rows too, each once, and progress counts them.
+        rows: list[int] = []
+        seen: list[tuple[int, int]] = []
+        ex.run(
+            list(range(12)),
+            journal=path,
+            on_row=lambda i, _: rows.append(i),
+            progress=lambda done, total: seen.append((done, total)),
+        )
+        assert sorted(rows) == list(range(12))
+        assert seen[-1] == (12, 12)
+
+
+def test_resume_runs_only_unrecorded_and_failed_roots(tmp_path: Path) -> None:
+    path = tmp_path / "run.journal"
+    journal = ro.Journal(str(path), key=lambda row: f"row-{row}", allow_other_inputs=True)
+    Work.fail = 2
+    ex = ro.SyncExecutor(pipeline())
+    ex.run(list(range(6)), journal=journal)
+    Work.calls = {}
+    out = ex.run(list(range(12)), journal=journal)
+    # Rows 0-5 are recorded; 0 and 1 failed and run again, as do the new rows 6-11.
+    assert out.roots_restored == 4
+    assert sorted(Work.calls) == [0, 1, 6, 7, 8, 9, 10, 11]
+    assert isinstance(out.outputs[0], ro.OutputIssue)
+    assert out.outputs[5] == [{"square": 2500}, {"square": 2601}, {"square": 2704}]
+    # Failed roots restored too when told.
+    Work.calls = {}
+    kept = ex.run(
+        list(range(12)),
+        journal=ro.Journal(str(path), key=lambda row: f"row-{row}", retry_failed=False),
+    )
+    assert kept.roots_restored == 12 and Work.calls == {}
+    assert kept.outputs[1].cause == "bad root 1"
+
+
+def test_a_foreign_journal_and_an_unwritable_path_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.journal"
+    ro.SyncExecutor(pipeline()).run([1, 2, 3], journal=path)
+    other = ro.SyncExecutor(lambda n: ro.RayModule(Split)(n))
+    with pytest.raises(ValueError, match="another pipeline"):
+        other.run([1, 2, 3], journal=path)
+    with pytest.raises(ValueError, match="other inputs"):
+        ro.SyncExecutor(pipeline()).run([1, 2, 4], journal=path)
+    forced = ro.SyncExecutor(pipeline()).run([1, 2, 4], journal=ro.Journal(str(path), force=True))
+    assert forced.roots_restored == 2
+    with pytest.raises(ValueError, match="cannot be opened"):
+        ro.SyncExecutor(pipeline()).run([1], journal=tmp_path / "missing" / "run.journal")
+    with pytest.raises(TypeError, match="must return a str"):
+        ro.SyncExecutor(pipeline()).run([1], journal=ro.Journal(str(path), key=lambda r: r))  # type: ignore[arg-type,return-value]
+
+
+def test_a_torn_tail_is_cut_and_its_roots_run_again(tmp_path: Path) -> None:
+    path = tmp_path / "run.journal"
+    ex = ro.SyncExecutor(pipeline())
+    ex.run(list(range(8)), journal=path)
+    data = path.read_bytes()
+    path.write_bytes(data[:-5])  # the last record loses its end
+    Work.calls = {}
+    again = ex.run(list(range(8)), journal=path)
+    assert again.roots_restored == 7
+    assert again.journal_discarded_bytes > 0
+    assert len(Work.calls) == 1
+
+
+def test_error_budget_stops_a_run_where_thirty_percent_fail(tmp_path: Path) -> None:
+    path = tmp_path / "run.journal"
+    Work.fail = 3
+    delivered: list[int] = []
+    ex = ro.SyncExecutor(pipeline())
+    with pytest.raises(ro.ExecutionError, match="error budget exceeded") as info:
+        ex.run(
+            list(range(200)),
+            input_batch_size=4,
+            journal=ro.Journal(str(path), key=lambda row: f"row-{row}"),
+            max_failed_roots=5,
+            on_row=lambda i, _: delivered.append(i),
+        )
+    assert "bad root" in str(info.value)
+    assert 16 <= len(delivered) < 200
+    # The journal holds exactly the delivered roots: a rerun restores the finished ones.
+    Work.fail = 0
+    Work.calls = {}
+    rerun = ro.SyncExecutor(pipeline()).run(
+        list(range(200)), journal=ro.Journal(str(path), key=lambda row: f"row-{row}")
+    )
+    finished = [i for i in delivered if i % 10 >= 3]
+    assert rerun.roots_restored == len(finished)
+    assert not set(Work.calls) & set(finished)
+    with pytest.raises(ValueError, match="max_failed_roots"):
+        ex.run([1], max_failed_roots=-1)
+
+
+def test_dead_letters_name_every_root_that_is_not_present(tmp_path: Path) -> None:
+    path = tmp_path / "dead.jsonl"
+    Work.fail = 2
+    out = ro.SyncExecutor(pipeline()).run(list(range(20)), dead_letters=path).outputs
+    letters = {j["row"]: j for j in map(json.loads, path.read_text().splitlines())}
+    assert sorted(letters) == [0, 1, 10, 11]
+    for row, j in letters.items():
+        assert j["outcome"] == "suppressed" and j["cause"] == f"bad root {row}"
+        assert j["call"] == "Work#1" and j["entity"].startswith(f"{row}/")
+        assert j["attempts"] >= 1 and j["restored"] is False
+        assert len(j["key"]) == 16  # the digest of the pickled source value
+        assert isinstance(out[row], ro.OutputIssue)
