@@ -1,0 +1,148 @@
+// Framing and descriptor passing. See process_wire.h.
+#include "execution/backends/process_wire.h"
+
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rayorch::detail {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x524f5750;  // "ROWP"
+// A frame larger than this is a corrupt header, not a payload.
+constexpr std::uint64_t kMaxFrame = std::uint64_t{1} << 40;
+
+bool send_all(int fd, const char* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t k = ::send(fd, data, n, MSG_NOSIGNAL);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += k;
+    n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+bool recv_all(int fd, char* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t k = ::recv(fd, data, n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    data += k;
+    n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+void put32(char* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(static_cast<unsigned char>(v >> (8 * i)));
+}
+void put64(char* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(static_cast<unsigned char>(v >> (8 * i)));
+}
+std::uint64_t get(const char* p, int n) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i)
+    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+void UniqueFd::reset() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void begin_frame(std::string& buf) {
+  buf.clear();
+  buf.resize(kFrameHeader);
+}
+
+bool send_frame(int fd, Frame type, std::string& buf) {
+  put32(buf.data(), kMagic);
+  put32(buf.data() + 4, static_cast<std::uint32_t>(type));
+  put64(buf.data() + 8, buf.size() - kFrameHeader);
+  return send_all(fd, buf.data(), buf.size());
+}
+
+bool recv_frame(int fd, Frame& type, std::string& payload) {
+  char header[kFrameHeader];
+  if (!recv_all(fd, header, sizeof header)) return false;
+  if (get(header, 4) != kMagic) return false;
+  const std::uint64_t n = get(header + 8, 8);
+  if (n > kMaxFrame) return false;
+  type = static_cast<Frame>(get(header + 4, 4));
+  payload.resize(static_cast<std::size_t>(n));
+  return recv_all(fd, payload.data(), payload.size());
+}
+
+bool send_packet(int fd, std::string_view bytes, int fd_a, int fd_b) {
+  msghdr msg{};
+  iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
+  int fds[2] = {fd_a, fd_b};
+  const int nfds = fd_a < 0 ? 0 : (fd_b < 0 ? 1 : 2);
+  if (nfds > 0) {
+    std::memset(control, 0, sizeof control);
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(static_cast<std::size_t>(nfds) * sizeof(int));
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(static_cast<std::size_t>(nfds) * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds, static_cast<std::size_t>(nfds) * sizeof(int));
+  }
+  for (;;) {
+    const ssize_t k = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (k >= 0) return static_cast<std::size_t>(k) == bytes.size();
+    if (errno != EINTR) return false;
+  }
+}
+
+bool recv_packet(int fd, std::string& bytes, std::size_t max, UniqueFd* fd_a, UniqueFd* fd_b) {
+  bytes.resize(max);
+  msghdr msg{};
+  iovec iov{bytes.data(), bytes.size()};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t k;
+  do {
+    k = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  } while (k < 0 && errno == EINTR);
+  if (k <= 0) return false;
+  bytes.resize(static_cast<std::size_t>(k));
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    int fds[2] = {-1, -1};
+    std::memcpy(fds, CMSG_DATA(c), (n < 2 ? n : 2) * sizeof(int));
+    for (std::size_t i = 2; i < n; ++i) {
+      int extra = -1;
+      std::memcpy(&extra, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      ::close(extra);
+    }
+    UniqueFd a(fds[0]), b(fds[1]);
+    if (fd_a != nullptr) *fd_a = std::move(a);
+    if (fd_b != nullptr) *fd_b = std::move(b);
+  }
+  return true;
+}
+
+void close_descriptors_from(int first) noexcept {
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U) == 0) return;
+  const long max = ::sysconf(_SC_OPEN_MAX);
+  for (long fd = first; fd < (max > 0 ? max : 4096); ++fd) ::close(static_cast<int>(fd));
+}
+
+}  // namespace rayorch::detail

@@ -1,0 +1,74 @@
+// Bytes between the executor and its worker processes: owned file descriptors, length-framed
+// messages on a stream socket (one send per message, buffers reused by the caller), and
+// descriptor passing on the fork server's packet socket.
+//
+// Threading: every function works on the descriptors it is given and shares nothing; one
+// descriptor is written by one thread at a time (the caller's rule).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace rayorch::detail {
+
+/// Owns one file descriptor.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset() noexcept;
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_ = -1;
+};
+
+/// Frame types on a worker's socket.
+enum class Frame : std::uint32_t {
+  ready = 1,        ///< worker -> executor: the UDF instance is built
+  ctor_failed = 2,  ///< worker -> executor: its constructor threw (payload: the message)
+  task = 3,         ///< executor -> worker: an invocation and its input rows
+  ok = 4,           ///< worker -> executor: the report and the output rows
+  failed = 5,       ///< worker -> executor: the UDF threw (payload: "Type: message")
+  lost = 6,         ///< worker -> executor: the UDF raised ActorLost (payload: the message)
+};
+
+/// Bytes a frame's header takes at the front of its buffer.
+inline constexpr std::size_t kFrameHeader = 16;
+
+/// Clears `buf` and reserves room for the header; append the payload after it.
+void begin_frame(std::string& buf);
+/// Fills the header of `buf` (begun with begin_frame) and sends the whole frame. False when
+/// the connection is broken.
+bool send_frame(int fd, Frame type, std::string& buf);
+/// Receives one frame's payload into `payload` (its capacity is reused). False at the end of
+/// the stream or on a broken connection or a malformed header.
+bool recv_frame(int fd, Frame& type, std::string& payload);
+
+/// Sends one packet with up to two descriptors attached (-1: none). False on failure.
+bool send_packet(int fd, std::string_view bytes, int fd_a = -1, int fd_b = -1);
+/// Receives one packet (at most `max` bytes) and the descriptors attached to it. False at
+/// the end of the stream or on failure.
+bool recv_packet(int fd, std::string& bytes, std::size_t max, UniqueFd* fd_a = nullptr,
+                 UniqueFd* fd_b = nullptr);
+
+/// Closes every descriptor from `first` upwards (a child of fork keeps only what it needs).
+void close_descriptors_from(int first) noexcept;
+
+}  // namespace rayorch::detail
