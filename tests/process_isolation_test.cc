@@ -1,4 +1,4 @@
-// Process-isolated actors (DESIGN 6.3, docs/isolation.md): a UDF that crashes, aborts,
+// Process-isolated actors (DESIGN 6.3, docs/ISOLATION.md): a UDF that crashes, aborts,
 // allocates without bound under a memory limit or hangs costs only its worker process. The
 // run finishes, exactly the poisoned Grain is FAILED with a cause naming what happened, every
 // other output equals the thread-backed run, no child process remains afterwards, and the

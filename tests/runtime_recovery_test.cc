@@ -322,10 +322,10 @@ TEST(Recovery, IsolatedPoolSplitsABatchThatKeepsLosingItsWorker) {
   auto r = ex.run({0, 1, 2, 3, 4});
   std::vector<std::string> rpcs;
   for (const auto& rpc : ex.rpcs()) rpcs.push_back(rpc.to_string());
-  EXPECT_EQ(rpcs, (std::vector<std::string>{
-                      "Flaky#0 [0 1 2 3] g0 failed", "Flaky#0 [0 1 2 3] g1 failed",
-                      "Flaky#0 [4] g0", "Flaky#0 [0 1] g2", "Flaky#0 [2 3] g2 failed",
-                      "Flaky#0 [2] g3 failed", "Flaky#0 [3] g3"}));
+  EXPECT_EQ(rpcs, (std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed",
+                                            "Flaky#0 [0 1 2 3] g1 failed", "Flaky#0 [4] g0",
+                                            "Flaky#0 [0 1] g2", "Flaky#0 [2 3] g2 failed",
+                                            "Flaky#0 [2] g3 failed", "Flaky#0 [3] g3"}));
   ASSERT_EQ(r.outputs.size(), 5u);
   for (int i : {0, 1, 3, 4}) EXPECT_EQ(r.outputs[i].value(), 100 + i);
   ASSERT_FALSE(r.outputs[2].ok());

@@ -321,7 +321,8 @@ class Module {
     return *this;
   }
   /// Per-RPC deadline; an RPC running past it counts as a lost actor. The abandoned thread
-  /// is not killed: it is detached and its late report is rejected. 0 disables (default).
+  /// is not killed: it is detached and its late report is rejected; with
+  /// Isolation::process the worker process is killed. 0 disables (default).
   Module&& timeout(std::chrono::milliseconds t) && {
     state_->options.timeout = t;
     return std::move(*this);
@@ -357,7 +358,7 @@ class Module {
   /// a child process: a crash (signal, abort, exit), a hang past timeout() or a memory
   /// limit exceeded costs that worker only; it is replaced, its Grains are replayed within
   /// infra_retries, and a Grain that keeps killing workers is split out of its batch until
-  /// it alone is FAILED with a cause naming what happened (docs/isolation.md). Every Column
+  /// it alone is FAILED with a cause naming what happened (docs/ISOLATION.md). Every Column
   /// input type and output type of run() needs a rayorch::Codec: calling isolation() on a
   /// Module whose types lack one does not compile.
   Module&& isolation(Isolation i) && {

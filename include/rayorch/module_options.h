@@ -21,7 +21,7 @@ enum class Reservation : std::uint8_t {
 enum class Isolation : std::uint8_t {
   threads,  ///< threads of the executor's process (default)
   /// One child process per actor: a crash, an abort or a runaway allocation in the UDF
-  /// costs that worker, not the process (docs/isolation.md). Values cross through
+  /// costs that worker, not the process (docs/ISOLATION.md). Values cross through
   /// rayorch::Codec; the local executor honours it, testing::SyncExecutor runs in-process.
   process,
 };

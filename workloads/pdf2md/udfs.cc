@@ -2,10 +2,10 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <mutex>

@@ -1,5 +1,5 @@
 // The fork server: how process-isolated workers are started safely from a multi-threaded
-// executor (docs/isolation.md).
+// executor (docs/ISOLATION.md).
 //
 // Mechanism. Forking a multi-threaded process copies only the forking thread; a lock that
 // another thread held at that moment stays locked forever in the child. So workers are not
