@@ -71,15 +71,28 @@ bool send_frame(int fd, Frame type, std::string& buf) {
   return send_all(fd, buf.data(), buf.size());
 }
 
-bool recv_frame(int fd, Frame& type, std::string& payload) {
-  char header[kFrameHeader];
-  if (!recv_all(fd, header, sizeof header)) return false;
-  if (get(header, 4) != kMagic) return false;
-  const std::uint64_t n = get(header + 8, 8);
+bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload) {
+  // One frame is in flight per direction at a time (a request waits for its reply), so one
+  // large read can take the header and the payload together without reading past the frame.
+  constexpr std::size_t kFirstRead = 64 * 1024;
+  if (buf.size() < kFirstRead) buf.resize(kFirstRead);
+  std::size_t have = 0;
+  while (have < kFrameHeader) {
+    const ssize_t k = ::recv(fd, buf.data() + have, buf.size() - have, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    have += static_cast<std::size_t>(k);
+  }
+  if (get(buf.data(), 4) != kMagic) return false;
+  const std::uint64_t n = get(buf.data() + 8, 8);
   if (n > kMaxFrame) return false;
-  type = static_cast<Frame>(get(header + 4, 4));
-  payload.resize(static_cast<std::size_t>(n));
-  return recv_all(fd, payload.data(), payload.size());
+  type = static_cast<Frame>(get(buf.data() + 4, 4));
+  const std::size_t total = kFrameHeader + static_cast<std::size_t>(n);
+  if (have > total) return false;  // the peer broke the one-frame-at-a-time rule
+  if (buf.size() < total) buf.resize(total);
+  if (!recv_all(fd, buf.data() + have, total - have)) return false;
+  payload = std::string_view(buf.data() + kFrameHeader, static_cast<std::size_t>(n));
+  return true;
 }
 
 bool send_packet(int fd, std::string_view bytes, int fd_a, int fd_b) {

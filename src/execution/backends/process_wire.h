@@ -57,9 +57,11 @@ void begin_frame(std::string& buf);
 /// Fills the header of `buf` (begun with begin_frame) and sends the whole frame. False when
 /// the connection is broken.
 bool send_frame(int fd, Frame type, std::string& buf);
-/// Receives one frame's payload into `payload` (its capacity is reused). False at the end of
-/// the stream or on a broken connection or a malformed header.
-bool recv_frame(int fd, Frame& type, std::string& payload);
+/// Receives one frame into `buf` (reused; it only grows) and points `payload` at its
+/// payload inside it. The peer sends one frame and then waits for the answer, so the frame
+/// is read with as few reads as it takes. False at the end of the stream, on a broken
+/// connection or on a malformed header.
+bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload);
 
 /// Sends one packet with up to two descriptors attached (-1: none). False on failure.
 bool send_packet(int fd, std::string_view bytes, int fd_a = -1, int fd_b = -1);

@@ -120,13 +120,13 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
   }
   if (!send_frame(fd, Frame::ready, out)) ::_exit(0);
   Frame type;
-  while (recv_frame(fd, type, in)) {
+  std::string_view view;
+  while (recv_frame(fd, type, in, view)) {
     if (type != Frame::task) break;
     begin_frame(out);
     Frame reply;
     bool exit_after = false;
     try {
-      std::string_view view(in);
       const Invocation inv = decode_invocation(get_bytes(view));
       const CallCodecs& codecs = plan.code->codecs[inv.call];
       ResolvedInputs inputs;
@@ -210,11 +210,12 @@ std::string ProcessWorker::start() {
     }
   }
   Frame type;
-  if (!recv_frame(worker_.socket.get(), type, in_)) {
+  std::string_view message;
+  if (!recv_frame(worker_.socket.get(), type, in_, message)) {
     return fmt::format("the constructor of Module<{}> ended its worker process: {}",
                        plan_->pools[pool_].udf, loss_cause(""));
   }
-  if (type == Frame::ctor_failed) return in_;
+  if (type == Frame::ctor_failed) return std::string(message);
   return "";
 }
 
@@ -238,8 +239,9 @@ Attempt ProcessWorker::call(const WorkerTask& task) {
     return a;
   }
   Frame type;
+  std::string_view view;
   if (!send_frame(worker_.socket.get(), Frame::task, out_) ||
-      !recv_frame(worker_.socket.get(), type, in_)) {
+      !recv_frame(worker_.socket.get(), type, in_, view)) {
     a.end = std::chrono::steady_clock::now();
     a.kind = Attempt::Kind::lost;
     a.error = loss_cause("");
@@ -250,11 +252,10 @@ Attempt ProcessWorker::call(const WorkerTask& task) {
   try {
     if (type == Frame::failed || type == Frame::lost) {
       a.kind = type == Frame::failed ? Attempt::Kind::failed : Attempt::Kind::lost;
-      a.error = in_;
+      a.error = std::string(view);
       return a;
     }
     if (type != Frame::ok) throw DecodeError("rayorch worker protocol: unexpected frame");
-    std::string_view view(in_);
     a.report = decode_report(get_bytes(view));
     if (a.report.contract_error.empty()) {
       for (std::size_t k = 0; k < inv.outputs.size(); ++k) {
