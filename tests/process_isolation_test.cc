@@ -93,6 +93,7 @@ struct Poison {
         if (mode == "segv") std::raise(SIGSEGV);
         if (mode == "abort") std::abort();
         if (mode == "exit") std::_Exit(3);
+        if (mode == "sigkill") ::kill(::getpid(), SIGKILL);  // as the OOM killer would
         if (mode == "hang") {
           for (;;) ::pause();
         }
@@ -211,6 +212,12 @@ TEST(ProcessIsolation, ExitFailsOnlyThatGrain) {
   Case s;
   s.mode = "exit";
   expect_contained(s, "worker exited with status 3");
+}
+
+TEST(ProcessIsolation, SigkillFromOutsideFailsOnlyThatGrain) {
+  Case s;
+  s.mode = "sigkill";
+  expect_contained(s, "worker was killed: SIGKILL (possibly the out-of-memory killer)");
 }
 
 TEST(ProcessIsolation, RunawayAllocationUnderAMemoryLimitFailsOnlyThatGrain) {
