@@ -56,7 +56,7 @@ bool read_struct(const std::string& bytes, T& v) {
 
 // Becomes worker `pool`: runs in the server's child and never returns.
 [[noreturn]] void become_worker(const RuntimePlan& plan, int pool, UniqueFd socket, UniqueFd err,
-                                pid_t server) {
+                                UniqueFd arena, pid_t server) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != server) ::_exit(0);
   sigset_t set;
@@ -66,11 +66,14 @@ bool read_struct(const std::string& bytes, T& v) {
   ::signal(SIGCHLD, SIG_DFL);
   const int s = socket.release();
   const int e = err.release();
-  // Received descriptors are above 3 (0-3 are taken in the server), so nothing is clobbered.
+  const int a = arena.release();
+  // Received descriptors are above 3 (0-3 are taken in the server), and each is moved before
+  // a later move can overwrite it.
   ::dup2(e, 2);
   ::dup2(s, 3);
-  close_descriptors_from(4);
-  run_worker(plan, pool, 3);
+  ::dup2(a, 4);
+  close_descriptors_from(5);
+  run_worker(plan, pool, 3, 4);
 }
 
 // The server's loop: runs in the child of the dedicated thread and never returns.
@@ -115,12 +118,12 @@ bool read_struct(const std::string& bytes, T& v) {
     }
     reap();
     if (fds[0].revents == 0) continue;
-    UniqueFd a, b;
+    UniqueFd a, b, c;
     Request r;
-    if (!recv_packet(fd, packet, 64, &a, &b) || !read_struct(packet, r)) break;
+    if (!recv_packet(fd, packet, 64, &a, &b, &c) || !read_struct(packet, r)) break;
     if (r.kind == Request::spawn) {
       const pid_t p = ::fork();
-      if (p == 0) become_worker(plan, r.pool, std::move(a), std::move(b), self);
+      if (p == 0) become_worker(plan, r.pool, std::move(a), std::move(b), std::move(c), self);
       if (p > 0) live.insert(p);
       Notice n;
       n.kind = Notice::spawned;
@@ -220,13 +223,18 @@ SpawnedWorker ForkServer::spawn(int pool) {
   }
   // Appends from the worker and truncation by the executor never overwrite each other.
   ::fcntl(w.err.get(), F_SETFL, ::fcntl(w.err.get(), F_GETFL) | O_APPEND);
+  w.arena = SharedArena::create();
+  if (!w.arena) {
+    throw ExecutionError(
+        fmt::format("cannot start a worker process: memfd_create: {}", std::strerror(errno)));
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   if (gone_) throw ExecutionError("cannot start a worker process: the fork server has exited");
   Request r;
   r.kind = Request::spawn;
   r.pool = pool;
   r.id = ++next_request_;
-  if (!send_packet(socket_.get(), bytes_of(r), theirs.get(), w.err.get())) {
+  if (!send_packet(socket_.get(), bytes_of(r), theirs.get(), w.err.get(), w.arena.fd())) {
     throw ExecutionError("cannot start a worker process: the fork server does not answer");
   }
   cv_.wait(lock, [&] { return gone_ || spawned_.count(r.id) != 0; });

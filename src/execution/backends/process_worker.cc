@@ -106,8 +106,9 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
 
 }  // namespace
 
-[[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd) {
+[[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd, int arena_fd) {
   apply_memory_limit(plan.pools[pool].options.memory_limit);
+  SharedArena arena{UniqueFd(arena_fd)};
   std::string out;
   std::string in;
   std::string error;
@@ -121,7 +122,7 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
   if (!send_frame(fd, Frame::ready, out)) ::_exit(0);
   Frame type;
   std::string_view view;
-  while (recv_frame(fd, type, in, view)) {
+  while (recv_frame(fd, type, in, view, &arena)) {
     if (type != Frame::task) break;
     begin_frame(out);
     Frame reply;
@@ -146,7 +147,7 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
       out.append(describe_current_exception());
       reply = Frame::failed;
     }
-    if (!send_frame(fd, reply, out) || exit_after) break;
+    if (!send_frame(fd, reply, out, &arena) || exit_after) break;
   }
   ::_exit(0);
 }
@@ -240,8 +241,8 @@ Attempt ProcessWorker::call(const WorkerTask& task) {
   }
   Frame type;
   std::string_view view;
-  if (!send_frame(worker_.socket.get(), Frame::task, out_) ||
-      !recv_frame(worker_.socket.get(), type, in_, view)) {
+  if (!send_frame(worker_.socket.get(), Frame::task, out_, &worker_.arena) ||
+      !recv_frame(worker_.socket.get(), type, in_, view, &worker_.arena)) {
     a.end = std::chrono::steady_clock::now();
     a.kind = Attempt::Kind::lost;
     a.error = loss_cause("");

@@ -4,8 +4,9 @@
 // One task crosses as one frame each way (process_wire.h): the invocation (protocol_codec)
 // plus its input rows encoded by the Call's codecs; back come the report, which the worker
 // made itself (so expansion lengths and mask booleans are the worker's), and the rows of the
-// blocks it created. The executor decodes them into blocks of its value store. Each value is
-// copied by its encoder into the frame, by the socket, and by its decoder out of it.
+// blocks it created. The executor decodes them into blocks of its value store. A value is
+// copied by its encoder into the frame, then into the shared arena when the frame is large
+// (else through the socket), and by its decoder out of it.
 #pragma once
 
 #include <sys/types.h>
@@ -22,8 +23,9 @@
 namespace rayorch::detail {
 
 /// The worker process's main: builds pool `pool`'s UDF instance, then serves tasks on
-/// descriptor `fd` until the stream ends. Never returns.
-[[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd);
+/// descriptor `fd` (large payloads through the arena `arena_fd`) until the stream ends.
+/// Never returns.
+[[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd, int arena_fd);
 
 /// How a worker's end reads in a failure cause ("worker crashed: SIGSEGV").
 std::string describe_worker_exit(int wait_status, std::uint64_t memory_limit);
