@@ -136,6 +136,20 @@ struct MemoryOptions {
 };
 Report run_memory(const MemoryOptions& options);
 
+/// `bench isolation`: what a process-isolated pool costs per RPC. An empty UDF (it returns
+/// its input) with batch sizes 1 and 32, one actor, so one RPC is in flight at a time: the
+/// time per RPC on worker processes and on threads, whose difference is the round trip of
+/// the worker protocol; and an echo of `payload_kib`-KiB strings, whose difference per byte
+/// is the cost of moving large payloads through codecs and the socket (both ways).
+struct IsolationOptions {
+  std::size_t rpcs = 20000;        ///< RPCs per empty-call measurement
+  std::size_t payload_rpcs = 400;  ///< RPCs of the payload measurement
+  std::size_t payload_kib = 1024;
+  int repeats = 3;                   ///< best of
+  double round_trip_target_us = 50;  ///< target: added time per empty RPC
+};
+Report run_isolation(const IsolationOptions& options);
+
 /// One executor (actor pools built once) running the simulated pipeline.
 struct Harness {
   explicit Harness(const WorkloadOptions& w);

@@ -686,3 +686,48 @@ TEST(Pdf2mdConvert, UnwritableOutputDirectoryIsRejectedBeforeAnythingIsWritten) 
     EXPECT_TRUE(fs::is_empty(ro_dir));
   }
 }
+
+// Rendering runs in worker processes by default: a PDF that crashes the renderer (here the
+// test-only trigger RAYORCH_PDF2MD_TEST_CRASH_ON, standing in for a PDF that crashes
+// poppler) fails alone, with a cause naming the signal, and every other document converts.
+TEST(Pdf2mdConvert, APdfThatCrashesTheRendererFailsAloneAndTheRestConvert) {
+  TempDir tmp;
+  const pdf2md::SampleCorpus corpus = pdf2md::make_samples(
+      (tmp.path() / "in").string(), {.docs = 4, .seed = 8, .max_pages = 3, .corrupt = 0});
+  ASSERT_EQ(corpus.documents.size(), 4u);
+  const std::string crashing = corpus.documents[1].stem;
+  ::setenv("RAYORCH_PDF2MD_TEST_CRASH_ON", (crashing + ".pdf").c_str(), 1);
+  const fs::path out = tmp.path() / "out";
+  pdf2md::ConvertOptions c = options_for({(tmp.path() / "in").string()}, out);
+  ASSERT_EQ(c.pipeline.render_isolation, ro::Isolation::process);  // the default
+  c.pipeline.render.batch_size = 2;
+  const pdf2md::ConvertSummary s = pdf2md::convert(c);
+  EXPECT_EQ(s.converted.size(), 3u);
+  ASSERT_EQ(s.failures.size(), 1u);
+  EXPECT_EQ(s.failures[0].stem, crashing);
+  for (const pdf2md::SampleDocument& doc : corpus.documents) {
+    EXPECT_EQ(fs::exists(out / (doc.stem + ".md")), doc.stem != crashing) << doc.stem;
+  }
+  const auto failures = read_jsonl(out / "failures.jsonl");
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].at("stem"), crashing);
+  const std::string cause = failures[0].at("cause").get<std::string>();
+  EXPECT_NE(cause.find("worker crashed: SIGSEGV"), std::string::npos) << cause;
+  EXPECT_NE(cause.find("crashing the renderer on"), std::string::npos) << cause;
+
+#ifdef RAYORCH_CLI_PATH
+  // The command converts the same corpus and exits with status 1 (some documents failed).
+  const fs::path cli_out = tmp.path() / "cli-out";
+  const std::string command =
+      fmt::format("'{}' pdf2md '{}' -o '{}' --dpi {} --render-batch 2 --no-progress -q",
+                  RAYORCH_CLI_PATH, (tmp.path() / "in").string(), cli_out.string(), kDpi);
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(read_jsonl(cli_out / "failures.jsonl").size(), 1u);
+  for (const pdf2md::SampleDocument& doc : corpus.documents) {
+    EXPECT_EQ(fs::exists(cli_out / (doc.stem + ".md")), doc.stem != crashing) << doc.stem;
+  }
+#endif
+  ::unsetenv("RAYORCH_PDF2MD_TEST_CRASH_ON");
+}

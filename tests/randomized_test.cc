@@ -118,6 +118,9 @@ struct Stats {
   std::uint64_t barrier_reduces_excluding = 0;
   std::uint64_t barrier_reduces_natural_present = 0;
   std::uint64_t cases_excluding = 0;
+  // Cases with Modules in worker processes, and those Modules.
+  std::uint64_t isolated_cases = 0;
+  std::uint64_t isolated_modules = 0;
   double slowest_seconds = 0;
   u64 slowest_seed = 0;
 };
@@ -160,6 +163,10 @@ class Case {
   std::string run(Stats& stats) {
     shape_ = master_.weighted({60, 20, 20});
     config_.allow_abort = master_.chance(80);
+    // A share of the cases runs some Modules in worker processes (decided from the seed, so
+    // the other draws of every case stay as they were).
+    config_.isolation_salt = rp::mix(seed_ ^ 0x150a7edULL);
+    config_.isolated_permille = config_.isolation_salt % 100 < 12 ? 500 : 0;
     const int size = master_.weighted({4, 30, 50, 16});
     rows_ = size == 0   ? 0
             : size == 1 ? master_.range(1, 3)
@@ -299,8 +306,10 @@ class Case {
           fmt::format("metrics list {} Calls, the program has {}\n", call, call_modules_.size());
     // An attempt abandoned by a timeout may still be running, and counting, after its run:
     // the UDF-side counters are exact only without timeouts.
+    // Nor do UDFs that run in worker processes count in this process.
     bool timeouts = false;
-    for (const rp::IrModule& mod : ir.modules) timeouts = timeouts || mod.timeout_ms > 0;
+    for (const rp::IrModule& mod : ir.modules)
+      timeouts = timeouts || mod.timeout_ms > 0 || (mod.isolated && !sync);
     if (!timeouts) {
       if (rpcs != rt_->rpcs)
         problem += fmt::format("metrics count {} RPCs, the UDFs ran {}\n", rpcs, rt_->rpcs.load());
@@ -447,6 +456,10 @@ class Case {
       }
       stats.calls += call_modules_.size();
       stats.domains += ir_.domains.size();
+      std::uint64_t isolated = 0;
+      for (const rp::IrModule& m : ir_.modules) isolated += m.isolated ? 1 : 0;
+      stats.isolated_modules += isolated;
+      if (isolated > 0) ++stats.isolated_cases;
       listing =
           fmt::format("reference program (schedule of the SyncExecutor run):\n{}", ir_.describe());
       model_ = std::make_unique<rp::Model>(ir_);
@@ -653,6 +666,9 @@ class Watchdog {
 };
 
 void print_stats(const Stats& s, double seconds) {
+  std::printf("[randomized] %llu cases ran %llu Modules in worker processes\n",
+              static_cast<unsigned long long>(s.isolated_cases),
+              static_cast<unsigned long long>(s.isolated_modules));
   std::printf(
       "[randomized] %llu cases, %llu local-vs-sync comparisons, %llu wire-protocol runs "
       "identical to direct runs, %llu runs in %.1f s; "

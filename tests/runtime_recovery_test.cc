@@ -308,6 +308,49 @@ TEST(Recovery, AFailedBatchOfOnlyBarrieredGrainsNeverReachesThePolicy) {
   EXPECT_TRUE(rig->complete());
 }
 
+// A process-isolated pool contains a loss to one worker: beyond the infrastructure budget
+// the batch is split in halves (deferred) until the Grain that keeps killing workers is
+// FAILED alone with the loss as its cause, and the run goes on (DESIGN 6.3). The engine
+// decides it from the pool's options, so the SyncExecutor (in-process) shows the sequence.
+TEST(Recovery, IsolatedPoolSplitsABatchThatKeepsLosingItsWorker) {
+  auto script = std::make_shared<Script>();
+  script->losses[2] = INT_MAX;
+  ro::Module<Flaky> flaky =
+      ro::Module<Flaky>(script).batch_size(4).infra_retries(1).isolation(ro::Isolation::process);
+  auto program = ro::compile([&](ro::Port<int> x) { return flaky(x); });
+  ro::testing::SyncExecutor ex(program);
+  auto r = ex.run({0, 1, 2, 3, 4});
+  std::vector<std::string> rpcs;
+  for (const auto& rpc : ex.rpcs()) rpcs.push_back(rpc.to_string());
+  EXPECT_EQ(rpcs, (std::vector<std::string>{"Flaky#0 [0 1 2 3] g0 failed",
+                                            "Flaky#0 [0 1 2 3] g1 failed", "Flaky#0 [4] g0",
+                                            "Flaky#0 [0 1] g2", "Flaky#0 [2 3] g2 failed",
+                                            "Flaky#0 [2] g3 failed", "Flaky#0 [3] g3"}));
+  ASSERT_EQ(r.outputs.size(), 5u);
+  for (int i : {0, 1, 3, 4}) EXPECT_EQ(r.outputs[i].value(), 100 + i);
+  ASSERT_FALSE(r.outputs[2].ok());
+  EXPECT_EQ(r.outputs[2].issue().outcome, ro::Outcome::failed);
+  EXPECT_EQ(r.outputs[2].issue().cause, "rayorch::ActorLost: actor vanished");
+  EXPECT_EQ(r.metrics.actors_replaced, 4u);
+}
+
+TEST(Recovery, IsolatedPoolWithoutInfraBudgetSplitsAtTheFirstLoss) {
+  auto script = std::make_shared<Script>();
+  script->losses[1] = INT_MAX;
+  ro::Module<Flaky> flaky =
+      ro::Module<Flaky>(script).batch_size(2).infra_retries(0).isolation(ro::Isolation::process);
+  auto program = ro::compile([&](ro::Port<int> x) { return flaky(x); });
+  ro::testing::SyncExecutor ex(program);
+  auto r = ex.run({0, 1, 2});
+  std::vector<std::string> rpcs;
+  for (const auto& rpc : ex.rpcs()) rpcs.push_back(rpc.to_string());
+  EXPECT_EQ(rpcs, (std::vector<std::string>{"Flaky#0 [0 1] g0 failed", "Flaky#0 [2] g0",
+                                            "Flaky#0 [0] g1", "Flaky#0 [1] g1 failed"}));
+  EXPECT_EQ(r.outputs[0].value(), 100);
+  EXPECT_EQ(r.outputs[2].value(), 102);
+  EXPECT_EQ(r.outputs[1].issue().outcome, ro::Outcome::failed);
+}
+
 // A lost actor with barriered Grains: they are sealed, only the live ones replay.
 TEST(Recovery, ALostBatchReplaysOnlyItsLiveGrains) {
   ro::Module<S> s;

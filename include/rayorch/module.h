@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -12,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "rayorch/codec.h"
 #include "rayorch/detail/graph.h"
 #include "rayorch/detail/udf_traits.h"
 #include "rayorch/errors.h"
@@ -188,6 +190,29 @@ std::string printable(const T& value) {
   }
 }
 
+// One check per type, so the "In instantiation of ..." line names the type without a codec.
+template <class T>
+constexpr void isolated_module_needs_a_codec_for() {
+  static_assert(has_codec<T>,
+                "Module::isolation(): the values of a process-isolated Module cross a process "
+                "boundary, and this type has no codec (the instantiation line above names it "
+                "as T): specialise rayorch::Codec<T> with encode and decode (see "
+                "rayorch/codec.h), or keep the Module on threads");
+}
+
+template <class Columns>
+struct ColumnValues;
+template <class... C>
+struct ColumnValues<std::tuple<C...>> {
+  using type = std::tuple<typename ColumnOf<C>::type...>;
+};
+
+template <class... In, class... Out>
+constexpr void check_isolation_codecs(std::tuple<In...>*, std::tuple<Out...>*) {
+  (isolated_module_needs_a_codec_for<In>(), ...);
+  (isolated_module_needs_a_codec_for<Out>(), ...);
+}
+
 template <class... T>
 std::vector<std::string> output_type_names(std::tuple<T...>*) {
   return {type_name<T>()...};
@@ -296,7 +321,8 @@ class Module {
     return *this;
   }
   /// Per-RPC deadline; an RPC running past it counts as a lost actor. The abandoned thread
-  /// is not killed: it is detached and its late report is rejected. 0 disables (default).
+  /// is not killed: it is detached and its late report is rejected; with
+  /// Isolation::process the worker process is killed. 0 disables (default).
   Module&& timeout(std::chrono::milliseconds t) && {
     state_->options.timeout = t;
     return std::move(*this);
@@ -325,6 +351,35 @@ class Module {
   }
   Module& reservation(Reservation r) & {
     state_->options.reservation = r;
+    return *this;
+  }
+
+  /// Where the pool's actors run (default threads). With Isolation::process each actor is
+  /// a child process: a crash (signal, abort, exit), a hang past timeout() or a memory
+  /// limit exceeded costs that worker only; it is replaced, its Grains are replayed within
+  /// infra_retries, and a Grain that keeps killing workers is split out of its batch until
+  /// it alone is FAILED with a cause naming what happened (docs/ISOLATION.md). Every Column
+  /// input type and output type of run() needs a rayorch::Codec: calling isolation() on a
+  /// Module whose types lack one does not compile.
+  Module&& isolation(Isolation i) && {
+    check_codecs();
+    state_->options.isolation = i;
+    return std::move(*this);
+  }
+  Module& isolation(Isolation i) & {
+    check_codecs();
+    state_->options.isolation = i;
+    return *this;
+  }
+  /// Process-isolated pools only: the bytes each worker may allocate beyond what it
+  /// inherited from the executor's process (RLIMIT_AS). A worker that exceeds it is lost
+  /// with the cause "worker exceeded its memory limit (N MiB)". 0: no limit (default).
+  Module&& memory_limit(std::uint64_t bytes) && {
+    state_->options.memory_limit = bytes;
+    return std::move(*this);
+  }
+  Module& memory_limit(std::uint64_t bytes) & {
+    state_->options.memory_limit = bytes;
     return *this;
   }
 
@@ -375,6 +430,15 @@ class Module {
     std::string name;
   };
 
+  static void check_codecs() {
+    if constexpr (detail::UdfCheck<U>::ok) {
+      using traits = detail::UdfTraits<U>;
+      detail::check_isolation_codecs(
+          static_cast<typename detail::ColumnValues<typename traits::columns>::type*>(nullptr),
+          static_cast<typename traits::shape::values*>(nullptr));
+    }
+  }
+
   template <class... A>
   void set_factory(A&&... args) {
     if constexpr (detail::UdfCheck<U>::ok) {
@@ -413,6 +477,9 @@ class Module {
     call.inputs = std::move(inputs);
     call.output_types = detail::output_type_names(static_cast<typename shape::values*>(nullptr));
     call.static_args = {detail::printable(std::get<J>(captured))...};
+    call.codecs =
+        detail::call_codecs(static_cast<typename detail::ColumnValues<columns>::type*>(nullptr),
+                            static_cast<typename shape::values*>(nullptr));
     call.invoker = [captured](detail::UdfInstance& instance,
                               std::span<const detail::ColumnInput> in) -> detail::RpcOutput {
       U& udf_object = static_cast<detail::UdfBox<U>&>(instance).udf;

@@ -17,6 +17,15 @@ enum class Reservation : std::uint8_t {
   parent_bound,  ///< up to batch_size siblings of the first ready parent
 };
 
+/// Where a Module's actors run.
+enum class Isolation : std::uint8_t {
+  threads,  ///< threads of the executor's process (default)
+  /// One child process per actor: a crash, an abort or a runaway allocation in the UDF
+  /// costs that worker, not the process (docs/ISOLATION.md). Values cross through
+  /// rayorch::Codec; the local executor honours it, testing::SyncExecutor runs in-process.
+  process,
+};
+
 /// Options of a Module (DESIGN 3.2). Validated when the pipeline is compiled.
 struct ModuleOptions {
   int replicas = 1;                         ///< actors in the Module's pool (>= 1)
@@ -31,6 +40,10 @@ struct ModuleOptions {
   /// still pending (never when nothing more can arrive); 0 means never wait (default).
   std::chrono::milliseconds batch_wait{0};
   Reservation reservation = Reservation::elastic;
+  Isolation isolation = Isolation::threads;  ///< threads or child processes
+  /// Isolated pools only: bytes each worker process may allocate beyond what it inherited;
+  /// exceeding it costs the worker (its Grains are replayed, then isolated). 0: no limit.
+  std::uint64_t memory_limit = 0;
 };
 
 }  // namespace rayorch

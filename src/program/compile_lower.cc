@@ -49,6 +49,7 @@ void Compiler::lower(RuntimePlan& plan) {
     pc.inputs = lc.record.inputs;
     pc.outputs = lc.outputs;
     code.invokers.push_back(lc.record.invoker);
+    code.codecs.push_back(lc.record.codecs);
     pc.static_args = lc.record.static_args;
     const int parent = plan.domains[pc.domain].parent;
     pc.barrier_domain = parent >= 0 ? parent : pc.domain;

@@ -58,6 +58,21 @@ void check_module_options(const Graph::Impl& g, int module) {
     fail(fmt::format("timeout must be >= 0 ms, got {}", o.timeout.count()));
   if (o.batch_wait.count() < 0)
     fail(fmt::format("batch_wait must be >= 0 ms, got {}", o.batch_wait.count()));
+  if (o.memory_limit > 0 && o.isolation != Isolation::process) {
+    fail(
+        "memory_limit applies to process-isolated workers only: add "
+        ".isolation(ro::Isolation::process) or drop the limit");
+  }
+  if (o.isolation == Isolation::process) {
+    for (const LogicalCall& c : g.calls) {
+      if (c.module != module || c.record.codecs.available) continue;
+      fail(fmt::format(
+          "runs in worker processes (Isolation::process), so its values cross a process "
+          "boundary, but type {} has no codec: specialise rayorch::Codec<{}> (see "
+          "rayorch/codec.h)",
+          c.record.codecs.missing, c.record.codecs.missing));
+    }
+  }
   if (!m.factory) fail("has no constructor factory");
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rayorch/detail/erased.h"
+#include "rayorch/detail/erased_codec.h"
 
 #include "program/plan.h"
 
@@ -16,6 +17,7 @@ struct PlanCode {
   std::vector<Factory> factories;               ///< per pool
   std::vector<std::vector<ListOps>> list_ops;   ///< per expand, per list
   std::vector<std::vector<GroupMaker>> makers;  ///< per reduce, per value
+  std::vector<CallCodecs> codecs;               ///< per Call (process-isolated pools)
 };
 
 }  // namespace rayorch::detail

@@ -86,7 +86,9 @@ class Engine {
   /// The UDF threw: seals barriered Grains, then applies the Call's RecoveryPolicy.
   FailureVerdict fail(std::uint64_t batch_id, const std::string& error);
   /// The actor was lost (or timed out): replays the Grains at a higher generation within
-  /// each Grain's infrastructure budget.
+  /// each Grain's infrastructure budget. Beyond it the run aborts, except for a Call of a
+  /// process-isolated pool: its batch is split in halves (deferred), and a lone Grain is
+  /// sealed FAILED with `reason` as its cause.
   FailureVerdict lost(std::uint64_t batch_id, const std::string& reason);
 
   /// True when all work is done and every output Item is terminal.

@@ -104,6 +104,24 @@ FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason) {
   const PlanCall& pc = p_.calls[call];
   auto live = take_live(call, batch.grains, &batch.generations);
   if (live.empty()) return {};
+  bool exhausted = false;
+  for (std::uint32_t e : live) exhausted |= grains_[call][e].infra_used >= pc.infra_retries;
+  if (exhausted && p_.pools[pc.pool].options.isolation == Isolation::process) {
+    // A process-isolated pool contains the loss to one worker, so a Grain that keeps
+    // killing workers is split out of its batch (as isolate_tail does, halves to the
+    // deferred queue) until it alone is FAILED with the loss as its cause; the run goes on.
+    if (live.size() > 1) {
+      const std::size_t half = live.size() / 2;
+      std::vector<std::uint32_t> a(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(half));
+      std::vector<std::uint32_t> b(live.begin() + static_cast<std::ptrdiff_t>(half), live.end());
+      requeue(call, a, batch.retries_used, batch.tail_used, false);
+      requeue(call, b, batch.retries_used, batch.tail_used, false);
+    } else {
+      seal_grain(call, live[0], ItemState::failed, intern(reason, call, live[0]),
+                 GrainEvent::suppress);
+    }
+    return {};
+  }
   for (std::uint32_t e : live) {
     if (grains_[call][e].infra_used >= pc.infra_retries) {
       return FailureVerdict{

@@ -554,6 +554,10 @@ struct IrModule {
   ro::RecoveryPolicy recovery;
   int infra_retries = 1;
   int timeout_ms = 0;
+  // Runs in worker processes (Isolation::process): its Calls get only faults that are pure
+  // functions of the Grain (record, group, poison), since a child process's copy of the
+  // shared Runtime cannot remember which first-attempt faults already fired.
+  bool isolated = false;
   // Schedule options (not part of the structure).
   int replicas = 1;
   int batch_size = 1;
@@ -626,10 +630,11 @@ struct Ir {
     std::string s;
     for (std::size_t m = 0; m < modules.size(); ++m) {
       const IrModule& mm = modules[m];
-      s += fmt::format("  module {} {}: replicas {} batch {} {} recovery {} infra {} timeout {}\n",
-                       m, udf_name(mm.udf), mm.replicas, mm.batch_size,
-                       mm.reservation == ro::Reservation::elastic ? "elastic" : "parent_bound",
-                       policy(mm.recovery), mm.infra_retries, mm.timeout_ms);
+      s += fmt::format(
+          "  module {} {}: replicas {} batch {} {} recovery {} infra {} timeout {}{}\n", m,
+          udf_name(mm.udf), mm.replicas, mm.batch_size,
+          mm.reservation == ro::Reservation::elastic ? "elastic" : "parent_bound",
+          policy(mm.recovery), mm.infra_retries, mm.timeout_ms, mm.isolated ? " isolated" : "");
     }
     auto names = [&](const std::vector<int>& v) {
       std::string t;
@@ -666,6 +671,11 @@ struct GenConfig {
   int max_depth = 3;
   int max_calls = 14;
   int max_expands = 4;
+  // Per mille of Modules that run in worker processes, chosen by hashing `isolation_salt`
+  // with the Module's index (no draw from the structure stream, so the programs of cases
+  // without isolation stay as they are).
+  int isolated_permille = 0;
+  u64 isolation_salt = 0;
 };
 
 // Records a random program twice over: as ro::Ports while ro::compile traces it, and as an Ir
@@ -798,7 +808,12 @@ class Builder {
                     : b == 3 ? rsched_.range(9, 32)
                              : 64;
     im.reservation = rsched_.chance(300) ? ro::Reservation::parent_bound : ro::Reservation::elastic;
+    im.isolated = config_.isolated_permille > 0 &&
+                  static_cast<int>(mix(config_.isolation_salt + ir_.modules.size()) % 1000) <
+                      config_.isolated_permille;
+    if (im.isolated) im.timeout_ms = 0;  // a hang cannot be scripted once only in a process
     auto m = std::make_unique<ro::Module<U>>();
+    if (im.isolated) m->isolation(ro::Isolation::process);
     m->replicas(im.replicas)
         .batch_size(im.batch_size)
         .reservation(im.reservation)
@@ -839,6 +854,11 @@ class Builder {
       f.lost = rs_.range(20, 200);
     }
     if (m.timeout_ms > 0 && rs_.chance(700)) f.hang = rs_.range(20, 150);
+    if (m.isolated) {
+      f.flaky = 0;
+      f.lost = 0;
+      f.hang = 0;
+    }
     return s;
   }
 

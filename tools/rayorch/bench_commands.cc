@@ -1,5 +1,5 @@
-// `rayorch bench engine | ablation | failure | scaling | compare | memory`: the benchmark
-// programs of bench/ behind one command (and `bench video`, video_bench_commands.cc, with
+// `rayorch bench engine | ablation | failure | scaling | compare | memory | isolation`: the
+// benchmark programs of bench/ behind one command (and `bench video`, video_bench_commands.cc, with
 // the video workload). Each prints a table, or one JSON object with --json.
 #include <cstdio>
 #include <functional>
@@ -294,6 +294,30 @@ void add_compare(CLI::App* bench) {
   self->callback([corpus, out] { rb::run_compare_system(*corpus, *out); });
 }
 
+void add_isolation(CLI::App* bench) {
+  auto o = std::make_shared<rb::IsolationOptions>();
+  auto c = std::make_shared<Common>();
+  auto* sub = bench->add_subcommand(
+      "isolation",
+      "Round trip of an RPC to a process-isolated worker (empty UDF, 1 and 32 rows) and the "
+      "cost of large payloads, against the same calls on threads");
+  add_common(sub, *c);
+  sub->add_option("--rpcs", o->rpcs, "RPCs per empty-call measurement")->capture_default_str();
+  sub->add_option("--payload-rpcs", o->payload_rpcs, "RPCs of the payload measurement")
+      ->capture_default_str();
+  sub->add_option("--payload-kib", o->payload_kib, "Payload per RPC, each way (KiB)")
+      ->capture_default_str();
+  sub->add_option("--repeats", o->repeats, "Runs per measurement (best of)")->capture_default_str();
+  sub->callback([sub, o, c] {
+    if (c->quick) {
+      quick_default(sub, "--rpcs", o->rpcs, std::size_t{200});
+      quick_default(sub, "--payload-rpcs", o->payload_rpcs, std::size_t{10});
+      quick_default(sub, "--repeats", o->repeats, 1);
+    }
+    finish(rb::run_isolation(*o), *c);
+  });
+}
+
 void add_memory(CLI::App* bench) {
   auto o = std::make_shared<rb::MemoryOptions>();
   auto c = std::make_shared<Common>();
@@ -361,6 +385,7 @@ void add_bench_commands(CLI::App& app) {
   add_scaling(bench);
   add_compare(bench);
   add_memory(bench);
+  add_isolation(bench);
 #ifdef RAYORCH_WITH_VIDEO
   add_video_bench_command(*bench);
 #endif

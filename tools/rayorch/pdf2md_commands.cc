@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -73,6 +74,14 @@ void add_pdf2md(CLI::App& app) {
                     "documents");
   add_hidden_stage_aliases(cmd, "meta", c.pipeline.open);
   add_stage_options(cmd, "render", "page renderer", c.pipeline.render, "pages (of any documents)");
+  cmd->add_option("--isolation", c.pipeline.render_isolation,
+                  "where pages render: process (worker processes, so a PDF that crashes the "
+                  "renderer fails alone) or threads")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, rayorch::Isolation>{{"process", rayorch::Isolation::process},
+                                                    {"threads", rayorch::Isolation::threads}},
+          CLI::ignore_case))
+      ->default_str("process");
   add_stage_options(cmd, "ocr", "OCR engine", c.pipeline.ocr, "pages");
   add_stage_options(cmd, "assemble", "Markdown assembly", c.pipeline.assemble);
   cmd->add_option("--lang", c.pipeline.lang, "Tesseract language")->capture_default_str();

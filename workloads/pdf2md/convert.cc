@@ -85,6 +85,8 @@ nlohmann::json report_section(const ConvertSummary& summary, const ConvertOption
        summary.run_seconds > 0 ? static_cast<double>(summary.pages) / summary.run_seconds : 0.0},
       {"first_document_seconds", summary.first_document_seconds},
       {"dpi", options.pipeline.dpi},
+      {"render_isolation",
+       options.pipeline.render_isolation == ro::Isolation::process ? "process" : "threads"},
   };
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -120,6 +121,47 @@ class Assemble {
                                      ro::Column<DocumentInfo> info);
 };
 
+}  // namespace pdf2md
+
+// Codecs of the values that cross into and out of the renderer's worker processes
+// (rayorch/codec.h). A page's pixels cross as one block of bytes.
+template <>
+struct rayorch::Codec<pdf2md::PageRef> {
+  static void encode(const pdf2md::PageRef& p, std::string& out) {
+    Codec<std::uint32_t>::encode(p.number, out);
+  }
+  static pdf2md::PageRef decode(std::string_view& in) {
+    return pdf2md::PageRef{Codec<std::uint32_t>::decode(in)};
+  }
+};
+
+template <>
+struct rayorch::Codec<pdf2md::PageImage> {
+  static void encode(const pdf2md::PageImage& p, std::string& out) {
+    Codec<std::uint32_t>::encode(p.number, out);
+    Codec<std::uint32_t>::encode(p.width, out);
+    Codec<std::uint32_t>::encode(p.height, out);
+    Codec<std::uint32_t>::encode(p.dpi, out);
+    Codec<std::uint64_t>::encode(p.pixels.size(), out);
+    out.append(reinterpret_cast<const char*>(p.pixels.data()), p.pixels.size());
+  }
+  static pdf2md::PageImage decode(std::string_view& in) {
+    pdf2md::PageImage p;
+    p.number = Codec<std::uint32_t>::decode(in);
+    p.width = Codec<std::uint32_t>::decode(in);
+    p.height = Codec<std::uint32_t>::decode(in);
+    p.dpi = Codec<std::uint32_t>::decode(in);
+    const std::uint64_t n = Codec<std::uint64_t>::decode(in);
+    if (n > in.size()) throw DecodeError("pdf2md::PageImage: truncated pixels");
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(in.data());
+    p.pixels.assign(bytes, bytes + n);
+    in.remove_prefix(static_cast<std::size_t>(n));
+    return p;
+  }
+};
+
+namespace pdf2md {
+
 /// Pool size and RPC size of one stage.
 struct StageConfig {
   int replicas = 1;
@@ -140,6 +182,9 @@ struct PipelineConfig {
   // document lookup, and the first pages still reach OCR after four renders (about 0.1 s at
   // 150 dpi).
   StageConfig render{1, 4};
+  // Real-world PDFs crash PDF libraries: rendering runs in worker processes, so a document
+  // that crashes the renderer fails alone (failures.jsonl) and the rest are converted.
+  ro::Isolation render_isolation = ro::Isolation::process;
   // Two single-threaded OCR engines saturate two cores; larger RPCs gain nothing for a
   // CPU engine and would only delay the first finished document.
   StageConfig ocr{2, 1};

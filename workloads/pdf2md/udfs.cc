@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -140,6 +143,9 @@ struct RenderPage::State {
   static constexpr std::size_t kKeepOpen = 4;
 
   int dpi = 0;
+  // Test only: the file name (no directory) of a PDF whose rendering raises SIGSEGV, read
+  // from RAYORCH_PDF2MD_TEST_CRASH_ON, to stand in for a PDF that crashes poppler.
+  std::string crash_on;
   poppler::page_renderer renderer;
   std::vector<OpenDocument> recent;  // most recently used first
 
@@ -177,6 +183,7 @@ RenderPage::RenderPage(int dpi) : state_(std::make_unique<State>()) {
     throw std::runtime_error("RenderPage: this poppler build cannot render pages");
   }
   state_->dpi = dpi;
+  if (const char* crash = std::getenv("RAYORCH_PDF2MD_TEST_CRASH_ON")) state_->crash_on = crash;
   state_->renderer.set_image_format(poppler::image::format_gray8);
   state_->renderer.set_render_hint(poppler::page_renderer::antialiasing, true);
   state_->renderer.set_render_hint(poppler::page_renderer::text_antialiasing, true);
@@ -194,6 +201,13 @@ std::vector<ro::Row<PageImage>> RenderPage::run(ro::Column<std::string> paths,
   for (std::size_t first = 0; first < n; ++first) {
     if (done[first]) continue;
     const std::string& path = paths[first];
+    if (!state_->crash_on.empty() &&
+        std::filesystem::path(path).filename().string() == state_->crash_on) {
+      std::fprintf(stderr, "pdf2md: crashing the renderer on %s as asked (test trigger)\n",
+                   path.c_str());
+      std::fflush(stderr);
+      std::raise(SIGSEGV);
+    }
     std::string open_error;
     poppler::document* doc = state_->acquire(path, open_error);
     for (std::size_t i = first; i < n; ++i) {
@@ -345,7 +359,8 @@ PdfToMarkdown::PdfToMarkdown(const PipelineConfig& c)
       render(ro::Module<RenderPage>(c.dpi)
                  .replicas(c.render.replicas)
                  .batch_size(c.render.batch_size)
-                 .recovery(ro::RecoveryPolicy::isolate_tail())),
+                 .recovery(ro::RecoveryPolicy::isolate_tail())
+                 .isolation(c.render_isolation)),
       ocr(ro::Module<OcrPage>(c.lang, c.tessdata)
               .replicas(c.ocr.replicas)
               .batch_size(c.ocr.batch_size)

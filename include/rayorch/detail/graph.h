@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rayorch/detail/erased.h"
+#include "rayorch/detail/erased_codec.h"
 #include "rayorch/module_options.h"
 
 namespace rayorch {
@@ -32,6 +33,7 @@ struct CallRecord {
   std::vector<std::string> output_types;
   Invoker invoker;
   std::vector<std::string> static_args;  ///< printable form of each static argument
+  CallCodecs codecs;                     ///< how its values cross a process boundary
 };
 
 /// The logical program being recorded. Its contents are private to src/program.

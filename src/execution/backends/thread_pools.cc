@@ -1,5 +1,7 @@
 // Local threads: each worker is a thread owning one UDF instance, fed through a one-slot
-// mailbox; results come back through one completion queue.
+// mailbox; results come back through one completion queue. A worker of a process-isolated
+// pool is a proxy thread instead: it owns a worker process (process_worker.h) and runs each
+// task there, so both kinds share the mailboxes, the queue and the one driver loop.
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -11,6 +13,8 @@
 #include "rayorch/errors.h"
 
 #include "execution/backends/backends.h"
+#include "execution/backends/fork_server.h"
+#include "execution/backends/process_worker.h"
 
 namespace rayorch::detail {
 namespace {
@@ -46,28 +50,36 @@ struct Startup {
   std::string error;
 };
 
+void report_startup(Startup* startup, const RuntimePlan& plan, int pool, int slot,
+                    const std::string& error) {
+  if (startup == nullptr) return;
+  std::lock_guard<std::mutex> lock(startup->mutex);
+  if (!error.empty() && startup->error.empty()) {
+    startup->error = fmt::format("{} (actor {} of pool {})", error, slot, plan.pools[pool].name);
+  }
+  --startup->pending;
+  startup->cv.notify_all();
+}
+
+// Waits for the next task; false when the worker is told to stop.
+bool next_task(Mailbox& box, WorkerTask& task) {
+  std::unique_lock<std::mutex> lock(box.mutex);
+  box.cv.wait(lock, [&] { return box.stop || box.task.has_value(); });
+  if (!box.task) return false;
+  task = std::move(*box.task);
+  box.task.reset();
+  return true;
+}
+
 void worker_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std::uint64_t epoch,
                  std::shared_ptr<Mailbox> box, std::shared_ptr<CompletionQueue> done,
                  std::shared_ptr<Startup> startup) {
   std::string error;
   std::unique_ptr<UdfInstance> instance = build_instance(*plan, pool, error);
-  if (startup) {
-    std::lock_guard<std::mutex> lock(startup->mutex);
-    if (!instance && startup->error.empty()) {
-      startup->error = fmt::format("{} (actor {} of pool {})", error, slot, plan->pools[pool].name);
-    }
-    --startup->pending;
-    startup->cv.notify_all();
-  }
+  report_startup(startup.get(), *plan, pool, slot, instance ? "" : error);
   for (;;) {
     WorkerTask task;
-    {
-      std::unique_lock<std::mutex> lock(box->mutex);
-      box->cv.wait(lock, [&] { return box->stop || box->task.has_value(); });
-      if (!box->task) return;
-      task = std::move(*box->task);
-      box->task.reset();
-    }
+    if (!next_task(*box, task)) return;
     WorkerResult r;
     r.run = task.run;
     r.pool = pool;
@@ -89,9 +101,42 @@ void worker_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, st
   }
 }
 
+// The proxy of one worker process: the same loop as worker_main, with the process in the
+// place of the UDF instance. A lost process is replaced before the result is reported.
+void proxy_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std::uint64_t epoch,
+                std::shared_ptr<Mailbox> box, std::shared_ptr<CompletionQueue> done,
+                std::shared_ptr<Startup> startup, std::shared_ptr<ProcessWorker> process) {
+  std::string error = process->start();
+  report_startup(startup.get(), *plan, pool, slot, error);
+  for (;;) {
+    WorkerTask task;
+    if (!next_task(*box, task)) return;
+    WorkerResult r;
+    r.run = task.run;
+    r.pool = pool;
+    r.slot = slot;
+    if (!error.empty()) {
+      r.fatal = error;
+    } else {
+      r.attempt = process->call(task);
+      // The driver replaced this worker (a timeout) and killed its process: nobody waits
+      // for this result.
+      if (process->abandoned()) return;
+      if (r.attempt.kind == Attempt::Kind::lost) {
+        r.rebuilt = true;
+        error = process->start();
+        if (!error.empty()) r.fatal = "replacing a lost worker process failed: " + error;
+      }
+    }
+    task = WorkerTask{};
+    done->push(epoch, std::move(r));
+  }
+}
+
 struct Worker {
   std::uint64_t epoch = 0;
   std::shared_ptr<Mailbox> box;
+  std::shared_ptr<ProcessWorker> process;  // isolated pools only
   std::thread thread;
   bool busy = false;  // a task was submitted and its result not yet returned by wait()
 };
@@ -100,6 +145,12 @@ class ThreadPools final : public WorkerPools {
  public:
   explicit ThreadPools(std::shared_ptr<const RuntimePlan> plan)
       : plan_(std::move(plan)), done_(std::make_shared<CompletionQueue>()) {
+    // The fork server is forked before this object starts any thread (fork_server.h).
+    for (const PlanPool& pool : plan_->pools) {
+      if (pool.options.isolation == Isolation::process && !forks_) {
+        forks_ = std::make_shared<ForkServer>(plan_);
+      }
+    }
     auto startup = std::make_shared<Startup>();
     for (std::size_t p = 0; p < plan_->pools.size(); ++p) {
       workers_.emplace_back();
@@ -168,6 +219,8 @@ class ThreadPools final : public WorkerPools {
       w.box->stop = true;
     }
     w.box->cv.notify_all();
+    // A worker process is killed: its proxy thread then ends without reporting.
+    if (w.process) w.process->abandon();
     // A hung thread cannot be killed; it exits after its attempt, whose result is then
     // marked not current. The task it holds keeps its inputs alive until then.
     w.thread.detach();
@@ -182,19 +235,23 @@ class ThreadPools final : public WorkerPools {
           w.box->stop = true;
         }
         w.box->cv.notify_all();
+        if (w.process) w.process->abandon();
       }
     }
     for (std::size_t p = 0; p < workers_.size(); ++p) {
       for (Worker& w : workers_[p]) {
         if (!w.thread.joinable()) continue;
-        // An attempt that can time out may hang: do not wait for it.
-        if (w.busy && plan_->pools[p].options.timeout.count() > 0)
+        // An attempt that can time out may hang: do not wait for it. A proxy thread never
+        // hangs: its process was killed.
+        if (!w.process && w.busy && plan_->pools[p].options.timeout.count() > 0)
           w.thread.detach();
         else
           w.thread.join();
       }
     }
     workers_.clear();
+    // Kills and reaps every worker process left (those of replaced workers included).
+    if (forks_) forks_->shutdown();
   }
 
  private:
@@ -202,13 +259,20 @@ class ThreadPools final : public WorkerPools {
     Worker w;
     w.epoch = ++epochs_;
     w.box = std::make_shared<Mailbox>();
-    w.thread =
-        std::thread(worker_main, plan_, pool, slot, w.epoch, w.box, done_, std::move(startup));
+    if (plan_->pools[pool].options.isolation == Isolation::process) {
+      w.process = std::make_shared<ProcessWorker>(forks_, plan_, pool);
+      w.thread = std::thread(proxy_main, plan_, pool, slot, w.epoch, w.box, done_,
+                             std::move(startup), w.process);
+    } else {
+      w.thread =
+          std::thread(worker_main, plan_, pool, slot, w.epoch, w.box, done_, std::move(startup));
+    }
     return w;
   }
 
   std::shared_ptr<const RuntimePlan> plan_;
   std::shared_ptr<CompletionQueue> done_;
+  std::shared_ptr<ForkServer> forks_;  // set when some pool is process-isolated
   std::vector<std::vector<Worker>> workers_;
   std::uint64_t epochs_ = 0;
 };

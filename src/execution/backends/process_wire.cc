@@ -1,0 +1,245 @@
+// Framing and descriptor passing. See process_wire.h.
+#include "execution/backends/process_wire.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace rayorch::detail {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x524f5750;     // "ROWP"
+constexpr std::uint32_t kInArena = 0x80000000u;  // type flag: the payload is in the arena
+// A frame larger than this is a corrupt header, not a payload.
+constexpr std::uint64_t kMaxFrame = std::uint64_t{1} << 40;
+
+bool send_all(int fd, const char* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t k = ::send(fd, data, n, MSG_NOSIGNAL);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += k;
+    n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+bool recv_all(int fd, char* data, std::size_t n) {
+  while (n > 0) {
+    const ssize_t k = ::recv(fd, data, n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    data += k;
+    n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+void put32(char* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(static_cast<unsigned char>(v >> (8 * i)));
+}
+void put64(char* p, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(static_cast<unsigned char>(v >> (8 * i)));
+}
+std::uint64_t get(const char* p, int n) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i)
+    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+void UniqueFd::reset() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void begin_frame(std::string& buf) {
+  buf.clear();
+  buf.resize(kFrameHeader);
+}
+
+bool send_frame(int fd, Frame type, std::string& buf, SharedArena* arena) {
+  const std::size_t n = buf.size() - kFrameHeader;
+  if (arena != nullptr && *arena && n > kArenaThreshold) {
+    if (char* room = arena->room(n)) {
+      std::memcpy(room, buf.data() + kFrameHeader, n);
+      put32(buf.data(), kMagic);
+      put32(buf.data() + 4, static_cast<std::uint32_t>(type) | kInArena);
+      put64(buf.data() + 8, n);
+      return send_all(fd, buf.data(), kFrameHeader);
+    }
+  }
+  put32(buf.data(), kMagic);
+  put32(buf.data() + 4, static_cast<std::uint32_t>(type));
+  put64(buf.data() + 8, n);
+  return send_all(fd, buf.data(), buf.size());
+}
+
+SharedArena::SharedArena(SharedArena&& o) noexcept
+    : fd_(std::move(o.fd_)),
+      base_(std::exchange(o.base_, nullptr)),
+      mapped_(std::exchange(o.mapped_, 0)) {}
+
+SharedArena& SharedArena::operator=(SharedArena&& o) noexcept {
+  if (this != &o) {
+    if (base_ != nullptr) ::munmap(base_, mapped_);
+    fd_ = std::move(o.fd_);
+    base_ = std::exchange(o.base_, nullptr);
+    mapped_ = std::exchange(o.mapped_, 0);
+  }
+  return *this;
+}
+
+SharedArena::~SharedArena() {
+  if (base_ != nullptr) ::munmap(base_, mapped_);
+}
+
+SharedArena SharedArena::create() {
+  return SharedArena(UniqueFd(::memfd_create("rayorch-worker-arena", MFD_CLOEXEC)));
+}
+
+bool SharedArena::map(std::size_t n) {
+  if (n <= mapped_) return true;
+  if (base_ != nullptr) ::munmap(base_, mapped_);
+  base_ = nullptr;
+  mapped_ = 0;
+  void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
+  if (p == MAP_FAILED) return false;
+  base_ = static_cast<char*>(p);
+  mapped_ = n;
+  return true;
+}
+
+char* SharedArena::room(std::size_t n) {
+  struct stat st;
+  if (::fstat(fd_.get(), &st) != 0) return nullptr;
+  if (static_cast<std::size_t>(st.st_size) < n) {
+    // Grow with headroom, so a slowly growing payload does not remap every time.
+    const std::size_t size = n + n / 2;
+    if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) return nullptr;
+    if (!map(size)) return nullptr;
+  } else if (!map(static_cast<std::size_t>(st.st_size))) {
+    return nullptr;
+  }
+  return base_;
+}
+
+const char* SharedArena::bytes(std::size_t n) {
+  if (n > mapped_) {
+    struct stat st;
+    if (::fstat(fd_.get(), &st) != 0 || static_cast<std::size_t>(st.st_size) < n) return nullptr;
+    if (!map(static_cast<std::size_t>(st.st_size))) return nullptr;
+  }
+  return base_;
+}
+
+bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload,
+                SharedArena* arena) {
+  // One frame is in flight per direction at a time (a request waits for its reply), so one
+  // large read can take the header and the payload together without reading past the frame.
+  constexpr std::size_t kFirstRead = 64 * 1024;
+  if (buf.size() < kFirstRead) buf.resize(kFirstRead);
+  std::size_t have = 0;
+  while (have < kFrameHeader) {
+    const ssize_t k = ::recv(fd, buf.data() + have, buf.size() - have, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    have += static_cast<std::size_t>(k);
+  }
+  if (get(buf.data(), 4) != kMagic) return false;
+  const std::uint64_t n = get(buf.data() + 8, 8);
+  if (n > kMaxFrame) return false;
+  const auto raw = static_cast<std::uint32_t>(get(buf.data() + 4, 4));
+  type = static_cast<Frame>(raw & ~kInArena);
+  if ((raw & kInArena) != 0) {
+    if (have != kFrameHeader || arena == nullptr || !*arena) return false;
+    const char* bytes = arena->bytes(static_cast<std::size_t>(n));
+    if (bytes == nullptr) return false;
+    payload = std::string_view(bytes, static_cast<std::size_t>(n));
+    return true;
+  }
+  const std::size_t total = kFrameHeader + static_cast<std::size_t>(n);
+  if (have > total) return false;  // the peer broke the one-frame-at-a-time rule
+  if (buf.size() < total) buf.resize(total);
+  if (!recv_all(fd, buf.data() + have, total - have)) return false;
+  payload = std::string_view(buf.data() + kFrameHeader, static_cast<std::size_t>(n));
+  return true;
+}
+
+bool send_packet(int fd, std::string_view bytes, int fd_a, int fd_b, int fd_c) {
+  msghdr msg{};
+  iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))];
+  int fds[3];
+  std::size_t nfds = 0;
+  for (int f : {fd_a, fd_b, fd_c}) {
+    if (f >= 0) fds[nfds++] = f;
+  }
+  if (nfds > 0) {
+    std::memset(control, 0, sizeof control);
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+  }
+  for (;;) {
+    const ssize_t k = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (k >= 0) return static_cast<std::size_t>(k) == bytes.size();
+    if (errno != EINTR) return false;
+  }
+}
+
+bool recv_packet(int fd, std::string& bytes, std::size_t max, UniqueFd* fd_a, UniqueFd* fd_b,
+                 UniqueFd* fd_c) {
+  bytes.resize(max);
+  msghdr msg{};
+  iovec iov{bytes.data(), bytes.size()};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t k;
+  do {
+    k = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  } while (k < 0 && errno == EINTR);
+  if (k <= 0) return false;
+  bytes.resize(static_cast<std::size_t>(k));
+  UniqueFd* outs[3] = {fd_a, fd_b, fd_c};
+  std::size_t next = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < n; ++i) {
+      int received = -1;
+      std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      UniqueFd owned(received);  // closed unless the caller asked for it
+      if (next < 3 && outs[next] != nullptr) *outs[next] = std::move(owned);
+      ++next;
+    }
+  }
+  return true;
+}
+
+void close_descriptors_from(int first) noexcept {
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U) == 0) return;
+  const long max = ::sysconf(_SC_OPEN_MAX);
+  for (long fd = first; fd < (max > 0 ? max : 4096); ++fd) ::close(static_cast<int>(fd));
+}
+
+}  // namespace rayorch::detail

@@ -1,0 +1,114 @@
+// Bytes between the executor and its worker processes: owned file descriptors, length-framed
+// messages on a stream socket (one send per message, buffers reused by the caller), and
+// descriptor passing on the fork server's packet socket.
+//
+// Threading: every function works on the descriptors it is given and shares nothing; one
+// descriptor is written by one thread at a time (the caller's rule).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace rayorch::detail {
+
+/// Owns one file descriptor.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset() noexcept;
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_ = -1;
+};
+
+/// Frame types on a worker's socket.
+enum class Frame : std::uint32_t {
+  ready = 1,        ///< worker -> executor: the UDF instance is built
+  ctor_failed = 2,  ///< worker -> executor: its constructor threw (payload: the message)
+  task = 3,         ///< executor -> worker: an invocation and its input rows
+  ok = 4,           ///< worker -> executor: the report and the output rows
+  failed = 5,       ///< worker -> executor: the UDF threw (payload: "Type: message")
+  lost = 6,         ///< worker -> executor: the UDF raised ActorLost (payload: the message)
+};
+
+/// Bytes a frame's header takes at the front of its buffer.
+inline constexpr std::size_t kFrameHeader = 16;
+
+/// A memory file mapped by both the executor and one worker, through which large payloads
+/// cross (page images, frames): the sender copies the payload in and sends only the header
+/// on the socket, the receiver decodes straight from the mapping. So a large payload is not
+/// pushed through the socket buffer in many small steps, each of which waits for the other
+/// process to be scheduled. Request and answer alternate, so one side at a time writes it.
+/// It grows to the largest payload and keeps that size.
+class SharedArena {
+ public:
+  SharedArena() = default;
+  explicit SharedArena(UniqueFd fd) : fd_(std::move(fd)) {}
+  SharedArena(SharedArena&& o) noexcept;
+  SharedArena& operator=(SharedArena&& o) noexcept;
+  SharedArena(const SharedArena&) = delete;
+  SharedArena& operator=(const SharedArena&) = delete;
+  ~SharedArena();
+  /// A new arena (memfd_create); invalid when it cannot be made.
+  static SharedArena create();
+  int fd() const { return fd_.get(); }
+  explicit operator bool() const { return static_cast<bool>(fd_); }
+  /// Writable room for `n` bytes, growing the file (sender); null on failure.
+  char* room(std::size_t n);
+  /// The first `n` bytes as the other side wrote them (receiver); null on failure.
+  const char* bytes(std::size_t n);
+
+ private:
+  bool map(std::size_t n);
+  UniqueFd fd_;
+  char* base_ = nullptr;
+  std::size_t mapped_ = 0;
+};
+
+/// Payloads above this size cross through the arena.
+inline constexpr std::size_t kArenaThreshold = 64 * 1024;
+
+/// Clears `buf` and reserves room for the header; append the payload after it.
+void begin_frame(std::string& buf);
+/// Fills the header of `buf` (begun with begin_frame) and sends the whole frame, its payload
+/// through `arena` when it is large and an arena is given. False when the connection is
+/// broken.
+bool send_frame(int fd, Frame type, std::string& buf, SharedArena* arena = nullptr);
+/// Receives one frame into `buf` (reused; it only grows) and points `payload` at its
+/// payload inside it. The peer sends one frame and then waits for the answer, so the frame
+/// is read with as few reads as it takes. False at the end of the stream, on a broken
+/// connection or on a malformed header.
+/// A payload sent through the arena is read from `arena`'s mapping (valid until the next
+/// frame is sent either way).
+bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload,
+                SharedArena* arena = nullptr);
+
+/// Sends one packet with up to three descriptors attached (-1: none). False on failure.
+bool send_packet(int fd, std::string_view bytes, int fd_a = -1, int fd_b = -1, int fd_c = -1);
+/// Receives one packet (at most `max` bytes) and the descriptors attached to it. False at
+/// the end of the stream or on failure.
+bool recv_packet(int fd, std::string& bytes, std::size_t max, UniqueFd* fd_a = nullptr,
+                 UniqueFd* fd_b = nullptr, UniqueFd* fd_c = nullptr);
+
+/// Closes every descriptor from `first` upwards (a child of fork keeps only what it needs).
+void close_descriptors_from(int first) noexcept;
+
+}  // namespace rayorch::detail
