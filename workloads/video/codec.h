@@ -1,5 +1,6 @@
 // Byte codecs (rayorch::Codec) for the values the video stages pass between each other, so
 // they can cross a process boundary (e.g. between the Ray actors of the Python package).
+// VideoRecord's (its JSON line, for the run journal) is in video.h.
 #pragma once
 
 #include <string>
@@ -119,20 +120,6 @@ struct rayorch::Codec<video::SceneRecord> {
     get(v.index, in), get(v.first_frame, in), get(v.last_frame, in);
     get(v.start_seconds, in), get(v.end_seconds, in), get(v.cut_score, in);
     get(v.text, in), get(v.signature, in), get(v.near_duplicates, in), get(v.frames, in);
-    return v;
-  }
-};
-
-template <>
-struct rayorch::Codec<video::VideoRecord> {
-  static void encode(const video::VideoRecord& v, std::string& out) {
-    using video::codec_detail::put;
-    put(v.info, out), put(v.frames, out), put(v.scenes, out);
-  }
-  static video::VideoRecord decode(std::string_view& in) {
-    using video::codec_detail::get;
-    video::VideoRecord v;
-    get(v.info, in), get(v.frames, in), get(v.scenes, in);
     return v;
   }
 };
