@@ -77,6 +77,7 @@ struct FailureOptions {
   /// empty: none), with the Python, scripts, work directory and timeout of `bench compare`.
   std::string peers;
   std::string python;
+  std::string project_python;
   std::string peer_dir;
   std::string work_dir;
   int peer_timeout_s = 900;
@@ -96,17 +97,19 @@ struct ScalingOptions {
 Report run_scaling(const ScalingOptions& options);
 
 /// `bench compare`: this project against the peer scripts on the same corpus, every system
-/// in its own process tree. `peers` lists "<peer>[:<arm>]" (bench/peers/<peer>_peer.py).
+/// in its own process tree. `peers` lists "<peer>[:<arm>]" (bench/peers/<peer>_peer.py);
+/// "rayorch-ray" is this project on Ray, and the targets are evaluated with it when it ran.
 struct CompareOptions {
   WorkloadOptions workload;
   std::string regime = "overhead";    ///< overhead | realistic | payload (set by the CLI)
   std::size_t payload_max_bytes = 0;  ///< payload regime: largest page payload (0: none)
-  std::string peers = "ray:groupby,ray:driver,daft:groupby,daft:driver,reference";
+  std::string peers = "rayorch-ray,ray:groupby,ray:driver,daft:groupby,daft:driver,reference";
   std::vector<std::string> peer_args;  ///< extra arguments for every peer script
   int repeats = 1;
-  std::string python;    ///< empty: <repo>/.venv-peers/bin/python
-  std::string peer_dir;  ///< empty: <repo>/bench/peers
-  std::string work_dir;  ///< where the corpus and outputs are written; empty: a temp dir
+  std::string python;          ///< empty: <repo>/.venv-peers/bin/python
+  std::string project_python;  ///< rayorch-ray's; empty: <repo>/.venv/bin/python
+  std::string peer_dir;        ///< empty: <repo>/bench/peers
+  std::string work_dir;        ///< where the corpus and outputs are written; empty: a temp dir
   int peer_timeout_s = 900;
 };
 Report run_compare(const CompareOptions& options);

@@ -1,5 +1,6 @@
-// `bench failure --peers ...`: the same clean and poisoned corpora on the peers. The
-// reference stops a poisoned document's siblings as this project does (GroupFailure); Ray
+// `bench failure --peers ...`: the same clean and poisoned corpora on the peers (and, as
+// `rayorch-ray`, on this project's Ray backend). The reference stops a poisoned document's
+// siblings as this project does (GroupFailure); Ray
 // Data and Daft cannot, so their scripts filter after the regroup: every page goes through
 // OCR and a document with a failed page is dropped before it is assembled.
 #include <fstream>
@@ -57,7 +58,8 @@ fs::path write_corpus(const fs::path& path, const FailureOptions& o,
 
 void run_failure_peers(const FailureOptions& o, const std::vector<std::uint32_t>& pages,
                        const std::vector<bool>& poisoned, Report& rep) {
-  SystemEnv env = make_system_env(o.python, o.peer_dir, o.work_dir, o.peer_timeout_s);
+  SystemEnv env =
+      make_system_env(o.python, o.project_python, o.peer_dir, o.work_dir, o.peer_timeout_s);
   const fs::path clean_corpus = write_corpus(env.work / "clean.json", o, pages, {});
   const fs::path poisoned_corpus = write_corpus(env.work / "poisoned.json", o, pages, poisoned);
   std::uint64_t siblings = 0, triggers = 0, healthy_pages = 0;
@@ -128,8 +130,9 @@ void run_failure_peers(const FailureOptions& o, const std::vector<std::uint32_t>
   }
   rep.text += fmt::format(
       "\npeers on the same corpora ({} paired runs each; each system in its own process tree, "
-      "Ray in a private loopback-only network namespace; the reference stops siblings with "
-      "GroupFailure, Ray Data and Daft filter after the regroup; siblings kept out from each "
+      "Ray in a private loopback-only network namespace; this project on Ray and the reference "
+      "stop siblings with GroupFailure, Ray Data and Daft filter after the regroup; siblings "
+      "kept out from each "
       "system's OCR batch log):\n\n{}",
       repeats, t.str());
   rep.json["peers"] = systems;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -33,9 +34,17 @@ fs::path find_root() {
 
 }  // namespace
 
+std::string SystemSpec::script_name() const {
+  std::string name = peer;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name + "_peer.py";
+}
+
 std::vector<SystemSpec> parse_systems(const std::string& peers, bool with_self) {
   std::vector<SystemSpec> out;
-  if (with_self) out.push_back({"rayorch (local)", "", "", "rayorch"});
+  // The local executor runs on threads in one process, the peers on a local Ray: a
+  // deployment difference, named in its label.
+  if (with_self) out.push_back({"rayorch (local; deployment difference)", "", "", "rayorch"});
   std::stringstream list(peers);
   std::string item;
   while (std::getline(list, item, ',')) {
@@ -44,19 +53,36 @@ std::vector<SystemSpec> parse_systems(const std::string& peers, bool with_self) 
     const auto colon = item.find(':');
     s.peer = item.substr(0, colon);
     s.arm = colon == std::string::npos ? "" : item.substr(colon + 1);
-    s.family = s.peer == "ray" ? "ray-data" : s.peer;
-    s.label = s.family + (s.arm.empty() ? "" : " (" + s.arm + ")");
+    if (s.peer == kRayorchOnRay) {
+      if (!s.arm.empty())
+        throw std::invalid_argument(fmt::format("bench: system '{}' has no arms; write {}", item,
+                                                std::string(kRayorchOnRay)));
+      s.family = s.peer;
+      s.label = "rayorch (on Ray)";
+      s.project_python = true;
+    } else {
+      s.family = s.peer == "ray" ? "ray-data" : s.peer;
+      s.label = s.family + (s.arm.empty() ? "" : " (" + s.arm + ")");
+    }
     out.push_back(s);
   }
   return out;
 }
 
-SystemEnv make_system_env(const std::string& python, const std::string& peer_dir,
-                          const std::string& work_dir, int timeout_s) {
+std::size_t target_system(const std::vector<SystemSpec>& systems, const std::vector<bool>& ran) {
+  for (std::size_t i = 0; i < systems.size() && i < ran.size(); ++i)
+    if (systems[i].family == kRayorchOnRay && ran[i]) return i;
+  return 0;
+}
+
+SystemEnv make_system_env(const std::string& python, const std::string& project_python,
+                          const std::string& peer_dir, const std::string& work_dir, int timeout_s) {
   SystemEnv env;
   const fs::path root = find_root();
   env.peer_dir = peer_dir.empty() ? root / "bench" / "peers" : fs::path(peer_dir);
   env.python = python.empty() ? (root / ".venv-peers" / "bin" / "python").string() : python;
+  env.project_python =
+      project_python.empty() ? (root / ".venv" / "bin" / "python").string() : project_python;
   if (work_dir.empty()) {
     std::string tmpl = (fs::temp_directory_path() / "rayorch-compare-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("bench: mkdtemp failed");
@@ -86,11 +112,17 @@ SystemRun run_system(const SystemEnv& env, const SystemSpec& s, const fs::path& 
     argv = {env.self.string(), "bench", "compare-system", "--corpus",
             corpus.string(),   "--out", out_path.string()};
   } else {
-    const fs::path script = env.peer_dir / (s.peer + "_peer.py");
+    const fs::path script = env.peer_dir / s.script_name();
+    const std::string& python = env.python_for(s);
     if (!fs::exists(script)) {
       run.error = fmt::format("no peer script {}", script.string());
-    } else if (::access(env.python.c_str(), X_OK) != 0) {
-      run.error = fmt::format("{} not found: run bench/peers/setup.sh first", env.python);
+    } else if (::access(python.c_str(), X_OK) != 0) {
+      run.error = s.project_python
+                      ? fmt::format(
+                            "{} not found: {} runs with the project's Python (rayorch_cpp and "
+                            "Ray); run scripts/python-env.sh or pass --project-python",
+                            python, s.label)
+                      : fmt::format("{} not found: run bench/peers/setup.sh first", python);
     } else if (::geteuid() != 0 || ::access("/usr/bin/unshare", X_OK) != 0) {
       run.error =
           "peers run only in a private network namespace (unshare --net, as root), so that Ray "
@@ -103,7 +135,7 @@ SystemRun run_system(const SystemEnv& env, const SystemSpec& s, const fs::path& 
               "sh",
               "-c",
               "ip link set lo up && exec \"$0\" \"$@\"",
-              env.python,
+              python,
               script.string(),
               "--corpus",
               corpus.string(),

@@ -1,7 +1,8 @@
-// The systems a comparison runs: this project (`bench compare-system`, in its own process)
-// and the peer scripts of bench/peers, each in its own measured process tree, the peers in a
-// private network namespace that has only loopback (Ray binds the machine's external address
-// by default).
+// The systems a comparison runs: this project's local executor (`bench compare-system`, in
+// its own process), this project on Ray (bench/peers/rayorch_ray_peer.py, with the project's
+// Python) and the peer scripts of bench/peers, each in its own measured process tree, every
+// script in a private network namespace that has only loopback (Ray binds the machine's
+// external address by default).
 #pragma once
 
 #include <filesystem>
@@ -13,32 +14,57 @@
 
 namespace rayorch::bench {
 
-/// One system: this project (empty `peer`) or a peer script with an arm, written
-/// "<peer>[:<arm>]" on command lines.
+/// The peer name of this project on Ray (script bench/peers/rayorch_ray_peer.py).
+inline constexpr const char* kRayorchOnRay = "rayorch-ray";
+
+/// One system: this project's local executor (empty `peer`) or a peer script with an arm,
+/// written "<peer>[:<arm>]" on command lines.
 struct SystemSpec {
   std::string label;
   std::string peer;
   std::string arm;
-  std::string family;  ///< "rayorch", "ray-data", "daft", "reference": what targets compare
+  /// What targets compare: "rayorch" (the local executor), "rayorch-ray" (this project on
+  /// Ray), "ray-data", "daft", "reference".
+  std::string family;
+  /// The script imports this project's package (rayorch_cpp): it runs with the project's
+  /// Python, not the peers'.
+  bool project_python = false;
+
+  /// This project, on any deployment (never a peer that targets compare against).
+  bool is_this_project() const { return family == "rayorch" || family == "rayorch-ray"; }
+  /// The script's file name: "<peer>_peer.py", dashes of the peer name as underscores.
+  std::string script_name() const;
 };
 
-/// Parses a comma-separated peer list; with `with_self`, this project comes first.
+/// Parses a comma-separated peer list; with `with_self`, this project's local executor comes
+/// first. "rayorch-ray" is this project on Ray.
 std::vector<SystemSpec> parse_systems(const std::string& peers, bool with_self);
 
-/// Where the peers and their Python are, where results go.
+/// The system the targets are evaluated with: this project on Ray when it ran (the same
+/// deployment as the peers), else the local executor (index 0). `ran[i]` says whether
+/// `systems[i]` produced a result.
+std::size_t target_system(const std::vector<SystemSpec>& systems, const std::vector<bool>& ran);
+
+/// Where the peers and the Pythons are, where results go.
 struct SystemEnv {
   std::filesystem::path peer_dir;
-  std::string python;
+  std::string python;          ///< the peers' Python (reference, Ray Data, Daft)
+  std::string project_python;  ///< the project's Python (rayorch_cpp), for this project on Ray
   std::filesystem::path work;
   std::filesystem::path self;  ///< this executable
   int timeout_s = 900;
   std::vector<std::string> extra_args;  ///< for every peer script
+
+  /// The interpreter `system`'s script runs with.
+  const std::string& python_for(const SystemSpec& system) const {
+    return system.project_python ? project_python : python;
+  }
 };
 
-/// Resolves defaults: bench/peers of the repository, .venv-peers's Python, a fresh temporary
-/// work directory.
-SystemEnv make_system_env(const std::string& python, const std::string& peer_dir,
-                          const std::string& work_dir, int timeout_s);
+/// Resolves defaults: bench/peers of the repository, .venv-peers's Python for the peers,
+/// .venv's Python for this project on Ray, a fresh temporary work directory.
+SystemEnv make_system_env(const std::string& python, const std::string& project_python,
+                          const std::string& peer_dir, const std::string& work_dir, int timeout_s);
 
 /// What one run of a system produced.
 struct SystemRun {

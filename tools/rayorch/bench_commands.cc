@@ -177,9 +177,12 @@ void add_failure(CLI::App* bench) {
   sub->add_option("--repeats", o->repeats, "Paired runs")->capture_default_str();
   sub->add_option("--peers", o->peers,
                   "Also run these peers on the same corpora, each <peer>[:<arm>] (e.g. "
-                  "reference,ray:groupby,daft:groupby; as root: Ray runs in a private network "
-                  "namespace)");
+                  "reference,ray:groupby,daft:groupby,rayorch-ray; as root: Ray runs in a private "
+                  "network namespace)");
   sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
+  sub->add_option("--project-python", o->project_python,
+                  "Python of this project on Ray, rayorch-ray (default .venv/bin/python: it "
+                  "needs rayorch_cpp and Ray)");
   sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
   sub->add_option("--work-dir", o->work_dir, "Directory for the corpora, outputs and peer logs");
   sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a peer run is stopped")
@@ -252,12 +255,16 @@ void add_compare(CLI::App* bench) {
   sub->add_flag("--no-peers", *no_peers, "Run this project only");
   sub->add_option("--peers", o->peers,
                   "Comma-separated peers, each <peer>[:<arm>] (bench/peers/<peer>_peer.py; arms "
-                  "of ray and daft: groupby, driver)")
+                  "of ray and daft: groupby, driver; rayorch-ray: this project on Ray, which "
+                  "the targets are then evaluated with)")
       ->capture_default_str();
   sub->add_option("--peer-arg", o->peer_args, "An extra argument for every peer script");
   sub->add_option("--repeats", o->repeats, "Interleaved repeats of every system")
       ->capture_default_str();
   sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
+  sub->add_option("--project-python", o->project_python,
+                  "Python of this project on Ray, rayorch-ray (default .venv/bin/python: it "
+                  "needs rayorch_cpp and Ray)");
   sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
   sub->add_option("--work-dir", o->work_dir, "Directory for the corpus, outputs and peer logs");
   sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a system's run is stopped")
