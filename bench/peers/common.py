@@ -70,6 +70,22 @@ def require_ray_on_loopback(ray):
         raise SystemExit(f"a Ray node is not on loopback: {addresses}")
 
 
+def start_local_ray(ray, topo):
+    """Starts a new local Ray cluster for a peer, with as many logical CPUs as the pipeline
+    has actors and tasks (the stages only sleep): only inside a loopback-only network
+    namespace, never joining a cluster another process left in /tmp/ray, and checking that
+    every node is on 127.0.0.1."""
+    require_loopback_only()
+    ray.init(
+        address="local",
+        num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
+        include_dashboard=False,
+        logging_level="ERROR",
+        log_to_driver=False,
+    )
+    require_ray_on_loopback(ray)
+
+
 def sleep_ms(ms):
     if ms > 0:
         time.sleep(ms / 1000.0)

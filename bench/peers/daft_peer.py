@@ -32,18 +32,9 @@ import daft  # noqa: E402
 from daft import DataType, col  # noqa: E402
 
 if RUNNER == "ray":
-    common.require_loopback_only()
     import ray
 
-    ray.init(
-        # A new local cluster, never one another process left in /tmp/ray.
-        address="local",
-        num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
-        include_dashboard=False,
-        logging_level="ERROR",
-        log_to_driver=False,
-    )
-    common.require_ray_on_loopback(ray)
+    common.start_local_ray(ray, topo)
     daft.set_runner_ray(address=ray.get_runtime_context().gcs_address)
 else:
     daft.set_runner_native()

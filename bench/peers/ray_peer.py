@@ -26,17 +26,7 @@ from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 import numpy as np  # noqa: E402
 import ray  # noqa: E402
 
-common.require_loopback_only()
-# Logical CPUs match the actor and task counts of the other systems; the stages only sleep.
-ray.init(
-    # A new local cluster, never one another process left in /tmp/ray.
-    address="local",
-    num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
-    include_dashboard=False,
-    logging_level="ERROR",
-    log_to_driver=False,
-)
-common.require_ray_on_loopback(ray)
+common.start_local_ray(ray, topo)
 ctx = ray.data.DataContext.get_current()
 ctx.enable_progress_bars = False
 

@@ -29,16 +29,7 @@ except ImportError as error:
         "run scripts/python-env.sh and pass its .venv/bin/python (--project-python)"
     ) from None
 
-common.require_loopback_only()
-ray.init(
-    # A new local cluster, never one another process left in /tmp/ray.
-    address="local",
-    num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
-    include_dashboard=False,
-    logging_level="ERROR",
-    log_to_driver=False,
-)
-common.require_ray_on_loopback(ray)
+common.start_local_ray(ray, topo)
 
 with open(args.corpus) as f:
     _corpus = json.load(f)

@@ -19,16 +19,7 @@ import time  # noqa: E402
 import ray  # noqa: E402
 import rayorch as ro  # noqa: E402
 
-common.require_loopback_only()
-ray.init(
-    # A new local cluster, never one another process left in /tmp/ray.
-    address="local",
-    num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
-    include_dashboard=False,
-    logging_level="ERROR",
-    log_to_driver=False,
-)
-common.require_ray_on_loopback(ray)
+common.start_local_ray(ray, topo)
 
 # Actors run in worker processes that cannot import `common`: the UDFs use only these.
 RENDER_PER_PAGE = costs["render_per_page"] / 1000.0

@@ -84,6 +84,7 @@ def main() -> None:
     from rayorch_cpp import F
 
     ray.init(
+        address="local",  # a new cluster, never one another process left in /tmp/ray
         num_cpus=a.cpus,
         include_dashboard=False,
         _node_ip_address="127.0.0.1",
