@@ -482,6 +482,32 @@ TEST(Pdf2mdConvert, ResumeRestoresJournaledDocumentsAndConvertsTheRest) {
   EXPECT_EQ(fresh.converted.size(), 4u);
 }
 
+TEST(Pdf2mdConvert, NoJournalKeepsNoneAndCannotResume) {
+  TempDir tmp;
+  const fs::path in = tmp.path() / "in";
+  const fs::path out = tmp.path() / "out";
+  pdf2md::make_samples(in.string(), {.docs = 2, .seed = 2, .max_pages = 1});
+  ASSERT_EQ(pdf2md::convert(options_for({in.string()}, out)).converted.size(), 2u);
+  ASSERT_TRUE(fs::exists(out / ".pdf2md-journal"));
+
+  // A run without a journal converts everything and leaves no journal behind, not even the
+  // old one, which would describe the earlier outputs.
+  pdf2md::ConvertOptions plain = options_for({in.string()}, out);
+  plain.journal = false;
+  const pdf2md::ConvertSummary s = pdf2md::convert(plain);
+  EXPECT_EQ(s.converted.size(), 2u);
+  EXPECT_TRUE(s.skipped.empty());
+  EXPECT_FALSE(fs::exists(out / ".pdf2md-journal"));
+
+  plain.resume = true;
+  try {
+    pdf2md::convert(plain);
+    ADD_FAILURE() << "resume without a journal was accepted";
+  } catch (const pdf2md::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--no-journal"), std::string::npos) << e.what();
+  }
+}
+
 #ifdef RAYORCH_CLI_PATH
 // The stems of the documents recorded finished (present) in a pdf2md run journal, read by
 // the journal's own rule: records up to the first whose length or checksum does not hold.

@@ -97,8 +97,13 @@ void add_pdf2md(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--resume", c.resume,
                 "continue an interrupted conversion: documents recorded finished in the run "
-                "journal OUTDIR/.pdf2md-journal are not converted again (every run keeps one; "
-                "without --resume it starts over)");
+                "journal OUTDIR/.pdf2md-journal are not converted again (every run keeps one "
+                "unless --no-journal; without --resume it starts over)");
+  cmd->add_flag_callback(
+         "--no-journal", [&c] { c.journal = false; },
+         "keep no run journal (OUTDIR/.pdf2md-journal): a later --resume cannot skip the documents "
+         "this run finishes")
+      ->excludes("--resume");
   add_run_output_options(cmd, c.trace_path, c.report_path, args->no_progress, args->quiet);
   cmd->callback([args] { run_pdf2md(*args); });
 }

@@ -104,7 +104,14 @@ void add_video2jsonl(CLI::App& app) {
   cmd->add_flag("--resume", c.resume,
                 "continue an interrupted run: videos recorded finished in the run journal "
                 "OUTDIR/.video2jsonl-journal are not processed again, their records are "
-                "written again from it (every run keeps one; without --resume it starts over)");
+                "written again from it (every run keeps one unless --no-journal; without "
+                "--resume it starts over)");
+  cmd->add_flag_callback(
+         "--no-journal", [&c] { c.journal = false; },
+         "keep no run journal (OUTDIR/.video2jsonl-journal): a later --resume cannot skip the "
+         "videos "
+         "this run finishes")
+      ->excludes("--resume");
   add_run_output_options(cmd, c.trace_path, c.report_path, args->no_progress, args->quiet);
   cmd->callback([args, every] {
     if (every->count() > 0) args->convert.pipeline.sampling.per_scene = 0;

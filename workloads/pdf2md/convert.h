@@ -31,6 +31,9 @@ struct ConvertOptions {
   /// Continue an interrupted conversion: documents recorded finished in the run journal
   /// (OUT_DIR/.pdf2md-journal) are not converted again; without it the journal starts over.
   bool resume = false;
+  /// Keep the run journal (the default). Without it nothing can be resumed later; it exists
+  /// to measure what the journal costs and for one-off conversions.
+  bool journal = true;
   std::string trace_path;   ///< Chrome trace of every RPC, when non-empty
   std::string report_path;  ///< JSON metrics report (plus a "pdf2md" section), when non-empty
   bool progress = true;     ///< progress line on a terminal

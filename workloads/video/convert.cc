@@ -123,13 +123,17 @@ ConvertSummary convert(const ConvertOptions& options) {
   for (const std::string& f : files) stems.push_back(fs::path(f).stem().string());
 
   const std::string journal_path = (out / kJournalName).string();
+  if (options.resume && !options.journal) {
+    throw InputError("--resume needs the run journal; drop --no-journal");
+  }
   if (!options.resume) {
     std::error_code ec;
-    fs::remove(journal_path, ec);  // a new run starts a new journal
+    // A new run starts a new journal, or none: an old one would describe older outputs.
+    fs::remove(journal_path, ec);
   }
   JsonlAppender records(summary.records_path);
   ro::RunOptions run_options = workloads::run_options_of(options);
-  run_options.journal.path = journal_path;
+  if (options.journal) run_options.journal.path = journal_path;
   // The key names the options that shape a record too: a video processed with others is not
   // restored but processed again.
   const PipelineConfig& pc = options.pipeline;

@@ -30,6 +30,8 @@ struct ConvertOptions {
   /// (OUT_DIR/.video2jsonl-journal) are not processed again; without it the journal starts
   /// over.
   bool resume = false;
+  /// Keep the run journal (the default). Without it nothing can be resumed later.
+  bool journal = true;
   std::string trace_path;   ///< Chrome trace of every RPC, when non-empty
   std::string report_path;  ///< JSON metrics report (plus a "video2jsonl" section)
   bool progress = true;     ///< progress line on a terminal
