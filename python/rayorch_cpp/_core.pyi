@@ -85,6 +85,8 @@ class RayWorker:
     def __init__(self, program: Program, pool: int) -> None: ...
     def run(self, task: bytes, *blocks: Any) -> Any:
         """run(task, *blocks) -> (status, *output blocks)"""
+    def cached_blocks(self) -> int:
+        """How many blocks this actor holds from earlier RPCs."""
 
 class Core:
     """An executor core: the local backend or the synchronous core."""

@@ -118,6 +118,10 @@ class _Worker:
     def run(self, task: bytes, *blocks: Any) -> Any:
         return self._worker.run(task, *blocks)
 
+    def cached_blocks(self) -> int:
+        """How many blocks this actor holds from earlier RPCs (they cross to it once)."""
+        return self._worker.cached_blocks()
+
 
 class _Unplaced(Exception):
     """An actor died before its constructor ran (its node went away)."""
@@ -176,7 +180,13 @@ class RayBackend:
         self._pending: dict[Any, int] = {}
         self.nodes: list[list[str]] = [[] for _ in self._pools]
         # Where the driver's time goes (seconds and calls), for the benchmark.
-        self.stats: dict[str, float] = {"submit_s": 0.0, "submits": 0, "wait_s": 0.0, "waits": 0}
+        self.stats: dict[str, float] = {
+            "submit_s": 0.0,
+            "submits": 0,
+            "wait_s": 0.0,
+            "waits": 0,
+            "blocks_sent": 0,  # input blocks that travelled with an RPC (not held already)
+        }
         self._clock = time.perf_counter
         try:
             started = []
@@ -233,6 +243,10 @@ class RayBackend:
             self._ray.kill(actor, no_restart=True)
         except Exception:  # noqa: BLE001 - the actor may be gone with its node already
             pass
+
+    def cached_blocks(self) -> list[list[int]]:
+        """Per pool and actor: how many blocks it holds from earlier RPCs."""
+        return [self._get([a.cached_blocks.remote() for a in pool]) for pool in self._actors]
 
     def sizes(self) -> list[int]:
         return [len(a) for a in self._actors]
@@ -301,6 +315,7 @@ class RayBackend:
         stats = self.stats
         stats["submit_s"] += self._clock() - start
         stats["submits"] += 1
+        stats["blocks_sent"] += len(refs)
         return out
 
     def wait(self, timeout: float) -> list[tuple[int, bool, Any]]:

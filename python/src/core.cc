@@ -1504,7 +1504,9 @@ NB_MODULE(_core, m) {
           },
           nb::arg("program"), nb::arg("pool"))
       .def("run", &rayorch::python::RayWorker::run,
-           "run(task, *blocks) -> (status, *output blocks)");
+           "run(task, *blocks) -> (status, *output blocks)")
+      .def("cached_blocks", &rayorch::python::RayWorker::cached_blocks,
+           "How many blocks this actor holds from earlier RPCs.");
 
   nb::class_<Core>(m, "Core", "An executor core: the local backend or the synchronous core.")
       .def_static("local", &Core::local, nb::arg("program"))

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "actor_block_cache.h"
 #include "py_values.h"
 #include <fmt/format.h>
 #include <nanobind/stl/string.h>
@@ -152,10 +153,12 @@ nb::object call(const nb::object& backend, const char* method, A&&... args) {
 
 class RayStore final : public rd::BlockStore {
  public:
-  explicit RayStore(nb::object backend) : backend_(std::move(backend)) {}
+  RayStore(nb::object backend, std::shared_ptr<ActorBlockCache> cache)
+      : backend_(std::move(backend)), cache_(std::move(cache)) {}
   RayStore(const RayStore&) = delete;
   RayStore& operator=(const RayStore&) = delete;
   ~RayStore() override {
+    cache_->released_all();  // block ids mean nothing once the run's store is gone
     if (!python_alive()) {
       backend_.release();  // the interpreter is going: leak rather than touch it
       return;
@@ -168,6 +171,7 @@ class RayStore final : public rd::BlockStore {
   bool put(rd::BlockId id, rd::BlockRef block) override {
     Entry& e = entries_[id];
     if (e.remote || e.group) return false;
+    cache_->released(id);  // no actor may hold other contents under this id
     if (const auto* remote = dynamic_cast<const RemoteBlock*>(block.get())) {
       (void)remote;
       e.remote = std::move(block);
@@ -287,6 +291,7 @@ class RayStore final : public rd::BlockStore {
         }
       } else {
         entries_.erase(c.block);
+        cache_->released(c.block);
       }
     }
   }
@@ -295,6 +300,7 @@ class RayStore final : public rd::BlockStore {
     Gil gil;
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (rd::block_batch(it->first) == batch) {
+        cache_->released(it->first);
         it = entries_.erase(it);
       } else {
         ++it;
@@ -336,6 +342,7 @@ class RayStore final : public rd::BlockStore {
   Entry& entry(rd::BlockId id) { return const_cast<Entry&>(std::as_const(*this).entry(id)); }
 
   nb::object backend_;
+  std::shared_ptr<ActorBlockCache> cache_;
   std::unordered_map<rd::BlockId, Entry> entries_;
 };
 
@@ -366,6 +373,7 @@ class RayPools final : public rd::WorkerPools {
       epochs_.emplace_back(static_cast<std::size_t>(n), 0);
       total_ += static_cast<std::size_t>(n);
     }
+    cache_ = std::make_shared<ActorBlockCache>(sizes_);
   }
   RayPools(const RayPools&) = delete;
   RayPools& operator=(const RayPools&) = delete;
@@ -382,7 +390,7 @@ class RayPools final : public rd::WorkerPools {
 
   std::unique_ptr<rd::BlockStore> make_store(std::shared_ptr<const rd::RuntimePlan>) override {
     Gil gil;
-    return std::make_unique<RayStore>(backend_);
+    return std::make_unique<RayStore>(backend_, cache_);
   }
   std::vector<int> sizes() const override { return sizes_; }
   std::size_t max_outstanding() const override { return total_; }
@@ -394,28 +402,39 @@ class RayPools final : public rd::WorkerPools {
     p.slot = task.slot;
     p.epoch = epochs_[task.pool][task.slot];
     p.submitted = Clock::now();
-    std::string ids;
-    for (const rd::BlockRef& b : task.inputs.keep_alive)
-      put_u64(ids, static_cast<const RemoteBlock&>(*b).id());
+    // The blocks the actor holds already go by id; the others travel as ObjectRefs.
+    std::vector<rd::BlockId> held;
+    std::vector<const RemoteBlock*> fresh;
+    for (const rd::BlockRef& b : task.inputs.keep_alive) {
+      const auto& remote = static_cast<const RemoteBlock&>(*b);
+      if (cache_->holds(task.pool, task.slot, remote.id())) {
+        held.push_back(remote.id());
+      } else {
+        fresh.push_back(&remote);
+        p.fresh.push_back(remote.id());
+      }
+    }
+    p.evicted = cache_->take_evictions(task.pool, task.slot);
     std::size_t returns = 1;
     for (const rd::OutputSlot& s : task.invocation.outputs) returns += s.child_block != 0 ? 2 : 1;
-    // One bytes object per RPC: [u32 n][invocation][u32 m][m block ids][group inputs].
+    // One bytes object per RPC: [u32 n][invocation], then three id lists, each a u32 count
+    // and u64 ids: blocks to drop, blocks held, blocks sent (in argument order); then the
+    // group inputs.
     const std::string inv = rd::encode(task.invocation);
     std::string bytes;
     put_u32(bytes, static_cast<std::uint32_t>(inv.size()));
     bytes += inv;
-    put_u32(bytes, static_cast<std::uint32_t>(task.inputs.keep_alive.size()));
-    bytes += ids;
+    for (const std::vector<rd::BlockId>* ids : {&p.evicted, &held, &p.fresh}) {
+      put_u32(bytes, static_cast<std::uint32_t>(ids->size()));
+      for (rd::BlockId id : *ids) put_u64(bytes, id);
+    }
     bytes += encode_groups(task.inputs.groups);
     const std::uint64_t token = ++tokens_;
     {
       Gil gil;
-      nb::object refs =
-          nb::steal(PyTuple_New(static_cast<Py_ssize_t>(task.inputs.keep_alive.size())));
-      for (std::size_t i = 0; i < task.inputs.keep_alive.size(); ++i) {
-        PyObject* ref = static_cast<const RemoteBlock&>(*task.inputs.keep_alive[i]).ref();
-        PyTuple_SET_ITEM(refs.ptr(), static_cast<Py_ssize_t>(i), Py_NewRef(ref));
-      }
+      nb::object refs = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(fresh.size())));
+      for (std::size_t i = 0; i < fresh.size(); ++i)
+        PyTuple_SET_ITEM(refs.ptr(), static_cast<Py_ssize_t>(i), Py_NewRef(fresh[i]->ref()));
       nb::object out = call(backend_, "submit", task.pool, task.slot, token, returns,
                             nb::bytes(bytes.data(), bytes.size()), refs);
       PyObject* fast = PySequence_Fast(out.ptr(), "submit() must return the ObjectRefs");
@@ -448,6 +467,7 @@ class RayPools final : public rd::WorkerPools {
 
   void replace(int pool, int slot) override {
     ++epochs_[pool][slot];
+    cache_->reset(pool, slot);
     Gil gil;
     try {
       call(backend_, "replace", pool, slot);
@@ -480,6 +500,8 @@ class RayPools final : public rd::WorkerPools {
     rd::Invocation invocation;
     std::vector<Ref> blocks;  // the ObjectRefs of the output blocks, in slot order
     Clock::time_point submitted;
+    std::vector<rd::BlockId> fresh;    // input blocks this RPC carried to the actor
+    std::vector<rd::BlockId> evicted;  // blocks this RPC told the actor to drop
   };
 
   // Builds the result of one finished RPC (the caller holds the GIL).
@@ -496,6 +518,8 @@ class RayPools final : public rd::WorkerPools {
     a.end = Clock::now();
     if (!r.current) return r;  // the generation fence rejects it; its blocks go with `p`
     if (ok) {
+      // The actor ran the RPC: it dropped the evicted blocks and keeps the ones sent.
+      cache_->received(p.pool, p.slot, p.fresh);
       auto status = nb::borrow<nb::tuple>(value);
       const int kind = nb::cast<int>(status[0]);
       a.start = from_wall(nb::cast<double>(status[2]));
@@ -538,12 +562,19 @@ class RayPools final : public rd::WorkerPools {
       a.error = message;
       r.rebuilt = true;
       ++epochs_[p.pool][p.slot];
+      cache_->reset(p.pool, p.slot);
       try {
         call(backend_, "replace", p.pool, p.slot);
       } catch (const nb::python_error& e) {
         r.fatal = fmt::format("replacing a lost Ray actor of pool {} failed: {}",
                               plan_->pools[p.pool].name, e.what());
       }
+    } else {
+      // The call did not finish in the actor: the blocks it was to drop may still be there.
+      cache_->requeue_evictions(p.pool, p.slot, p.evicted);
+    }
+    if (what == "lost") {
+      // handled above
     } else if (what == "block_lost") {
       // An input block was lost with its node and Ray could not rebuild it: the Grains that
       // read it fail with a cause naming the loss (they are not replayed).
@@ -582,6 +613,7 @@ class RayPools final : public rd::WorkerPools {
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::uint64_t tokens_ = 0;
   bool stopped_ = false;
+  std::shared_ptr<ActorBlockCache> cache_;  // shared with the run's store
 };
 
 }  // namespace
@@ -612,12 +644,32 @@ nb::tuple RayWorker::run(nb::bytes task, nb::args blocks) {
     throw rd::ProtocolError("truncated Ray task bytes");
   const rd::Invocation inv = rd::decode_invocation(bytes.substr(4, inv_size));
   Reader rest(bytes.data() + 4 + inv_size, bytes.size() - 4 - inv_size);
-  const std::uint32_t id_count = rest.u32();
-  if (id_count != blocks.size())
-    throw rd::ProtocolError(fmt::format("{} block ids for {} blocks", id_count, blocks.size()));
+  std::size_t groups_at = 4 + inv_size;
+  auto ids = [&] {
+    std::vector<rd::BlockId> out(rest.u32());
+    for (rd::BlockId& id : out) id = rest.u64();
+    groups_at += 4 + 8 * out.size();
+    return out;
+  };
+  const std::vector<rd::BlockId> evicted = ids();
+  const std::vector<rd::BlockId> held = ids();
+  const std::vector<rd::BlockId> sent = ids();
+  if (sent.size() != blocks.size())
+    throw rd::ProtocolError(fmt::format("{} block ids for {} blocks", sent.size(), blocks.size()));
+  for (rd::BlockId id : evicted) cache_.erase(id);
   std::unordered_map<rd::BlockId, std::shared_ptr<PyBlock>> in;
-  for (nb::handle b : blocks) in.emplace(rest.u64(), list_to_block(b.ptr()));
-  const std::size_t groups_at = 4 + inv_size + 4 + 8 * static_cast<std::size_t>(id_count);
+  for (rd::BlockId id : held) {
+    auto it = cache_.find(id);
+    if (it == cache_.end())
+      throw rd::ProtocolError(fmt::format("block {:#x} is not held by this actor", id));
+    in.emplace(id, it->second);
+  }
+  std::size_t next_sent = 0;
+  for (nb::handle b : blocks) {
+    std::shared_ptr<PyBlock> block = list_to_block(b.ptr());
+    cache_[sent[next_sent]] = block;
+    in.emplace(sent[next_sent++], std::move(block));
+  }
   auto block = [&](rd::BlockId id) -> const PyBlock& {
     auto it = in.find(id);
     if (it == in.end()) throw rd::ProtocolError(fmt::format("block {:#x} was not sent", id));

@@ -19,7 +19,9 @@
 // themselves for every Python call (the driver runs with the GIL released).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <unordered_map>
 
 #include <nanobind/nanobind.h>
 
@@ -28,28 +30,38 @@
 
 namespace rayorch::python {
 
+class PyBlock;  // py_values.h
+
 /// The Ray worker pools of `plan`. `backend` is a started rayorch_cpp._ray_backend.RayBackend
 /// (every actor's constructor has finished); the pools drive it and own nothing else.
 std::unique_ptr<detail::WorkerPools> make_ray_pools(std::shared_ptr<const detail::RuntimePlan> plan,
                                                     nanobind::object backend);
 
-/// One actor's worker: the UDF instance of one pool and the code that runs its RPCs.
+/// One actor's worker: the UDF instance of one pool, the blocks its RPCs brought, and the
+/// code that runs its RPCs.
 class RayWorker {
  public:
   /// Builds the UDF instance of `pool`; throws ExecutionError when its constructor fails.
   RayWorker(std::shared_ptr<const detail::RuntimePlan> plan, int pool);
 
-  /// Runs one RPC. `task` holds the protocol bytes of the Invocation, the block ids of
-  /// `blocks` and the group inputs (little-endian; see ray_pools.cc); `blocks` are the input
-  /// blocks (one list of values each). Returns a tuple: a status tuple (kind, report bytes or
-  /// error text, start, end: wall-clock seconds, fatal error) and then one list per output
-  /// block of the invocation (None for each when the attempt failed).
+  /// Runs one RPC. `task` holds the protocol bytes of the Invocation, the ids of the blocks
+  /// to drop, of the blocks held from earlier RPCs and of `blocks`, and the group inputs
+  /// (little-endian; see ray_pools.cc); `blocks` are the input blocks this actor does not
+  /// hold yet (one list of values each), which it keeps. Returns a tuple: a status tuple (kind,
+  /// report bytes or error text, start, end: wall-clock seconds, fatal error) and then one list per
+  /// output block of the invocation (None for each when the attempt failed).
   nanobind::tuple run(nanobind::bytes task, nanobind::args blocks);
+
+  /// How many blocks this actor holds from earlier RPCs.
+  std::size_t cached_blocks() const { return cache_.size(); }
 
  private:
   std::shared_ptr<const detail::RuntimePlan> plan_;
   int pool_;
   std::unique_ptr<detail::UdfInstance> instance_;
+  // The blocks earlier RPCs brought, by id, until the driver says to drop them
+  // (actor_block_cache.h). Holds Python objects: used with the GIL held.
+  std::unordered_map<std::uint64_t, std::shared_ptr<PyBlock>> cache_;
 };
 
 }  // namespace rayorch::python

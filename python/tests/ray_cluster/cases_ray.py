@@ -142,6 +142,26 @@ def test_outputs_match_the_local_executor_across_runs(cluster: Any, tmp_path: Pa
     assert {i.origin.call for i in issues if i.origin} >= {"Ocr#1"}
 
 
+def test_a_block_crosses_to_each_actor_once_and_is_dropped_after(cluster: Any) -> None:
+    """An actor keeps the blocks its RPCs read: a source slice read by 48 RPCs travels to
+    each of the 2 actors once, not 48 times; what the driver released is dropped with the
+    actor's next RPC, so reused actors do not accumulate blocks run after run; and a block id
+    that a later run uses again never resolves to the earlier run's values."""
+    noop = ro.Module(u.Noop, replicas=2, batch_size=1)
+    with on_ray(lambda x: noop(x)) as ex:
+        stats = ex._ray.stats
+        for run in range(4):
+            rows = [f"run{run}-row{i}" for i in range(48)]
+            sent = stats["blocks_sent"]
+            result = ex.run(rows, progress=False)
+            assert result.outputs == rows  # run-specific values: a stale block would show
+            assert result.rpc_count == 48
+            assert 1 <= stats["blocks_sent"] - sent <= 2
+        held = ex._ray.cached_blocks()
+    # Each actor holds at most the last run's source slice, not one per run.
+    assert all(n <= 1 for n in held[0]), held
+
+
 def test_streaming_delivers_every_row(cluster: Any) -> None:
     expected = local(u.documents(), DOCS)
     with on_ray(u.documents()) as ex:
