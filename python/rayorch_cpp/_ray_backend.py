@@ -35,6 +35,11 @@ _ACTOR_OPTIONS = {
 }
 
 _STARTUP_TIMEOUT_S = float(os.environ.get("RAYORCH_RAY_STARTUP_TIMEOUT_S", "120"))
+# How long a replacement for a lost actor may take to start away from the lost actor's node
+# before it is placed anywhere.
+_ELSEWHERE_TIMEOUT_S = 30.0
+# Every Ray node carries its id under this label (label selectors can exclude a node).
+_NODE_LABEL = "ray.io/node-id"
 
 
 def _ray() -> Any:
@@ -127,6 +132,10 @@ class _Unplaced(Exception):
     """An actor died before its constructor ran (its node went away)."""
 
 
+class _NotReady(Exception):
+    """An actor did not finish its constructor within the time given."""
+
+
 def _classify(error: BaseException) -> tuple[str, str]:
     """What a Ray error means for an RPC: ("lost" | "block_lost" | "failed", message)."""
     ray = _ray()
@@ -205,18 +214,60 @@ class RayBackend:
 
     # -- actors --------------------------------------------------------------------------
 
-    def _new_actor(self, pool: int) -> Any:
-        return self._cls.options(**self._options[pool]).remote(
+    def _new_actor(self, pool: int, avoid_node: str | None = None) -> Any:
+        options = self._options[pool]
+        if avoid_node is not None:
+            options = self._elsewhere(pool, avoid_node) or options
+        return self._cls.options(**options).remote(
             self._source_ref, self._optimize, self._explain, pool
         )
 
-    def _await_ready(self, actors: list[Any], pools: list[int]) -> list[tuple[str, int]]:
+    def _elsewhere(self, pool: int, node: str) -> dict[str, Any] | None:
+        """The pool's actor options with `node` excluded, or None where that would override
+        what the user asked for (a placement group, a hard node affinity, their own node
+        label) or no other live node could host the actor."""
+        options = dict(self._options[pool])
+        strategy = options.get("scheduling_strategy")
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        soft_affinity = isinstance(strategy, NodeAffinitySchedulingStrategy) and strategy.soft
+        if strategy not in (None, "DEFAULT", "SPREAD") and not soft_affinity:
+            return None
+        labels = dict(options.get("label_selector") or {})
+        if _NODE_LABEL in labels:
+            return None
+        need = {
+            "CPU": float(options.get("num_cpus") or 0),
+            "GPU": float(options.get("num_gpus") or 0),
+        }
+        need.update({k: float(v) for k, v in (options.get("resources") or {}).items()})
+        others = [
+            n
+            for n in self._ray.nodes()
+            if n["Alive"]
+            and n["NodeID"] != node
+            and all(n["Resources"].get(k, 0.0) >= v for k, v in need.items() if v > 0)
+        ]
+        if not others:
+            return None
+        options.pop("scheduling_strategy", None)
+        labels[_NODE_LABEL] = f"!{node}"
+        options["label_selector"] = labels
+        return options
+
+    def _await_ready(
+        self, actors: list[Any], pools: list[int], timeout: float | None = None
+    ) -> list[tuple[str, int]]:
+        """Each actor's (node, pid) once its constructor finished. Raises _NotReady when
+        `timeout` is given and passes first, ExecutionError after _STARTUP_TIMEOUT_S."""
         refs = [a.ready.remote() for a in actors]
-        deadline = time.monotonic() + _STARTUP_TIMEOUT_S
+        deadline = time.monotonic() + (_STARTUP_TIMEOUT_S if timeout is None else timeout)
         pending = list(refs)
         while pending:
             left = deadline - time.monotonic()
             _, pending = self._wait(pending, num_returns=len(pending), timeout=max(left, 0))
+            if pending and left <= 0 and timeout is not None:
+                raise _NotReady()
             if pending and left <= 0:
                 names = sorted({self._pools[pools[refs.index(r)]]["name"] for r in pending})
                 raise ExecutionError(
@@ -251,15 +302,26 @@ class RayBackend:
     def sizes(self) -> list[int]:
         return [len(a) for a in self._actors]
 
-    def replace(self, pool: int, slot: int) -> None:
-        """Kills the actor in (pool, slot) and puts a fresh one, fully built, in its place."""
+    def replace(self, pool: int, slot: int, lost: bool = False) -> None:
+        """Kills the actor in (pool, slot) and puts a fresh one, fully built, in its place.
+
+        After a loss (`lost`), the fresh actor is placed on another live node when one can
+        host it: until the head marks a killed node dead (12-17 s), Ray may otherwise place
+        the replacement there, and it is lost in turn. When it cannot start elsewhere within
+        _ELSEWHERE_TIMEOUT_S (say the other nodes are full), it is placed as usual.
+        """
+        avoid = self.nodes[pool][slot] if lost else None
         self._kill(self._actors[pool][slot])
         deadline = time.monotonic() + _STARTUP_TIMEOUT_S
         while True:
-            actor = self._new_actor(pool)
+            actor = self._new_actor(pool, avoid)
             try:
-                (node, _pid) = self._await_ready([actor], [pool])[0]
+                timeout = _ELSEWHERE_TIMEOUT_S if avoid is not None else None
+                (node, _pid) = self._await_ready([actor], [pool], timeout)[0]
                 break
+            except _NotReady:
+                self._kill(actor)  # not placed elsewhere in time: anywhere, then
+                avoid = None
             except _Unplaced as error:
                 # Placed on a node that died before Ray marked it dead: try again until
                 # the scheduler knows (a constructor that raises is not retried).

@@ -564,7 +564,7 @@ class RayPools final : public rd::WorkerPools {
       ++epochs_[p.pool][p.slot];
       cache_->reset(p.pool, p.slot);
       try {
-        call(backend_, "replace", p.pool, p.slot);
+        call(backend_, "replace", p.pool, p.slot, true);  // lost: start it on another node
       } catch (const nb::python_error& e) {
         r.fatal = fmt::format("replacing a lost Ray actor of pool {} failed: {}",
                               plan_->pools[p.pool].name, e.what());
