@@ -102,6 +102,11 @@ def local(pipeline: Any, *columns: Any, **options: Any) -> Any:
         return ex.run(*columns, progress=False, **options).outputs
 
 
+def one_call(module: ro.Module) -> Any:
+    """A pipeline of one Call of `module`."""
+    return lambda x: module(x)
+
+
 def on_ray(pipeline: Any) -> ro.Executor:
     return ro.Executor(pipeline, backend="ray")
 
@@ -338,7 +343,7 @@ def test_a_lost_actor_is_replaced_on_another_node(cluster: Any) -> None:
             num_cpus=0.5,
             scheduling_strategy=NodeAffinitySchedulingStrategy(home, soft=soft),
         )
-        with on_ray(lambda x: noop(x)) as ex:
+        with on_ray(one_call(noop)) as ex:
             assert ex.actor_nodes()[0] == [home]
             ex._ray.replace(0, 0, lost=False)
             assert ex.actor_nodes()[0] == [home]
