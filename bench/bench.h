@@ -111,6 +111,11 @@ struct CompareOptions {
   std::string peer_dir;        ///< empty: <repo>/bench/peers
   std::string work_dir;        ///< where the corpus and outputs are written; empty: a temp dir
   int peer_timeout_s = 900;
+  /// Nonzero: before measuring, tune the groupby partitions of the Ray Data and Daft groupby
+  /// arms on a corpus drawn with this seed (it must differ from the measured one), and
+  /// measure each arm with its fastest count.
+  std::uint64_t tune_seed = 0;
+  std::vector<int> tune_partitions;  ///< candidates; empty: default_partition_candidates
 };
 Report run_compare(const CompareOptions& options);
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -93,17 +94,87 @@ Report run_compare(const CompareOptions& o) {
   env.extra_args = o.peer_args;
   const fs::path& work = env.work;
 
-  nlohmann::json corpus = {{"documents", nlohmann::json::array()},
-                           {"costs_ms", costs_json(o.workload.costs)},
-                           {"topology", topology_json(o.workload.topology)},
-                           {"input_batch_size", o.workload.input_batch_size},
-                           {"max_active_input_batches", o.workload.max_active_input_batches},
-                           {"payload", {{"max_bytes", o.payload_max_bytes}}}};
-  for (const Doc& d : docs) corpus["documents"].push_back({{"id", d.id}, {"pages", d.pages}});
+  auto write_corpus = [&](const std::vector<Doc>& documents, const fs::path& path) {
+    nlohmann::json corpus = {{"documents", nlohmann::json::array()},
+                             {"costs_ms", costs_json(o.workload.costs)},
+                             {"topology", topology_json(o.workload.topology)},
+                             {"input_batch_size", o.workload.input_batch_size},
+                             {"max_active_input_batches", o.workload.max_active_input_batches},
+                             {"payload", {{"max_bytes", o.payload_max_bytes}}}};
+    for (const Doc& d : documents)
+      corpus["documents"].push_back({{"id", d.id}, {"pages", d.pages}});
+    std::ofstream(path) << corpus.dump();
+  };
   const fs::path corpus_path = work / "corpus.json";
-  std::ofstream(corpus_path) << corpus.dump();
+  write_corpus(docs, corpus_path);
 
   const std::vector<SystemSpec> systems = parse_systems(o.peers, true);
+  // Per system: extra arguments the tuning chose (groupby partitions).
+  std::vector<std::vector<std::string>> tuned_args(systems.size());
+  nlohmann::json tuning_json = nlohmann::json::array();
+  std::string tuning_text;
+  if (o.tune_seed != 0) {
+    if (o.tune_seed == o.workload.corpus.seed) {
+      throw std::invalid_argument(fmt::format(
+          "--tune-seed {} is the measured corpus's seed; tune on another seed (--seed sets "
+          "the measured one)",
+          o.tune_seed));
+    }
+    WorkloadOptions tune_workload = o.workload;
+    tune_workload.corpus.seed = o.tune_seed;
+    const auto tune_pages = make_corpus(tune_workload.corpus);
+    const fs::path tune_path = work / "tuning-corpus.json";
+    write_corpus(make_docs(tune_pages), tune_path);
+    const std::vector<int> candidates =
+        o.tune_partitions.empty()
+            ? default_partition_candidates(o.workload.topology.assemble_replicas)
+            : o.tune_partitions;
+    Table table({"system", "partitions", "E2E s (tuning corpus)", "outputs"});
+    std::string chosen;
+    for (std::size_t k = 0; k < systems.size(); ++k) {
+      if (!has_partitions(systems[k])) continue;
+      std::optional<std::pair<double, int>> best;
+      nlohmann::json tried = nlohmann::json::array();
+      for (int p : candidates) {
+        SystemEnv tune_env = env;
+        tune_env.extra_args.insert(tune_env.extra_args.end(), {"--partitions", std::to_string(p)});
+        note(fmt::format("compare: tuning {} with {} partitions", systems[k].label, p));
+        const SystemRun r =
+            run_system(tune_env, systems[k], tune_path,
+                       fmt::format("tune-{}-{}-p{}", systems[k].peer, systems[k].arm, p));
+        Measured m;
+        if (r.ran) {
+          try {
+            read_result(r.result, tune_pages, o.workload.topology.ocr_replicas,
+                        o.workload.topology.ocr_batch, m);
+            m.ran = m.mismatches == 0;
+            if (!m.ran) m.error = fmt::format("{} documents differ", m.mismatches);
+          } catch (const std::exception& e) {
+            m.error = e.what();
+          }
+        } else {
+          m.error = r.error;
+        }
+        table.add({systems[k].label, std::to_string(p), m.ran ? fmt::format("{:.3f}", m.e2e) : "-",
+                   m.ran ? "identical" : "not used: " + m.error});
+        tried.push_back({{"partitions", p}, {"ran", m.ran}, {"e2e_seconds", m.e2e}});
+        if (m.ran && (!best || m.e2e < best->first)) best = std::make_pair(m.e2e, p);
+      }
+      if (best) tuned_args[k] = {"--partitions", std::to_string(best->second)};
+      chosen += fmt::format("{}: {}\n", systems[k].label,
+                            best ? fmt::format("{} partitions", best->second)
+                                 : std::string("no candidate ran; measured with the default"));
+      tuning_json.push_back({{"system", systems[k].label},
+                             {"candidates", tried},
+                             {"chosen", best ? nlohmann::json(best->second) : nlohmann::json()}});
+    }
+    tuning_text = fmt::format(
+        "groupby partitions tuned on a corpus with seed {} (the measured one has seed {}); each "
+        "arm is measured with its fastest count:\n{}{}\n",
+        o.tune_seed, o.workload.corpus.seed,
+        tuning_json.empty() ? std::string("(no groupby arm among the systems)\n") : table.str(),
+        chosen.empty() ? "" : "chosen:\n" + chosen);
+  }
   std::vector<std::vector<Measured>> runs(systems.size());
   const int repeats = std::max(1, o.repeats);
   for (int rep = 0; rep < repeats; ++rep) {
@@ -115,7 +186,10 @@ Report run_compare(const CompareOptions& o) {
       const std::string tag = fmt::format("{}{}-{}", s.peer.empty() ? "rayorch-local" : s.peer,
                                           s.arm.empty() ? "" : "-" + s.arm, rep);
       note(fmt::format("compare: run {}/{}", rep + 1, repeats));
-      SystemRun r = run_system(env, s, corpus_path, tag);
+      SystemEnv run_env = env;
+      run_env.extra_args.insert(run_env.extra_args.end(), tuned_args[index].begin(),
+                                tuned_args[index].end());
+      SystemRun r = run_system(run_env, s, corpus_path, tag);
       m.cpu = r.tree.cpu_seconds;
       m.rss_mib = r.tree.peak_rss_mib;
       m.error = r.error;
@@ -340,7 +414,9 @@ Report run_compare(const CompareOptions& o) {
       "expected ones: {}\n",
       identical ? "yes" : "NO");
   rep.text += lines;
+  if (!tuning_text.empty()) rep.text = tuning_text + "\n" + rep.text;
   rep.json = {{"benchmark", "compare"},
+              {"tuning", {{"seed", o.tune_seed}, {"systems", tuning_json}}},
               {"regime", o.regime},
               {"machine", machine_info()},
               {"max_load_average", max_load},

@@ -181,4 +181,16 @@ double load_average() {
   return one;
 }
 
+bool has_partitions(const SystemSpec& system) {
+  return system.arm == "groupby" && (system.family == "ray-data" || system.family == "daft");
+}
+
+std::vector<int> default_partition_candidates(int assemble_replicas) {
+  const int a = std::max(1, assemble_replicas);
+  std::vector<int> out = {std::max(1, a / 2), a, 2 * a, 4 * a};
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace rayorch::bench

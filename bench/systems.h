@@ -45,6 +45,14 @@ std::vector<SystemSpec> parse_systems(const std::string& peers, bool with_self);
 /// `systems[i]` produced a result.
 std::size_t target_system(const std::vector<SystemSpec>& systems, const std::vector<bool>& ran);
 
+/// Whether `system` regroups pages with a groupby whose partition count is a knob
+/// (`--partitions` of bench/peers/common.py): the Ray Data and Daft groupby arms.
+bool has_partitions(const SystemSpec& system);
+
+/// The partition counts tuning tries when none are given: the assemble actors times 1/2, 1,
+/// 2 and 4 (at least 1 each, no repeats, ascending).
+std::vector<int> default_partition_candidates(int assemble_replicas);
+
 /// Where the peers and the Pythons are, where results go.
 struct SystemEnv {
   std::filesystem::path peer_dir;

@@ -13,6 +13,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using rayorch::bench::default_partition_candidates;
+using rayorch::bench::has_partitions;
 using rayorch::bench::make_system_env;
 using rayorch::bench::parse_systems;
 using rayorch::bench::run_system;
@@ -72,6 +74,19 @@ TEST(BenchSystems, TargetsUseThisProjectOnRayWhenItRan) {
   // Not run: the local executor's figures stand in (a deployment difference).
   EXPECT_EQ(target_system(systems, {true, true, false}), 0u);
   EXPECT_EQ(target_system(parse_systems("reference", true), {true, true}), 0u);
+}
+
+TEST(BenchSystems, OnlyGroupbyArmsOfRayDataAndDaftHavePartitionsToTune) {
+  const auto systems = parse_systems("ray:groupby,ray:driver,daft:groupby,reference", true);
+  std::vector<bool> tuned;
+  for (const SystemSpec& s : systems) tuned.push_back(has_partitions(s));
+  EXPECT_EQ(tuned, (std::vector<bool>{false, true, false, true, false}));
+}
+
+TEST(BenchSystems, PartitionCandidatesSpanHalfToFourTimesTheAssembleActors) {
+  EXPECT_EQ(default_partition_candidates(4), (std::vector<int>{2, 4, 8, 16}));
+  EXPECT_EQ(default_partition_candidates(1), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(default_partition_candidates(0), (std::vector<int>{1, 2, 4}));
 }
 
 }  // namespace

@@ -269,6 +269,15 @@ void add_compare(CLI::App* bench) {
   sub->add_option("--work-dir", o->work_dir, "Directory for the corpus, outputs and peer logs");
   sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a system's run is stopped")
       ->capture_default_str();
+  sub->add_option("--tune-seed", o->tune_seed,
+                  "Before measuring, tune the groupby partitions of the Ray Data and Daft groupby "
+                  "arms on a corpus with this seed (not the measured --seed) and measure each arm "
+                  "with its fastest count (0: no tuning; the peers' default is the assemble "
+                  "actors)")
+      ->capture_default_str();
+  sub->add_option("--tune-partitions", o->tune_partitions,
+                  "Partition counts to try (default: the assemble actors x 1/2, 1, 2, 4)")
+      ->check(CLI::PositiveNumber);
   sub->callback([sub, o, c, full, no_peers, payload_kib] {
     if (*full) quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
     if (*no_peers) o->peers.clear();
