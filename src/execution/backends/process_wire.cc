@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -63,26 +64,62 @@ void UniqueFd::reset() noexcept {
   fd_ = -1;
 }
 
-void begin_frame(std::string& buf) {
-  buf.clear();
-  buf.resize(kFrameHeader);
+FrameWriter::FrameWriter(std::string& buf, SharedArena* arena)
+    : buf_(buf), arena_(arena != nullptr && *arena ? arena : nullptr) {
+  restart();
 }
 
-bool send_frame(int fd, Frame type, std::string& buf, SharedArena* arena) {
-  const std::size_t n = buf.size() - kFrameHeader;
-  if (arena != nullptr && *arena && n > kArenaThreshold) {
-    if (char* room = arena->room(n)) {
-      std::memcpy(room, buf.data() + kFrameHeader, n);
-      put32(buf.data(), kMagic);
-      put32(buf.data() + 4, static_cast<std::uint32_t>(type) | kInArena);
-      put64(buf.data() + 8, n);
-      return send_all(fd, buf.data(), kFrameHeader);
-    }
+void FrameWriter::restart() {
+  in_arena_ = false;
+  use_arena_ = arena_ != nullptr;
+  // Room for small frames from the start, so most frames never call grow.
+  if (buf_.size() < kFrameHeader + 4096) buf_.resize(kFrameHeader + 4096);
+  writer_.emplace(buf_room(0), &FrameWriter::grow, this);
+}
+
+ByteWriter::Buffer FrameWriter::grow(void* self, std::size_t size, std::size_t need) {
+  auto& w = *static_cast<FrameWriter*>(self);
+  if (w.in_arena_) {
+    if (char* room = w.arena_->room(need)) return {room, w.arena_->mapped()};
+    // The arena cannot grow (no memory for the file, or no address space for its mapping;
+    // its mapping and bytes are unchanged): the payload moves into `buf` and crosses the
+    // socket.
+    const char* written = w.arena_->bytes(size);
+    w.buf_.resize(kFrameHeader + size);
+    std::memcpy(w.buf_.data() + kFrameHeader, written, size);
+    w.in_arena_ = false;
+    w.use_arena_ = false;
+    return w.buf_room(need);
   }
-  put32(buf.data(), kMagic);
-  put32(buf.data() + 4, static_cast<std::uint32_t>(type));
-  put64(buf.data() + 8, n);
-  return send_all(fd, buf.data(), buf.size());
+  if (w.use_arena_ && need > kArenaThreshold) {
+    if (char* room = w.arena_->room(need)) {
+      std::memcpy(room, w.buf_.data() + kFrameHeader, size);
+      w.in_arena_ = true;
+      return {room, w.arena_->mapped()};
+    }
+    w.use_arena_ = false;
+  }
+  return w.buf_room(need);
+}
+
+ByteWriter::Buffer FrameWriter::buf_room(std::size_t need) {
+  std::size_t capacity = buf_.size() - kFrameHeader;
+  if (capacity < need) {
+    capacity = std::max(need, 2 * capacity);
+    buf_.resize(kFrameHeader + capacity);  // keeps the bytes written
+  }
+  // While the arena may take the payload, `buf` offers no more than the threshold, so the
+  // writer comes back (to grow) exactly when the payload passes it.
+  if (use_arena_) capacity = std::min(capacity, std::max(need, kArenaThreshold));
+  return {buf_.data() + kFrameHeader, capacity};
+}
+
+bool FrameWriter::send(int fd, Frame type) {
+  const std::size_t n = writer_->size();
+  put32(buf_.data(), kMagic);
+  put32(buf_.data() + 4, static_cast<std::uint32_t>(type) | (in_arena_ ? kInArena : 0u));
+  put64(buf_.data() + 8, n);
+  return send_all(fd, buf_.data(), in_arena_ ? kFrameHeader : kFrameHeader + n);
 }
 
 SharedArena::SharedArena(SharedArena&& o) noexcept
@@ -110,10 +147,9 @@ SharedArena SharedArena::create() {
 
 bool SharedArena::map(std::size_t n) {
   if (n <= mapped_) return true;
-  if (base_ != nullptr) ::munmap(base_, mapped_);
-  base_ = nullptr;
-  mapped_ = 0;
-  void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
+  // mremap keeps the old mapping when it fails, so the bytes written so far stay readable.
+  void* p = base_ != nullptr ? ::mremap(base_, mapped_, n, MREMAP_MAYMOVE)
+                             : ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
   if (p == MAP_FAILED) return false;
   base_ = static_cast<char*>(p);
   mapped_ = n;
@@ -121,16 +157,17 @@ bool SharedArena::map(std::size_t n) {
 }
 
 char* SharedArena::room(std::size_t n) {
+  // The file is never smaller than a mapping of it: no system call while the payload fits.
+  if (n <= mapped_) return base_;
   struct stat st;
   if (::fstat(fd_.get(), &st) != 0) return nullptr;
-  if (static_cast<std::size_t>(st.st_size) < n) {
+  std::size_t size = static_cast<std::size_t>(st.st_size);
+  if (size < n) {
     // Grow with headroom, so a slowly growing payload does not remap every time.
-    const std::size_t size = n + n / 2;
+    size = std::max(n + n / 2, kArenaThreshold * 2);
     if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) return nullptr;
-    if (!map(size)) return nullptr;
-  } else if (!map(static_cast<std::size_t>(st.st_size))) {
-    return nullptr;
   }
+  if (!map(size)) return nullptr;
   return base_;
 }
 

@@ -4,9 +4,10 @@
 // One task crosses as one frame each way (process_wire.h): the invocation (protocol_codec)
 // plus its input rows encoded by the Call's codecs; back come the report, which the worker
 // made itself (so expansion lengths and mask booleans are the worker's), and the rows of the
-// blocks it created. The executor decodes them into blocks of its value store. A value is
-// copied by its encoder into the frame, then into the shared arena when the frame is large
-// (else through the socket), and by its decoder out of it.
+// blocks it created. The executor decodes them into blocks of its value store. A value in a
+// large frame is written by its encoder straight into the shared arena and copied by its
+// decoder out of it (a codec that only takes std::string& adds a copy from a scratch
+// string); a small frame crosses the socket.
 #pragma once
 
 #include <sys/types.h>
