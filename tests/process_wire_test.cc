@@ -1,8 +1,8 @@
-// The worker protocol's frames (src/execution/backends/process_wire.h): a small payload
-// crosses the socket; a large one is written by its encoder straight into the memory shared
-// with the other process (no copy of it in between) and read from there; an arena that
-// cannot grow sends the payload through the socket instead; a broken connection or a
-// malformed header is a false return, never a crash.
+// The worker protocol's frames (src/execution/backends/process_wire.h): with an arena, a
+// payload of any size is written by its encoder straight into the memory shared with the
+// other process (no copy of it in between) and read from there; without one, or when the
+// arena cannot grow, it crosses the socket; a broken connection or a malformed header is a
+// false return, never a crash.
 #include "execution/backends/process_wire.h"
 
 #include <fcntl.h>
@@ -74,37 +74,38 @@ Received send_and_receive(rd::FrameWriter& frame, rd::SharedArena* theirs, Socke
   return r;
 }
 
-TEST(ProcessWire, ASmallPayloadCrossesTheSocket) {
+TEST(ProcessWire, WithoutAnArenaThePayloadCrossesTheSocket) {
   SocketPair s;
-  rd::SharedArena arena = rd::SharedArena::create();
-  ASSERT_TRUE(arena);
-  rd::SharedArena theirs = other_side(arena);
   std::string buf;
-  rd::FrameWriter frame(buf, &arena);
-  const std::string payload = pattern(rd::kArenaThreshold);  // at the threshold: not above
-  frame.payload().append(payload);
-  EXPECT_FALSE(frame.in_arena());
-  EXPECT_EQ(arena.mapped(), 0u);  // nothing was put into shared memory
-  const Received r = send_and_receive(frame, &theirs, s);
-  ASSERT_TRUE(r.ok);
-  EXPECT_EQ(r.type, rd::Frame::task);
-  EXPECT_FALSE(r.from_arena);
-  EXPECT_EQ(r.bytes, payload);
+  rd::FrameWriter frame(buf);
+  for (std::size_t size : {std::size_t{0}, std::size_t{10}, std::size_t{3} << 20}) {
+    frame.restart();
+    const std::string payload = pattern(size);
+    frame.payload().append(payload);
+    EXPECT_FALSE(frame.in_arena());
+    const Received r = send_and_receive(frame, nullptr, s);
+    ASSERT_TRUE(r.ok) << size;
+    EXPECT_EQ(r.type, rd::Frame::task);
+    EXPECT_EQ(r.bytes, payload) << size;
+  }
 }
 
-TEST(ProcessWire, ALargePayloadIsWrittenStraightIntoTheSharedMemory) {
+TEST(ProcessWire, EveryPayloadIsWrittenStraightIntoTheSharedMemory) {
   SocketPair s;
   rd::SharedArena arena = rd::SharedArena::create();
   ASSERT_TRUE(arena);
   rd::SharedArena theirs = other_side(arena);
   std::string buf;
+  // Made before anything is mapped, as a worker's is: the first write maps the arena.
   rd::FrameWriter frame(buf, &arena);
-  for (std::size_t size : {std::size_t{1} << 20, rd::kArenaThreshold + 1, std::size_t{5} << 20}) {
+  EXPECT_EQ(arena.mapped(), 0u);
+  for (std::size_t size : {std::size_t{1} << 20, std::size_t{200}, std::size_t{5} << 20,
+                           std::size_t{64} << 10, std::size_t{7} << 20}) {
     frame.restart();
     const std::string head = pattern(100);
     const std::string body = pattern(size - head.size());
     frame.payload().append(head);
-    EXPECT_FALSE(frame.in_arena());
+    EXPECT_TRUE(frame.in_arena()) << size;
     frame.payload().append(body);
     ASSERT_TRUE(frame.in_arena()) << size;
     // The writer's bytes are the arena's mapping itself: the body was copied once, by the
@@ -117,18 +118,17 @@ TEST(ProcessWire, ALargePayloadIsWrittenStraightIntoTheSharedMemory) {
     EXPECT_EQ(r.bytes.size(), size);
     EXPECT_EQ(r.bytes, head + body) << size;
   }
-  // The next small frame crosses the socket again.
+  // An empty payload crosses too.
   frame.restart();
-  frame.payload().append(std::string_view("small"));
   const Received r = send_and_receive(frame, &theirs, s);
   ASSERT_TRUE(r.ok);
-  EXPECT_FALSE(r.from_arena);
-  EXPECT_EQ(r.bytes, "small");
+  EXPECT_EQ(r.bytes, "");
 }
 
 TEST(ProcessWire, AnArenaThatCannotGrowSendsThePayloadThroughTheSocket) {
   SocketPair s;
-  // A memory file sealed against growth at 256 KiB: the payload starts in it, then cannot.
+  // A memory file sealed against growth at 256 KiB: the payload starts in it, then cannot
+  // grow.
   const int fd = ::memfd_create("rayorch-test-sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   ASSERT_GE(fd, 0);
   rd::SharedArena arena{rd::UniqueFd(fd)};
@@ -147,7 +147,7 @@ TEST(ProcessWire, AnArenaThatCannotGrowSendsThePayloadThroughTheSocket) {
   ASSERT_TRUE(r.ok);
   EXPECT_FALSE(r.from_arena);
   EXPECT_EQ(r.bytes, first + rest);
-  // Frames that fit still use it.
+  // Frames that fit still use it; the failure lasted one frame.
   frame.restart();
   frame.payload().append(first);
   EXPECT_TRUE(frame.in_arena());
@@ -166,11 +166,11 @@ TEST(ProcessWire, RestartDropsWhatWasWritten) {
   frame.payload().append(pattern(3 << 20));
   ASSERT_TRUE(frame.in_arena());
   frame.restart();  // e.g. an encoder threw; a failure message replaces the rows
-  EXPECT_FALSE(frame.in_arena());
   EXPECT_EQ(frame.payload().size(), 0u);
   frame.payload().append(std::string_view("Error: message"));
   const Received r = send_and_receive(frame, &theirs, s);
   ASSERT_TRUE(r.ok);
+  EXPECT_TRUE(r.from_arena);
   EXPECT_EQ(r.bytes, "Error: message");
 }
 

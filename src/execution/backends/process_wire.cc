@@ -70,33 +70,34 @@ FrameWriter::FrameWriter(std::string& buf, SharedArena* arena)
 }
 
 void FrameWriter::restart() {
-  in_arena_ = false;
   use_arena_ = arena_ != nullptr;
-  // Room for small frames from the start, so most frames never call grow.
+  in_arena_ = use_arena_ && arena_->mapped() > 0;
+  if (in_arena_) {
+    writer_.emplace(ByteWriter::Buffer{arena_->room(0), arena_->mapped()}, &FrameWriter::grow,
+                    this);
+    return;
+  }
   if (buf_.size() < kFrameHeader + 4096) buf_.resize(kFrameHeader + 4096);
-  writer_.emplace(buf_room(0), &FrameWriter::grow, this);
+  // An arena not mapped yet is mapped by the first write (grow), not here: a FrameWriter
+  // may be made before its side's turn, when only the other side may grow the file.
+  writer_.emplace(use_arena_ ? ByteWriter::Buffer{buf_.data() + kFrameHeader, 0} : buf_room(0),
+                  &FrameWriter::grow, this);
 }
 
 ByteWriter::Buffer FrameWriter::grow(void* self, std::size_t size, std::size_t need) {
   auto& w = *static_cast<FrameWriter*>(self);
-  if (w.in_arena_) {
-    if (char* room = w.arena_->room(need)) return {room, w.arena_->mapped()};
-    // The arena cannot grow (no memory for the file, or no address space for its mapping;
-    // its mapping and bytes are unchanged): the payload moves into `buf` and crosses the
-    // socket.
-    const char* written = w.arena_->bytes(size);
-    w.buf_.resize(kFrameHeader + size);
-    std::memcpy(w.buf_.data() + kFrameHeader, written, size);
-    w.in_arena_ = false;
-    w.use_arena_ = false;
-    return w.buf_room(need);
-  }
-  if (w.use_arena_ && need > kArenaThreshold) {
+  if (w.use_arena_) {
+    // The bytes written so far are at the mapping's front, or none were written.
     if (char* room = w.arena_->room(need)) {
-      std::memcpy(room, w.buf_.data() + kFrameHeader, size);
       w.in_arena_ = true;
       return {room, w.arena_->mapped()};
     }
+    // The arena cannot grow (no memory for the file, or no address space for its mapping;
+    // its mapping and bytes are unchanged): the payload moves into `buf` and crosses the
+    // socket.
+    w.buf_.resize(kFrameHeader + size);
+    if (w.in_arena_) std::memcpy(w.buf_.data() + kFrameHeader, w.arena_->bytes(size), size);
+    w.in_arena_ = false;
     w.use_arena_ = false;
   }
   return w.buf_room(need);
@@ -108,9 +109,6 @@ ByteWriter::Buffer FrameWriter::buf_room(std::size_t need) {
     capacity = std::max(need, 2 * capacity);
     buf_.resize(kFrameHeader + capacity);  // keeps the bytes written
   }
-  // While the arena may take the payload, `buf` offers no more than the threshold, so the
-  // writer comes back (to grow) exactly when the payload passes it.
-  if (use_arena_) capacity = std::min(capacity, std::max(need, kArenaThreshold));
   return {buf_.data() + kFrameHeader, capacity};
 }
 
@@ -164,7 +162,7 @@ char* SharedArena::room(std::size_t n) {
   std::size_t size = static_cast<std::size_t>(st.st_size);
   if (size < n) {
     // Grow with headroom, so a slowly growing payload does not remap every time.
-    size = std::max(n + n / 2, kArenaThreshold * 2);
+    size = std::max(n + n / 2, kArenaMinimum);
     if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) return nullptr;
   }
   if (!map(size)) return nullptr;

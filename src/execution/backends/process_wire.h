@@ -56,14 +56,15 @@ enum class Frame : std::uint32_t {
 /// Bytes a frame's header takes at the front of its buffer.
 inline constexpr std::size_t kFrameHeader = 16;
 
-/// A memory file mapped by both the executor and one worker, through which large payloads
-/// cross (page images, frames): the sender's encoders write the payload straight into it
-/// and only the header crosses the socket, the receiver decodes straight from the mapping.
-/// So a large payload is copied once by its encoder and once by its decoder, and is not
-/// pushed through the socket buffer in many small steps, each of which waits for the other
-/// process to be scheduled. Request and answer alternate, so one side at a time writes it.
-/// It grows to the largest payload and keeps that size (the file never shrinks, so a
-/// mapping of either side never outgrows it).
+/// A memory file mapped by both the executor and one worker, through which frame payloads
+/// cross (page images, frames, and small rows alike): the sender's encoders write the
+/// payload straight into it and only the header crosses the socket, the receiver decodes
+/// straight from the mapping. So a value is copied once by its encoder and once by its
+/// decoder, and a large one is not pushed through the socket buffer in many small steps,
+/// each of which waits for the other process to be scheduled. Request and answer
+/// alternate, so one side at a time writes it, and only that side may grow it. It grows to
+/// the largest payload and keeps that size (the file never shrinks, so a mapping of either
+/// side never outgrows it).
 class SharedArena {
  public:
   SharedArena() = default;
@@ -78,7 +79,8 @@ class SharedArena {
   int fd() const { return fd_.get(); }
   explicit operator bool() const { return static_cast<bool>(fd_); }
   /// Writable room for at least `n` bytes at the front of the mapping, growing the file
-  /// (sender); null when it cannot grow, and then the mapping and its bytes are as before.
+  /// (sender, in its turn); null when it cannot grow, and then the mapping and its bytes
+  /// are as before. No system call when `n` fits the mapping.
   char* room(std::size_t n);
   /// Bytes mapped now (room() and bytes() may map more).
   std::size_t mapped() const { return mapped_; }
@@ -92,15 +94,16 @@ class SharedArena {
   std::size_t mapped_ = 0;
 };
 
-/// Payloads above this size cross through the arena.
-inline constexpr std::size_t kArenaThreshold = 64 * 1024;
+/// The smallest size an arena grows to.
+inline constexpr std::size_t kArenaMinimum = 64 * 1024;
 
-/// Builds and sends one frame. Its payload is written into `buf` (after room for the header)
-/// while it is at most kArenaThreshold bytes; when it grows past that and an arena is given,
-/// what was written so far moves into the arena (at most kArenaThreshold bytes, once) and
-/// the rest is written there directly, so a large value is copied only by its encoder. When
-/// the arena cannot grow, the payload moves back into `buf` and crosses the socket instead.
-/// `buf` is reused from frame to frame (it only grows). One thread drives a FrameWriter.
+/// Builds and sends one frame. With an arena, the payload is written straight into the
+/// arena's mapping (measured no slower than the socket for small frames: BENCHMARKS.md,
+/// isolation), so a value is copied only by its encoder; when the arena cannot grow, what
+/// was written moves into `buf` and the frame crosses the socket instead. Without an arena
+/// (the worker's first frame) the payload is written into `buf` after room for the header.
+/// `buf` is reused from frame to frame (it only grows). One thread drives a FrameWriter,
+/// and only in its side's turn (the other side is waiting for this frame).
 class FrameWriter {
  public:
   explicit FrameWriter(std::string& buf, SharedArena* arena = nullptr);
@@ -123,7 +126,7 @@ class FrameWriter {
   ByteWriter::Buffer buf_room(std::size_t need);
   std::string& buf_;
   SharedArena* const arena_;  // null: none
-  bool use_arena_ = false;    // this frame may still move into the arena
+  bool use_arena_ = false;    // this frame goes into the arena (it has not failed to grow)
   bool in_arena_ = false;
   std::optional<ByteWriter> writer_;
 };

@@ -4,10 +4,9 @@
 // One task crosses as one frame each way (process_wire.h): the invocation (protocol_codec)
 // plus its input rows encoded by the Call's codecs; back come the report, which the worker
 // made itself (so expansion lengths and mask booleans are the worker's), and the rows of the
-// blocks it created. The executor decodes them into blocks of its value store. A value in a
-// large frame is written by its encoder straight into the shared arena and copied by its
-// decoder out of it (a codec that only takes std::string& adds a copy from a scratch
-// string); a small frame crosses the socket.
+// blocks it created. The executor decodes them into blocks of its value store. A value is
+// written by its encoder straight into the shared arena and copied by its decoder out of it
+// (a codec that only takes std::string& adds a copy from a scratch string).
 #pragma once
 
 #include <sys/types.h>
@@ -24,7 +23,7 @@
 namespace rayorch::detail {
 
 /// The worker process's main: builds pool `pool`'s UDF instance, then serves tasks on
-/// descriptor `fd` (large payloads through the arena `arena_fd`) until the stream ends.
+/// descriptor `fd` (payloads through the arena `arena_fd`) until the stream ends.
 /// Never returns.
 [[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd, int arena_fd);
 
