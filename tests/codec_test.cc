@@ -272,6 +272,24 @@ TEST(ByteWriter, AnOwnerThatGivesTooLittleRoomIsALengthError) {
   EXPECT_THROW(fixed.push_back('x'), std::length_error);
 }
 
+TEST(ByteWriter, AStringOnlyCodecIsEncodedIntoTheLentScratchString) {
+  VectorOwner owner;
+  std::string scratch;
+  ro::ByteWriter w({nullptr, 0}, &VectorOwner::grow, &owner, &scratch);
+  const Page big{1, std::string(100000, 'b')};
+  ro::encode_to(big, w);
+  EXPECT_EQ(scratch, ro::encode_value(big));  // it went through the lent string
+  const std::size_t capacity = scratch.capacity();
+  const Page small{2, "two"};
+  ro::encode_to(small, w);
+  EXPECT_EQ(scratch, ro::encode_value(small));
+  EXPECT_EQ(scratch.capacity(), capacity);  // reused, not allocated again
+  ro::encode_to(SinkPage{3, "three"}, w);   // a sink codec does not touch it
+  EXPECT_EQ(scratch, ro::encode_value(small));
+  EXPECT_EQ(std::string_view(w.data(), w.size()), ro::encode_value(big) + ro::encode_value(small) +
+                                                      ro::encode_value(SinkPage{3, "three"}));
+}
+
 TEST(ByteWriter, EveryBuiltInWritesTheSameBytesAsIntoAString) {
   auto same = [](const auto& v) {
     const std::string want = ro::encode_value(v);

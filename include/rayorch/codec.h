@@ -80,7 +80,9 @@ concept ByteSink = requires(S& s, const char* bytes, std::size_t n, std::string_
 /// and a function to call when the bytes do not fit. It is how an encoder writes into memory
 /// other than a std::string (e.g. memory shared with another process) without a virtual
 /// call per write. Not thread-safe; owned and driven by one thread at a time. The buffer
-/// belongs to the owner; the writer only fills it.
+/// belongs to the owner; the writer only fills it. The owner may also lend a scratch string,
+/// reused by encode_to for codecs that only write to a std::string, so such a value costs a
+/// copy but no new allocation.
 class ByteWriter {
  public:
   /// A writable region: `data` holds `capacity` bytes.
@@ -94,8 +96,12 @@ class ByteWriter {
   /// the encoder; what was written is then the owner's to discard).
   using GrowFn = Buffer (*)(void* owner, std::size_t size, std::size_t need);
 
-  ByteWriter(Buffer buffer, GrowFn grow, void* owner) noexcept
-      : data_(buffer.data), capacity_(buffer.capacity), grow_(grow), owner_(owner) {}
+  ByteWriter(Buffer buffer, GrowFn grow, void* owner, std::string* scratch = nullptr) noexcept
+      : data_(buffer.data),
+        capacity_(buffer.capacity),
+        grow_(grow),
+        owner_(owner),
+        scratch_(scratch) {}
   ByteWriter(const ByteWriter&) = delete;
   ByteWriter& operator=(const ByteWriter&) = delete;
 
@@ -113,8 +119,8 @@ class ByteWriter {
   std::size_t size() const noexcept { return size_; }
   /// The bytes written (valid until the next write, which may move them).
   const char* data() const noexcept { return data_; }
-  /// Forgets the bytes written (the buffer stays).
-  void clear() noexcept { size_ = 0; }
+  /// The owner's scratch string (null: none); encode_to uses it.
+  std::string* scratch() const noexcept { return scratch_; }
 
  private:
   void reserve_more(std::size_t n) {
@@ -134,6 +140,7 @@ class ByteWriter {
   std::size_t size_ = 0;
   GrowFn grow_ = nullptr;
   void* owner_ = nullptr;
+  std::string* scratch_ = nullptr;
 };
 
 static_assert(ByteSink<std::string> && ByteSink<ByteWriter>);
@@ -158,16 +165,24 @@ concept encodes_to = has_codec<T> && requires(const T& v, S& out) {
 };
 
 /// Appends the encoding of `v` to `out`: directly when Codec<T> can write to S, else (a
-/// codec that takes only std::string&) through a scratch string, one extra copy.
+/// codec that takes only std::string&) through a scratch string, one extra copy (the
+/// ByteWriter's scratch() when it lends one, else a new string).
 template <class T, ByteSink S>
 requires has_codec<T>
 void encode_to(const T& v, S& out) {
   if constexpr (encodes_to<T, S>) {
     Codec<T>::encode(v, out);
   } else {
-    std::string scratch;
-    Codec<T>::encode(v, scratch);
-    out.append(std::string_view(scratch));
+    std::string local;
+    std::string* scratch = &local;
+    if constexpr (std::is_same_v<S, ByteWriter>) {
+      // Not re-entered while in use: the codec below writes to a std::string, so whatever it
+      // encodes never reaches this ByteWriter.
+      if (out.scratch() != nullptr) scratch = out.scratch();
+    }
+    scratch->clear();
+    Codec<T>::encode(v, *scratch);
+    out.append(std::string_view(*scratch));
   }
 }
 

@@ -64,8 +64,8 @@ void UniqueFd::reset() noexcept {
   fd_ = -1;
 }
 
-FrameWriter::FrameWriter(std::string& buf, SharedArena* arena)
-    : buf_(buf), arena_(arena != nullptr && *arena ? arena : nullptr) {
+FrameWriter::FrameWriter(std::string& buf, SharedArena* arena, std::string* scratch)
+    : buf_(buf), arena_(arena != nullptr && *arena ? arena : nullptr), scratch_(scratch) {
   restart();
 }
 
@@ -73,15 +73,15 @@ void FrameWriter::restart() {
   use_arena_ = arena_ != nullptr;
   in_arena_ = use_arena_ && arena_->mapped() > 0;
   if (in_arena_) {
-    writer_.emplace(ByteWriter::Buffer{arena_->room(0), arena_->mapped()}, &FrameWriter::grow,
-                    this);
+    writer_.emplace(ByteWriter::Buffer{arena_->room(0), arena_->mapped()}, &FrameWriter::grow, this,
+                    scratch_);
     return;
   }
   if (buf_.size() < kFrameHeader + 4096) buf_.resize(kFrameHeader + 4096);
   // An arena not mapped yet is mapped by the first write (grow), not here: a FrameWriter
   // may be made before its side's turn, when only the other side may grow the file.
   writer_.emplace(use_arena_ ? ByteWriter::Buffer{buf_.data() + kFrameHeader, 0} : buf_room(0),
-                  &FrameWriter::grow, this);
+                  &FrameWriter::grow, this, scratch_);
 }
 
 ByteWriter::Buffer FrameWriter::grow(void* self, std::size_t size, std::size_t need) {

@@ -106,7 +106,10 @@ inline constexpr std::size_t kArenaMinimum = 64 * 1024;
 /// and only in its side's turn (the other side is waiting for this frame).
 class FrameWriter {
  public:
-  explicit FrameWriter(std::string& buf, SharedArena* arena = nullptr);
+  /// `scratch` (optional) is lent to codecs that only write to a std::string; like `buf`, it
+  /// is reused from frame to frame.
+  explicit FrameWriter(std::string& buf, SharedArena* arena = nullptr,
+                       std::string* scratch = nullptr);
   FrameWriter(const FrameWriter&) = delete;
   FrameWriter& operator=(const FrameWriter&) = delete;
   /// Where encoders append the payload.
@@ -126,7 +129,8 @@ class FrameWriter {
   ByteWriter::Buffer buf_room(std::size_t need);
   std::string& buf_;
   SharedArena* const arena_;  // null: none
-  bool use_arena_ = false;    // this frame goes into the arena (it has not failed to grow)
+  std::string* const scratch_;
+  bool use_arena_ = false;  // this frame goes into the arena (it has not failed to grow)
   bool in_arena_ = false;
   std::optional<ByteWriter> writer_;
 };

@@ -111,6 +111,7 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
   SharedArena arena{UniqueFd(arena_fd)};
   std::string out;
   std::string in;
+  std::string scratch;
   std::string error;
   std::unique_ptr<UdfInstance> instance = build_instance(plan, pool, error);
   {
@@ -123,7 +124,7 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
     }
     if (!first.send(fd, Frame::ready)) ::_exit(0);
   }
-  FrameWriter frame(out, &arena);
+  FrameWriter frame(out, &arena, &scratch);
   Frame type;
   std::string_view view;
   while (recv_frame(fd, type, in, view, &arena)) {
@@ -232,7 +233,7 @@ Attempt ProcessWorker::call(const WorkerTask& task) {
   const Invocation& inv = task.invocation;
   const CallCodecs& codecs = plan_->code->codecs[inv.call];
   a.start = std::chrono::steady_clock::now();
-  FrameWriter frame(out_, &worker_.arena);
+  FrameWriter frame(out_, &worker_.arena, &scratch_);
   try {
     put_bytes(encode(inv), frame.payload());
     for (std::size_t i = 0; i < codecs.inputs.size(); ++i) {

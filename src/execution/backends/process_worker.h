@@ -63,7 +63,8 @@ class ProcessWorker {
   SpawnedWorker worker_;
   std::string out_;  // reused frame buffers
   std::string in_;
-  std::mutex mutex_;  // guards pid_ and abandoned_ (abandon() comes from the driver)
+  std::string scratch_;  // reused by codecs that only write to a std::string
+  std::mutex mutex_;     // guards pid_ and abandoned_ (abandon() comes from the driver)
   pid_t pid_ = -1;
   bool abandoned_ = false;
 };
