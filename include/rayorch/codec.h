@@ -33,11 +33,11 @@
 // encodes it directly into the memory it shares with the worker, so the value is copied
 // once by its encoder and once by its decoder. A codec that only takes std::string& is
 // encoded into a scratch string first and then appended, one extra copy of the value. The
-// body of a sink template may use only ByteSink's members (append of bytes or a
-// string_view, push_back, size) and other codecs' encode; constrain it with ByteSink, so a
-// body that needs more of std::string is reported against the std::string form instead of
-// failing inside the engine. To encode a member whose codec may be either form, call
-// rayorch::encode_to(member, out).
+// body of a sink template may use only ByteSink's members (append of bytes or of a
+// string_view, push_back, size) and other codecs' encode: one that uses more of std::string
+// (reserve, +=, ...) fails to compile where the engine instantiates it with a ByteWriter, so
+// such a codec should take std::string& instead. To encode a member whose codec may be
+// either form, call rayorch::encode_to(member, out).
 //
 // decode consumes the bytes it reads from the front of `in`; on truncated or malformed
 // input it throws rayorch::DecodeError.
