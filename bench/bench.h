@@ -147,12 +147,14 @@ Report run_memory(const MemoryOptions& options);
 /// `bench isolation`: what a process-isolated pool costs per RPC. An empty UDF (it returns
 /// its input) with batch sizes 1 and 32, one actor, so one RPC is in flight at a time: the
 /// time per RPC on worker processes and on threads, whose difference is the round trip of
-/// the worker protocol; and an echo of `payload_kib`-KiB strings, whose difference per byte
-/// is the cost of moving large payloads through codecs and the socket (both ways).
+/// the worker protocol; and an echo of payloads of each size in `payload_kib`, once with a
+/// codec that writes straight into the frame (std::string's) and once with one that only
+/// takes std::string& (one more copy each way), against a plain memcpy of the same size.
 struct IsolationOptions {
-  std::size_t rpcs = 20000;        ///< RPCs per empty-call measurement
-  std::size_t payload_rpcs = 400;  ///< RPCs of the payload measurement
-  std::size_t payload_kib = 1024;
+  std::size_t rpcs = 20000;               ///< RPCs per empty-call measurement
+  std::size_t payload_rpcs = 400;         ///< most RPCs per payload measurement
+  std::size_t payload_mib_per_run = 256;  ///< fewer RPCs for large payloads: this much per run
+  std::vector<std::size_t> payload_kib = {64, 1024, 8192};
   int repeats = 3;                   ///< best of
   double round_trip_target_us = 50;  ///< target: added time per empty RPC
 };

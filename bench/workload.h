@@ -66,7 +66,8 @@ struct Doc {
 /// Documents key the rows of a run journal by their encoded value (bench engine --journal).
 template <>
 struct rayorch::Codec<rayorch::bench::Doc> {
-  static void encode(const rayorch::bench::Doc& d, std::string& out) {
+  template <ByteSink S>
+  static void encode(const rayorch::bench::Doc& d, S& out) {
     Codec<std::uint32_t>::encode(d.id, out);
     Codec<std::uint32_t>::encode(d.pages, out);
     Codec<bool>::encode(d.poison_first_page, out);

@@ -319,9 +319,12 @@ void add_isolation(CLI::App* bench) {
       "cost of large payloads, against the same calls on threads");
   add_common(sub, *c);
   sub->add_option("--rpcs", o->rpcs, "RPCs per empty-call measurement")->capture_default_str();
-  sub->add_option("--payload-rpcs", o->payload_rpcs, "RPCs of the payload measurement")
+  sub->add_option("--payload-rpcs", o->payload_rpcs, "Most RPCs per payload measurement")
       ->capture_default_str();
-  sub->add_option("--payload-kib", o->payload_kib, "Payload per RPC, each way (KiB)")
+  sub->add_option("--payload-mib-per-run", o->payload_mib_per_run,
+                  "Fewer RPCs for large payloads: at most this many MiB per run")
+      ->capture_default_str();
+  sub->add_option("--payload-kib", o->payload_kib, "Payload sizes per RPC, each way (KiB)")
       ->capture_default_str();
   sub->add_option("--repeats", o->repeats, "Runs per measurement (best of)")->capture_default_str();
   sub->callback([sub, o, c] {

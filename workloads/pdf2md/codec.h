@@ -13,7 +13,8 @@
 
 template <>
 struct rayorch::Codec<pdf2md::DocumentInfo> {
-  static void encode(const pdf2md::DocumentInfo& v, std::string& out) {
+  template <ByteSink S>
+  static void encode(const pdf2md::DocumentInfo& v, S& out) {
     Codec<std::string>::encode(v.stem, out);
     Codec<std::uint32_t>::encode(v.pages, out);
   }

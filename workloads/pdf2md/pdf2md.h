@@ -47,7 +47,8 @@ inline constexpr const char* kCompleteMarker = "<!-- pdf2md: complete";
 /// The run journal records finished documents (convert.h: --resume).
 template <>
 struct rayorch::Codec<pdf2md::Markdown> {
-  static void encode(const pdf2md::Markdown& m, std::string& out) {
+  template <ByteSink S>
+  static void encode(const pdf2md::Markdown& m, S& out) {
     Codec<std::string>::encode(m.stem, out);
     Codec<std::uint32_t>::encode(m.pages, out);
     Codec<std::string>::encode(m.text, out);
@@ -124,10 +125,13 @@ class Assemble {
 }  // namespace pdf2md
 
 // Codecs of the values that cross into and out of the renderer's worker processes
-// (rayorch/codec.h). A page's pixels cross as one block of bytes.
+// (rayorch/codec.h). A page's pixels cross as one block of bytes; the encoders are templates
+// over the sink, so an isolated renderer writes them straight into the memory it shares with
+// the executor.
 template <>
 struct rayorch::Codec<pdf2md::PageRef> {
-  static void encode(const pdf2md::PageRef& p, std::string& out) {
+  template <ByteSink S>
+  static void encode(const pdf2md::PageRef& p, S& out) {
     Codec<std::uint32_t>::encode(p.number, out);
   }
   static pdf2md::PageRef decode(std::string_view& in) {
@@ -137,7 +141,8 @@ struct rayorch::Codec<pdf2md::PageRef> {
 
 template <>
 struct rayorch::Codec<pdf2md::PageImage> {
-  static void encode(const pdf2md::PageImage& p, std::string& out) {
+  template <ByteSink S>
+  static void encode(const pdf2md::PageImage& p, S& out) {
     Codec<std::uint32_t>::encode(p.number, out);
     Codec<std::uint32_t>::encode(p.width, out);
     Codec<std::uint32_t>::encode(p.height, out);

@@ -1,6 +1,8 @@
 // Byte codecs (rayorch::Codec) for the values the video stages pass between each other, so
 // they can cross a process boundary (e.g. between the Ray actors of the Python package).
-// VideoRecord's (its JSON line, for the run journal) is in video.h.
+// VideoRecord's (its JSON line, for the run journal) is in video.h. The encoders are
+// templates over the sink, so a frame's pixels can be written straight into memory shared
+// with another process.
 #pragma once
 
 #include <string>
@@ -12,9 +14,9 @@
 
 namespace video::codec_detail {
 
-template <class T>
-void put(const T& v, std::string& out) {
-  rayorch::Codec<T>::encode(v, out);
+template <class T, rayorch::ByteSink S>
+void put(const T& v, S& out) {
+  rayorch::encode_to(v, out);
 }
 template <class T>
 void get(T& v, std::string_view& in) {
@@ -25,7 +27,8 @@ void get(T& v, std::string_view& in) {
 
 template <>
 struct rayorch::Codec<video::VideoInfo> {
-  static void encode(const video::VideoInfo& v, std::string& out) {
+  template <ByteSink S>
+  static void encode(const video::VideoInfo& v, S& out) {
     using video::codec_detail::put;
     put(v.path, out), put(v.stem, out), put(v.codec, out), put(v.duration_seconds, out);
     put(v.fps, out), put(v.width, out), put(v.height, out), put(v.frames_declared, out);
@@ -41,7 +44,8 @@ struct rayorch::Codec<video::VideoInfo> {
 
 template <>
 struct rayorch::Codec<video::Scene> {
-  static void encode(const video::Scene& v, std::string& out) {
+  template <ByteSink S>
+  static void encode(const video::Scene& v, S& out) {
     using video::codec_detail::put;
     put(v.index, out), put(v.first_frame, out), put(v.last_frame, out);
     put(v.start_seconds, out), put(v.end_seconds, out), put(v.cut_score, out);
@@ -59,7 +63,8 @@ struct rayorch::Codec<video::Scene> {
 
 template <>
 struct rayorch::Codec<video::FrameRef> {
-  static void encode(const video::FrameRef& v, std::string& out) {
+  template <ByteSink S>
+  static void encode(const video::FrameRef& v, S& out) {
     using video::codec_detail::put;
     put(v.scene, out), put(v.frame, out), put(v.pts, out), put(v.seconds, out);
   }
@@ -73,7 +78,8 @@ struct rayorch::Codec<video::FrameRef> {
 
 template <>
 struct rayorch::Codec<video::FrameImage> {
-  static void encode(const video::FrameImage& v, std::string& out) {
+  template <ByteSink S>
+  static void encode(const video::FrameImage& v, S& out) {
     using video::codec_detail::put;
     put(v.frame, out), put(v.width, out), put(v.height, out);
     put(static_cast<std::uint64_t>(v.pixels.size()), out);
@@ -92,7 +98,8 @@ struct rayorch::Codec<video::FrameImage> {
 
 template <>
 struct rayorch::Codec<video::SceneFrame> {
-  static void encode(const video::SceneFrame& v, std::string& out) {
+  template <ByteSink S>
+  static void encode(const video::SceneFrame& v, S& out) {
     using video::codec_detail::put;
     put(v.frame, out), put(v.seconds, out), put(v.text, out), put(v.signature, out);
     put(v.near_duplicate, out), put(v.duplicate_of, out);
@@ -108,7 +115,8 @@ struct rayorch::Codec<video::SceneFrame> {
 
 template <>
 struct rayorch::Codec<video::SceneRecord> {
-  static void encode(const video::SceneRecord& v, std::string& out) {
+  template <ByteSink S>
+  static void encode(const video::SceneRecord& v, S& out) {
     using video::codec_detail::put;
     put(v.index, out), put(v.first_frame, out), put(v.last_frame, out);
     put(v.start_seconds, out), put(v.end_seconds, out), put(v.cut_score, out);

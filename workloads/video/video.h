@@ -103,7 +103,8 @@ VideoRecord parse_json_line(std::string_view line);
 /// The run journal records finished videos as their JSON line (convert.h: --resume).
 template <>
 struct rayorch::Codec<video::VideoRecord> {
-  static void encode(const video::VideoRecord& r, std::string& out) {
+  template <ByteSink S>
+  static void encode(const video::VideoRecord& r, S& out) {
     Codec<std::string>::encode(video::to_json_line(r), out);
   }
   static video::VideoRecord decode(std::string_view& in) {

@@ -5,6 +5,10 @@
 //
 // Column format: per row a presence byte (0: the row holds no value, e.g. a failed row;
 // 1: a value follows) then the value's Codec bytes.
+//
+// A row is written to a std::string or to a ByteWriter (codec.h), e.g. straight into memory
+// shared with a worker process; a Codec<T> that only takes std::string& is encoded into a
+// scratch string and appended to the ByteWriter (one extra copy of that value).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +41,8 @@ class DecodedBlock final : public Block {
 struct ErasedCodec {
   /// Appends one row: `value` (null: no value) as presence byte plus bytes.
   void (*encode_row)(const void* value, std::string& out) = nullptr;
+  /// The same bytes, written to a ByteWriter.
+  void (*write_row)(const void* value, ByteWriter& out) = nullptr;
   /// Reads `rows` rows from the front of `in` into a new block; throws rayorch::DecodeError.
   BlockRef (*decode_rows)(std::string_view& in, std::size_t rows) = nullptr;
 };
@@ -52,17 +58,21 @@ struct CallCodecs {
   std::vector<ErasedCodec> elements;  ///< per output: its list elements (expand), if a list
 };
 
+template <class T, ByteSink S>
+void encode_erased_row(const void* value, S& out) {
+  if (value == nullptr) {
+    out.push_back('\0');
+    return;
+  }
+  out.push_back('\1');
+  encode_to(*static_cast<const T*>(value), out);
+}
+
 template <class T>
 ErasedCodec erased_codec() {
   ErasedCodec c;
-  c.encode_row = [](const void* value, std::string& out) {
-    if (value == nullptr) {
-      out.push_back('\0');
-      return;
-    }
-    out.push_back('\1');
-    Codec<T>::encode(*static_cast<const T*>(value), out);
-  };
+  c.encode_row = &encode_erased_row<T, std::string>;
+  c.write_row = &encode_erased_row<T, ByteWriter>;
   c.decode_rows = [](std::string_view& in, std::size_t rows) -> BlockRef {
     std::vector<std::optional<T>> values;
     values.reserve(rows);

@@ -45,7 +45,7 @@ struct SpawnedWorker {
   pid_t pid = -1;
   UniqueFd socket;    ///< the executor's end of the worker's stream socket
   UniqueFd err;       ///< the worker's stderr (a memory file, append-only)
-  SharedArena arena;  ///< large payloads, both ways (process_wire.h)
+  SharedArena arena;  ///< frame payloads, both ways (process_wire.h)
 };
 
 /// The exit code of a worker whose allocation failed under its memory limit.

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -63,26 +64,60 @@ void UniqueFd::reset() noexcept {
   fd_ = -1;
 }
 
-void begin_frame(std::string& buf) {
-  buf.clear();
-  buf.resize(kFrameHeader);
+FrameWriter::FrameWriter(std::string& buf, SharedArena* arena, std::string* scratch)
+    : buf_(buf), arena_(arena != nullptr && *arena ? arena : nullptr), scratch_(scratch) {
+  restart();
 }
 
-bool send_frame(int fd, Frame type, std::string& buf, SharedArena* arena) {
-  const std::size_t n = buf.size() - kFrameHeader;
-  if (arena != nullptr && *arena && n > kArenaThreshold) {
-    if (char* room = arena->room(n)) {
-      std::memcpy(room, buf.data() + kFrameHeader, n);
-      put32(buf.data(), kMagic);
-      put32(buf.data() + 4, static_cast<std::uint32_t>(type) | kInArena);
-      put64(buf.data() + 8, n);
-      return send_all(fd, buf.data(), kFrameHeader);
-    }
+void FrameWriter::restart() {
+  use_arena_ = arena_ != nullptr;
+  in_arena_ = use_arena_ && arena_->mapped() > 0;
+  if (in_arena_) {
+    writer_.emplace(ByteWriter::Buffer{arena_->room(0), arena_->mapped()}, &FrameWriter::grow, this,
+                    scratch_);
+    return;
   }
-  put32(buf.data(), kMagic);
-  put32(buf.data() + 4, static_cast<std::uint32_t>(type));
-  put64(buf.data() + 8, n);
-  return send_all(fd, buf.data(), buf.size());
+  if (buf_.size() < kFrameHeader + 4096) buf_.resize(kFrameHeader + 4096);
+  // An arena not mapped yet is mapped by the first write (grow), not here: a FrameWriter
+  // may be made before its side's turn, when only the other side may grow the file.
+  writer_.emplace(use_arena_ ? ByteWriter::Buffer{buf_.data() + kFrameHeader, 0} : buf_room(0),
+                  &FrameWriter::grow, this, scratch_);
+}
+
+ByteWriter::Buffer FrameWriter::grow(void* self, std::size_t size, std::size_t need) {
+  auto& w = *static_cast<FrameWriter*>(self);
+  if (w.use_arena_) {
+    // The bytes written so far are at the mapping's front, or none were written.
+    if (char* room = w.arena_->room(need)) {
+      w.in_arena_ = true;
+      return {room, w.arena_->mapped()};
+    }
+    // The arena cannot grow (no memory for the file, or no address space for its mapping;
+    // its mapping and bytes are unchanged): the payload moves into `buf` and crosses the
+    // socket.
+    w.buf_.resize(kFrameHeader + size);
+    if (w.in_arena_) std::memcpy(w.buf_.data() + kFrameHeader, w.arena_->bytes(size), size);
+    w.in_arena_ = false;
+    w.use_arena_ = false;
+  }
+  return w.buf_room(need);
+}
+
+ByteWriter::Buffer FrameWriter::buf_room(std::size_t need) {
+  std::size_t capacity = buf_.size() - kFrameHeader;
+  if (capacity < need) {
+    capacity = std::max(need, 2 * capacity);
+    buf_.resize(kFrameHeader + capacity);  // keeps the bytes written
+  }
+  return {buf_.data() + kFrameHeader, capacity};
+}
+
+bool FrameWriter::send(int fd, Frame type) {
+  const std::size_t n = writer_->size();
+  put32(buf_.data(), kMagic);
+  put32(buf_.data() + 4, static_cast<std::uint32_t>(type) | (in_arena_ ? kInArena : 0u));
+  put64(buf_.data() + 8, n);
+  return send_all(fd, buf_.data(), in_arena_ ? kFrameHeader : kFrameHeader + n);
 }
 
 SharedArena::SharedArena(SharedArena&& o) noexcept
@@ -110,10 +145,9 @@ SharedArena SharedArena::create() {
 
 bool SharedArena::map(std::size_t n) {
   if (n <= mapped_) return true;
-  if (base_ != nullptr) ::munmap(base_, mapped_);
-  base_ = nullptr;
-  mapped_ = 0;
-  void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
+  // mremap keeps the old mapping when it fails, so the bytes written so far stay readable.
+  void* p = base_ != nullptr ? ::mremap(base_, mapped_, n, MREMAP_MAYMOVE)
+                             : ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
   if (p == MAP_FAILED) return false;
   base_ = static_cast<char*>(p);
   mapped_ = n;
@@ -121,16 +155,17 @@ bool SharedArena::map(std::size_t n) {
 }
 
 char* SharedArena::room(std::size_t n) {
+  // The file is never smaller than a mapping of it: no system call while the payload fits.
+  if (n <= mapped_) return base_;
   struct stat st;
   if (::fstat(fd_.get(), &st) != 0) return nullptr;
-  if (static_cast<std::size_t>(st.st_size) < n) {
+  std::size_t size = static_cast<std::size_t>(st.st_size);
+  if (size < n) {
     // Grow with headroom, so a slowly growing payload does not remap every time.
-    const std::size_t size = n + n / 2;
+    size = std::max(n + n / 2, kArenaMinimum);
     if (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) return nullptr;
-    if (!map(size)) return nullptr;
-  } else if (!map(static_cast<std::size_t>(st.st_size))) {
-    return nullptr;
   }
+  if (!map(size)) return nullptr;
   return base_;
 }
 

@@ -1,6 +1,7 @@
 // Bytes between the executor and its worker processes: owned file descriptors, length-framed
-// messages on a stream socket (one send per message, buffers reused by the caller), and
-// descriptor passing on the fork server's packet socket.
+// messages on a stream socket (one send per message, buffers reused by the caller), payloads
+// written straight into memory shared by both processes, and descriptor passing on the fork
+// server's packet socket.
 //
 // Threading: every function works on the descriptors it is given and shares nothing; one
 // descriptor is written by one thread at a time (the caller's rule).
@@ -8,9 +9,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "rayorch/codec.h"
 
 namespace rayorch::detail {
 
@@ -52,12 +56,15 @@ enum class Frame : std::uint32_t {
 /// Bytes a frame's header takes at the front of its buffer.
 inline constexpr std::size_t kFrameHeader = 16;
 
-/// A memory file mapped by both the executor and one worker, through which large payloads
-/// cross (page images, frames): the sender copies the payload in and sends only the header
-/// on the socket, the receiver decodes straight from the mapping. So a large payload is not
-/// pushed through the socket buffer in many small steps, each of which waits for the other
-/// process to be scheduled. Request and answer alternate, so one side at a time writes it.
-/// It grows to the largest payload and keeps that size.
+/// A memory file mapped by both the executor and one worker, through which frame payloads
+/// cross (page images, frames, and small rows alike): the sender's encoders write the
+/// payload straight into it and only the header crosses the socket, the receiver decodes
+/// straight from the mapping. So a value is copied once by its encoder and once by its
+/// decoder, and a large one is not pushed through the socket buffer in many small steps,
+/// each of which waits for the other process to be scheduled. Request and answer
+/// alternate, so one side at a time writes it, and only that side may grow it. It grows to
+/// the largest payload and keeps that size (the file never shrinks, so a mapping of either
+/// side never outgrows it).
 class SharedArena {
  public:
   SharedArena() = default;
@@ -71,8 +78,12 @@ class SharedArena {
   static SharedArena create();
   int fd() const { return fd_.get(); }
   explicit operator bool() const { return static_cast<bool>(fd_); }
-  /// Writable room for `n` bytes, growing the file (sender); null on failure.
+  /// Writable room for at least `n` bytes at the front of the mapping, growing the file
+  /// (sender, in its turn); null when it cannot grow, and then the mapping and its bytes
+  /// are as before. No system call when `n` fits the mapping.
   char* room(std::size_t n);
+  /// Bytes mapped now (room() and bytes() may map more).
+  std::size_t mapped() const { return mapped_; }
   /// The first `n` bytes as the other side wrote them (receiver); null on failure.
   const char* bytes(std::size_t n);
 
@@ -83,21 +94,53 @@ class SharedArena {
   std::size_t mapped_ = 0;
 };
 
-/// Payloads above this size cross through the arena.
-inline constexpr std::size_t kArenaThreshold = 64 * 1024;
+/// The smallest size an arena grows to.
+inline constexpr std::size_t kArenaMinimum = 64 * 1024;
 
-/// Clears `buf` and reserves room for the header; append the payload after it.
-void begin_frame(std::string& buf);
-/// Fills the header of `buf` (begun with begin_frame) and sends the whole frame, its payload
-/// through `arena` when it is large and an arena is given. False when the connection is
-/// broken.
-bool send_frame(int fd, Frame type, std::string& buf, SharedArena* arena = nullptr);
+/// Builds and sends one frame. With an arena, the payload is written straight into the
+/// arena's mapping (measured no slower than the socket for small frames: BENCHMARKS.md,
+/// isolation), so a value is copied only by its encoder; when the arena cannot grow, what
+/// was written moves into `buf` and the frame crosses the socket instead. Without an arena
+/// (the worker's first frame) the payload is written into `buf` after room for the header.
+/// `buf` is reused from frame to frame (it only grows). One thread drives a FrameWriter,
+/// and only in its side's turn (the other side is waiting for this frame).
+class FrameWriter {
+ public:
+  /// `scratch` (optional) is lent to codecs that only write to a std::string; like `buf`, it
+  /// is reused from frame to frame.
+  explicit FrameWriter(std::string& buf, SharedArena* arena = nullptr,
+                       std::string* scratch = nullptr);
+  FrameWriter(const FrameWriter&) = delete;
+  FrameWriter& operator=(const FrameWriter&) = delete;
+  /// Where encoders append the payload.
+  ByteWriter& payload() { return *writer_; }
+  /// Drops what was written: the payload starts again, empty (e.g. a failure message
+  /// replaces rows whose encoding threw).
+  void restart();
+  /// True while the payload is in the arena's mapping.
+  bool in_arena() const { return in_arena_; }
+  /// Sends the frame (its payload through the arena when it is there). False when the
+  /// connection is broken.
+  bool send(int fd, Frame type);
+
+ private:
+  static ByteWriter::Buffer grow(void* self, std::size_t size, std::size_t need);
+  // `buf` after the header, with room for `need` bytes.
+  ByteWriter::Buffer buf_room(std::size_t need);
+  std::string& buf_;
+  SharedArena* const arena_;  // null: none
+  std::string* const scratch_;
+  bool use_arena_ = false;  // this frame goes into the arena (it has not failed to grow)
+  bool in_arena_ = false;
+  std::optional<ByteWriter> writer_;
+};
+
 /// Receives one frame into `buf` (reused; it only grows) and points `payload` at its
 /// payload inside it. The peer sends one frame and then waits for the answer, so the frame
 /// is read with as few reads as it takes. False at the end of the stream, on a broken
 /// connection or on a malformed header.
 /// A payload sent through the arena is read from `arena`'s mapping (valid until the next
-/// frame is sent either way).
+/// frame is written either way).
 bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload,
                 SharedArena* arena = nullptr);
 

@@ -23,13 +23,13 @@ namespace {
 constexpr std::size_t kStderrTail = 2048;
 constexpr off_t kStderrKeep = off_t{1} << 20;  // trimmed to its tail beyond this
 
-void put_u64(std::uint64_t v, std::string& out) {
+void put_u64(std::uint64_t v, ByteWriter& out) {
   Codec<std::uint64_t>::encode(v, out);
 }
 std::uint64_t get_u64(std::string_view& in) {
   return Codec<std::uint64_t>::decode(in);
 }
-void put_bytes(const std::string& s, std::string& out) {
+void put_bytes(const std::string& s, ByteWriter& out) {
   put_u64(s.size(), out);
   out.append(s);
 }
@@ -74,9 +74,9 @@ void apply_memory_limit(std::uint64_t limit) {
   std::set_new_handler(on_memory_exhausted);
 }
 
-// Encodes the reply to one task into `out` (a begun frame); returns its type.
+// Encodes the reply to one task into `out` (a frame's payload); returns its type.
 Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt& a,
-                   std::string& out) {
+                   ByteWriter& out) {
   if (a.kind == Attempt::Kind::failed) {
     out.append(a.error);
     return Frame::failed;
@@ -93,12 +93,12 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
     const BlockRef* block = find_block(a.blocks, slot.block);
     const std::size_t rows = block != nullptr ? (*block)->size() : 0;
     put_u64(rows, out);
-    for (std::size_t r = 0; r < rows; ++r) codecs.outputs[k].encode_row((*block)->at(r), out);
+    for (std::size_t r = 0; r < rows; ++r) codecs.outputs[k].write_row((*block)->at(r), out);
     if (slot.child_block != 0) {
       const BlockRef* child = find_block(a.blocks, slot.child_block);
       const std::size_t n = child != nullptr ? (*child)->size() : 0;
       put_u64(n, out);
-      for (std::size_t r = 0; r < n; ++r) codecs.elements[k].encode_row((*child)->at(r), out);
+      for (std::size_t r = 0; r < n; ++r) codecs.elements[k].write_row((*child)->at(r), out);
     }
   }
   return Frame::ok;
@@ -111,20 +111,24 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
   SharedArena arena{UniqueFd(arena_fd)};
   std::string out;
   std::string in;
+  std::string scratch;
   std::string error;
   std::unique_ptr<UdfInstance> instance = build_instance(plan, pool, error);
-  begin_frame(out);
-  if (!instance) {
-    out.append(error);
-    send_frame(fd, Frame::ctor_failed, out);
-    ::_exit(0);
+  {
+    // The executor reads these two without the arena.
+    FrameWriter first(out);
+    if (!instance) {
+      first.payload().append(error);
+      first.send(fd, Frame::ctor_failed);
+      ::_exit(0);
+    }
+    if (!first.send(fd, Frame::ready)) ::_exit(0);
   }
-  if (!send_frame(fd, Frame::ready, out)) ::_exit(0);
+  FrameWriter frame(out, &arena, &scratch);
   Frame type;
   std::string_view view;
   while (recv_frame(fd, type, in, view, &arena)) {
     if (type != Frame::task) break;
-    begin_frame(out);
     Frame reply;
     bool exit_after = false;
     try {
@@ -139,15 +143,17 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
         for (std::size_t r = 0; r < column.size(); ++r) column[r] = block->at(r);
         inputs.keep_alive.push_back(std::move(block));
       }
+      // Every input is decoded into owned values: the reply may now overwrite the arena.
       const Attempt a = invoke_call(plan, inv, *instance, inputs);
       exit_after = a.kind == Attempt::Kind::lost;  // a lost actor is a fresh process
-      reply = encode_reply(plan, inv, a, out);
+      frame.restart();
+      reply = encode_reply(plan, inv, a, frame.payload());
     } catch (...) {
-      begin_frame(out);
-      out.append(describe_current_exception());
+      frame.restart();
+      frame.payload().append(describe_current_exception());
       reply = Frame::failed;
     }
-    if (!send_frame(fd, reply, out, &arena) || exit_after) break;
+    if (!frame.send(fd, reply) || exit_after) break;
   }
   ::_exit(0);
 }
@@ -227,11 +233,12 @@ Attempt ProcessWorker::call(const WorkerTask& task) {
   const Invocation& inv = task.invocation;
   const CallCodecs& codecs = plan_->code->codecs[inv.call];
   a.start = std::chrono::steady_clock::now();
+  FrameWriter frame(out_, &worker_.arena, &scratch_);
   try {
-    begin_frame(out_);
-    put_bytes(encode(inv), out_);
+    put_bytes(encode(inv), frame.payload());
     for (std::size_t i = 0; i < codecs.inputs.size(); ++i) {
-      for (const void* value : task.inputs.columns[i]) codecs.inputs[i].encode_row(value, out_);
+      for (const void* value : task.inputs.columns[i])
+        codecs.inputs[i].write_row(value, frame.payload());
     }
   } catch (...) {
     a.kind = Attempt::Kind::failed;
@@ -241,7 +248,7 @@ Attempt ProcessWorker::call(const WorkerTask& task) {
   }
   Frame type;
   std::string_view view;
-  if (!send_frame(worker_.socket.get(), Frame::task, out_, &worker_.arena) ||
+  if (!frame.send(worker_.socket.get(), Frame::task) ||
       !recv_frame(worker_.socket.get(), type, in_, view, &worker_.arena)) {
     a.end = std::chrono::steady_clock::now();
     a.kind = Attempt::Kind::lost;

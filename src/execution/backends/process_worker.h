@@ -5,8 +5,8 @@
 // plus its input rows encoded by the Call's codecs; back come the report, which the worker
 // made itself (so expansion lengths and mask booleans are the worker's), and the rows of the
 // blocks it created. The executor decodes them into blocks of its value store. A value is
-// copied by its encoder into the frame, then into the shared arena when the frame is large
-// (else through the socket), and by its decoder out of it.
+// written by its encoder straight into the shared arena and copied by its decoder out of it
+// (a codec that only takes std::string& adds a copy from a scratch string).
 #pragma once
 
 #include <sys/types.h>
@@ -23,7 +23,7 @@
 namespace rayorch::detail {
 
 /// The worker process's main: builds pool `pool`'s UDF instance, then serves tasks on
-/// descriptor `fd` (large payloads through the arena `arena_fd`) until the stream ends.
+/// descriptor `fd` (payloads through the arena `arena_fd`) until the stream ends.
 /// Never returns.
 [[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd, int arena_fd);
 
@@ -63,7 +63,8 @@ class ProcessWorker {
   SpawnedWorker worker_;
   std::string out_;  // reused frame buffers
   std::string in_;
-  std::mutex mutex_;  // guards pid_ and abandoned_ (abandon() comes from the driver)
+  std::string scratch_;  // reused by codecs that only write to a std::string
+  std::mutex mutex_;     // guards pid_ and abandoned_ (abandon() comes from the driver)
   pid_t pid_ = -1;
   bool abandoned_ = false;
 };
