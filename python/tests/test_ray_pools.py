@@ -39,6 +39,7 @@ class FakeRay:
         self.held: dict[tuple[int, int], tuple[int, bool, Any]] = {}
         self.submitted = 0
         self.replaced: list[tuple[int, int]] = []
+        self.replaced_lost: list[bool] = []  # per replacement: after a loss (not a hang)
         self.fetched = 0
         self.stopped = False
 
@@ -77,8 +78,9 @@ class FakeRay:
         out, self.ready = self.ready, []
         return out
 
-    def replace(self, pool: int, slot: int) -> None:
+    def replace(self, pool: int, slot: int, lost: bool = False) -> None:
         self.replaced.append((pool, slot))
+        self.replaced_lost.append(lost)
         self.workers[pool][slot] = _core.RayWorker(self.program._program, pool)
         held = self.held.pop((pool, slot), None)
         if held is not None:
@@ -161,6 +163,7 @@ def test_a_lost_actor_is_replaced_and_its_grains_replay(rpc: int) -> None:
     out, fake, result = run_on({rpc: "lost"})
     assert out == expected()
     assert len(fake.replaced) == 1
+    assert fake.replaced_lost == [True]  # the backend is told to start it on another node
     assert result.actors_replaced == 1
 
 
@@ -174,6 +177,7 @@ def test_the_late_report_of_a_replaced_worker_is_fenced(tmp_path: Path) -> None:
         result = ex.run(DOCS, progress=False, report=str(report))
     assert result.outputs == expected()
     assert len(fake.replaced) == 1 and result.actors_replaced == 1
+    assert fake.replaced_lost == [False]  # a hang: the node is fine
     assert json.loads(report.read_text())["stale_reports_rejected"] == 1
 
 
