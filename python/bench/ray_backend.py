@@ -15,34 +15,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from loopback_ray import ensure_private_network, start_local_ray
+
 HERE = Path(__file__).resolve().parent
-
-
-def ensure_private_network() -> None:
-    if sorted(name for _, name in socket.if_nameindex()) == ["lo"]:
-        return
-    if os.geteuid() != 0:
-        raise SystemExit("run as root (it starts Ray in a private loopback-only namespace)")
-    command = " ".join([sys.executable, *map(repr, [str(Path(__file__).resolve()), *sys.argv[1:]])])
-    os.execvp(
-        "unshare",
-        [
-            "unshare",
-            "--net",
-            "--pid",
-            "--fork",
-            "--mount-proc",
-            "sh",
-            "-c",
-            f"ip link set lo up && {command}",
-        ],
-    )
 
 
 class Noop:
@@ -75,25 +55,13 @@ def main() -> None:
     parser.add_argument("--only-rpcs", action="store_true", help="the RPC figure only")
     parser.add_argument("--cpus", type=int, default=64, help="logical CPUs of the Ray node")
     a = parser.parse_args()
-    ensure_private_network()
+    ensure_private_network(__file__)
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
     sys.path.insert(0, str(HERE))
-    import ray
-
     import rayorch_cpp as ro
     from rayorch_cpp import F
 
-    ray.init(
-        address="local",  # a new cluster, never one another process left in /tmp/ray
-        num_cpus=a.cpus,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        logging_level="ERROR",
-        log_to_driver=False,
-    )
-    addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
-    if addresses != ["127.0.0.1"]:
-        raise SystemExit(f"a Ray node is not on loopback: {addresses}")
+    ray = start_local_ray(a.cpus)
     print(f"machine: {os.cpu_count()} cores; Ray {ray.__version__}, one node on 127.0.0.1")
 
     # 1. Driver RPCs/s: one Call, batch_size 1, no-op UDF.

@@ -16,32 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import sys
 import time
 from typing import Any
 
-
-def ensure_private_network() -> None:
-    if sorted(name for _, name in socket.if_nameindex()) == ["lo"]:
-        return
-    if os.geteuid() != 0:
-        raise SystemExit("run as root (it starts Ray in a private loopback-only namespace)")
-    command = " ".join([sys.executable, *map(repr, [os.path.abspath(__file__), *sys.argv[1:]])])
-    os.execvp(
-        "unshare",
-        [
-            "unshare",
-            "--net",
-            "--pid",
-            "--fork",
-            "--mount-proc",
-            "sh",
-            "-c",
-            f"ip link set lo up && {command}",
-        ],
-    )
+from loopback_ray import ensure_private_network, start_local_ray
 
 
 def main() -> None:
@@ -50,20 +29,8 @@ def main() -> None:
     parser.add_argument("--actors", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     a = parser.parse_args()
-    ensure_private_network()
-    import ray
-
-    ray.init(
-        address="local",  # a new cluster, never one another process left in /tmp/ray
-        num_cpus=64,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        logging_level="ERROR",
-        log_to_driver=False,
-    )
-    addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
-    if addresses != ["127.0.0.1"]:
-        raise SystemExit(f"a Ray node is not on loopback: {addresses}")
+    ensure_private_network(__file__)
+    ray = start_local_ray(64)
 
     @ray.remote(max_restarts=0, max_task_retries=0)
     class Actor:

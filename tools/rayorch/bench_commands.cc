@@ -93,6 +93,20 @@ void finish(const rb::Report& r, const Common& c) {
   if (c.strict && !r.targets_met) throw CLI::RuntimeError(kSomeFailed);
 }
 
+// Where the peers and the Pythons are, where their files go: the options `bench compare`
+// and `bench failure --peers` share (their options structs name them alike).
+template <class Options>
+void add_peer_options(CLI::App* sub, Options& o) {
+  sub->add_option("--python", o.python, "Python of the peers (default .venv-peers/bin/python)");
+  sub->add_option("--project-python", o.project_python,
+                  "Python of this project on Ray, rayorch-ray (default .venv/bin/python: it "
+                  "needs rayorch_cpp and Ray)");
+  sub->add_option("--peer-dir", o.peer_dir, "Directory of the peer scripts");
+  sub->add_option("--work-dir", o.work_dir, "Directory for the corpora, outputs and peer logs");
+  sub->add_option("--peer-timeout", o.peer_timeout_s, "Seconds before a peer's run is stopped")
+      ->capture_default_str();
+}
+
 void add_engine(CLI::App* bench) {
   auto o = std::make_shared<rb::EngineBenchOptions>();
   auto c = std::make_shared<Common>();
@@ -179,14 +193,7 @@ void add_failure(CLI::App* bench) {
                   "Also run these peers on the same corpora, each <peer>[:<arm>] (e.g. "
                   "reference,ray:groupby,daft:groupby,rayorch-ray; as root: Ray runs in a private "
                   "network namespace)");
-  sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
-  sub->add_option("--project-python", o->project_python,
-                  "Python of this project on Ray, rayorch-ray (default .venv/bin/python: it "
-                  "needs rayorch_cpp and Ray)");
-  sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
-  sub->add_option("--work-dir", o->work_dir, "Directory for the corpora, outputs and peer logs");
-  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a peer run is stopped")
-      ->capture_default_str();
+  add_peer_options(sub, *o);
   sub->callback([sub, o, c] {
     if (c->quick) {
       quick_workload(sub, o->workload);
@@ -261,14 +268,7 @@ void add_compare(CLI::App* bench) {
   sub->add_option("--peer-arg", o->peer_args, "An extra argument for every peer script");
   sub->add_option("--repeats", o->repeats, "Interleaved repeats of every system")
       ->capture_default_str();
-  sub->add_option("--python", o->python, "Python of the peers (default .venv-peers/bin/python)");
-  sub->add_option("--project-python", o->project_python,
-                  "Python of this project on Ray, rayorch-ray (default .venv/bin/python: it "
-                  "needs rayorch_cpp and Ray)");
-  sub->add_option("--peer-dir", o->peer_dir, "Directory of the peer scripts");
-  sub->add_option("--work-dir", o->work_dir, "Directory for the corpus, outputs and peer logs");
-  sub->add_option("--peer-timeout", o->peer_timeout_s, "Seconds before a system's run is stopped")
-      ->capture_default_str();
+  add_peer_options(sub, *o);
   sub->add_option("--tune-seed", o->tune_seed,
                   "Before measuring, tune the groupby partitions of the Ray Data and Daft groupby "
                   "arms on a corpus with this seed (not the measured --seed) and measure each arm "

@@ -29,6 +29,17 @@ std::string format_stages(const std::vector<StageSummary>& stages) {
   return out;
 }
 
+std::string prepare_run_journal(const fs::path& out, std::string_view name, bool resume,
+                                bool journal) {
+  if (resume && !journal) throw InputError("--resume needs the run journal; drop --no-journal");
+  const fs::path path = out / name;
+  if (!resume) {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+  return journal ? path.string() : std::string();
+}
+
 void create_output_dir(const fs::path& out, const std::string& given,
                        std::string_view probe_prefix) {
   std::error_code ec;

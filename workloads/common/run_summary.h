@@ -66,6 +66,13 @@ class RootObserver final : public rayorch::RunObserver {
   std::function<void(const rayorch::RootEvent&)> on_root_;
 };
 
+/// The run journal of a conversion into `out` (file `name` there), made ready for a run:
+/// without `resume` an old journal is removed (a new run starts a new one, or none: an old
+/// one would describe older outputs). Returns its path when `journal` keeps one, else "".
+/// Throws InputError for `resume` without `journal`.
+std::string prepare_run_journal(const std::filesystem::path& out, std::string_view name,
+                                bool resume, bool journal);
+
 /// Creates the output directory `out` (as given on the command line: `given`) and checks that
 /// it is writable with a probe file named `probe_prefix`XXXXXX. Throws InputError.
 void create_output_dir(const std::filesystem::path& out, const std::string& given,

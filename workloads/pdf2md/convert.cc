@@ -107,14 +107,8 @@ ConvertSummary convert(const ConvertOptions& options) {
   summary.out_dir = out.string();
   summary.failures_path = (out / "failures.jsonl").string();
   const std::string journal_path = (out / kJournalName).string();
-  if (options.resume && !options.journal) {
-    throw InputError("--resume needs the run journal; drop --no-journal");
-  }
-  if (!options.resume) {
-    std::error_code ec;
-    // A new conversion starts a new journal, or none: an old one would describe older outputs.
-    fs::remove(journal_path, ec);
-  }
+  const std::string journal =
+      workloads::prepare_run_journal(out, kJournalName, options.resume, options.journal);
   std::vector<std::string> stems;
   for (const std::string& f : files) stems.push_back(fs::path(f).stem().string());
 
@@ -130,7 +124,7 @@ ConvertSummary convert(const ConvertOptions& options) {
   rayorch::Executor<PdfToMarkdown>& executor = *built;
   summary.startup_seconds = seconds_since(startup);
   rayorch::RunOptions run_options = workloads::run_options_of(options);
-  if (options.journal) run_options.journal.path = journal_path;
+  run_options.journal.path = journal;
   // The key names the options that shape a document's Markdown too: a document converted
   // with others is not restored but converted again (and its file replaced).
   const std::string key_suffix = fmt::format("|dpi={}|lang={}|tessdata={}", options.pipeline.dpi,

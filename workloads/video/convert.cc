@@ -123,17 +123,11 @@ ConvertSummary convert(const ConvertOptions& options) {
   for (const std::string& f : files) stems.push_back(fs::path(f).stem().string());
 
   const std::string journal_path = (out / kJournalName).string();
-  if (options.resume && !options.journal) {
-    throw InputError("--resume needs the run journal; drop --no-journal");
-  }
-  if (!options.resume) {
-    std::error_code ec;
-    // A new run starts a new journal, or none: an old one would describe older outputs.
-    fs::remove(journal_path, ec);
-  }
+  const std::string journal =
+      workloads::prepare_run_journal(out, kJournalName, options.resume, options.journal);
   JsonlAppender records(summary.records_path);
   ro::RunOptions run_options = workloads::run_options_of(options);
-  if (options.journal) run_options.journal.path = journal_path;
+  run_options.journal.path = journal;
   // The key names the options that shape a record too: a video processed with others is not
   // restored but processed again.
   const PipelineConfig& pc = options.pipeline;

@@ -1,0 +1,54 @@
+"""Ray for the benchmarks of this directory: only on this machine, in a private network
+namespace whose only interface is loopback, and on a new local cluster whose every node is
+checked to be on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from typing import Any
+
+
+def ensure_private_network(script: str) -> None:
+    """Re-executes `script` (with this process's arguments) under `unshare --net --pid
+    --fork --mount-proc` as root, unless this process is in a loopback-only namespace."""
+    if sorted(name for _, name in socket.if_nameindex()) == ["lo"]:
+        return
+    if os.geteuid() != 0:
+        raise SystemExit("run as root (it starts Ray in a private loopback-only namespace)")
+    command = " ".join([sys.executable, *map(repr, [os.path.abspath(script), *sys.argv[1:]])])
+    os.execvp(
+        "unshare",
+        [
+            "unshare",
+            "--net",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "sh",
+            "-c",
+            f"ip link set lo up && {command}",
+        ],
+    )
+
+
+def start_local_ray(num_cpus: int) -> Any:
+    """Starts a new one-node Ray cluster on 127.0.0.1 (never one another process left in
+    /tmp/ray) and returns the `ray` module; exits when a node is not on loopback."""
+    if sorted(name for _, name in socket.if_nameindex()) != ["lo"]:
+        raise SystemExit("refusing to start Ray outside a loopback-only network namespace")
+    import ray
+
+    ray.init(
+        address="local",
+        num_cpus=num_cpus,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        logging_level="ERROR",
+        log_to_driver=False,
+    )
+    addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
+    if addresses != ["127.0.0.1"]:
+        raise SystemExit(f"a Ray node is not on loopback: {addresses}")
+    return ray
