@@ -32,7 +32,7 @@ struct RunStartEvent {
   std::size_t input_batches = 0;         ///< input batches they are cut into
   std::span<const std::string> calls;    ///< Call names, in plan order ("Ocr#1")
   std::span<const std::string> pools;    ///< pool (Module) names, in plan order
-  std::span<const int> actors_per_pool;  ///< workers per pool
+  std::span<const int> actors_per_pool;  ///< actors (UDF instances) per pool
   std::size_t restored = 0;              ///< roots restored from the run journal
 };
 

@@ -3,6 +3,7 @@ UDF sleeps 50 ms per batch, and the 4 -> 8 -> 16 OCR-actor scaling of the simula
 workload (python/bench/documents.py) on Ray.
 
     .venv/bin/python python/bench/ray_backend.py [--rpcs 4000] [--actors 8] [--docs 368]
+        [--in-flight 1 2]
 
 Ray runs on this machine only, in a private network namespace with only loopback: the
 script re-executes itself under `unshare --net --pid --fork --mount-proc` (as root) unless
@@ -36,6 +37,11 @@ class Sleep50:
         return xs
 
 
+def one_call(module: Any) -> Any:
+    """A one-Call pipeline over `module`."""
+    return lambda x: module(x)
+
+
 def best_of(ex: Any, runs: int, *columns: Any, **options: Any) -> tuple[float, Any]:
     best, result = float("inf"), None
     for _ in range(runs):
@@ -54,6 +60,13 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=368)
     parser.add_argument("--only-rpcs", action="store_true", help="the RPC figure only")
     parser.add_argument("--cpus", type=int, default=64, help="logical CPUs of the Ray node")
+    parser.add_argument(
+        "--in-flight",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="max_tasks_in_flight_per_actor values to measure (each figure once per value)",
+    )
     a = parser.parse_args()
     ensure_private_network(__file__)
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
@@ -65,67 +78,77 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores; Ray {ray.__version__}, one node on 127.0.0.1")
 
     # 1. Driver RPCs/s: one Call, batch_size 1, no-op UDF.
-    noop = ro.Module(Noop, replicas=a.actors, batch_size=1)
-    with ro.Executor(lambda x: noop(x), backend="ray") as ex:
-        rows = list(range(a.rpcs))
-        ex.run(rows[:200], progress=False)  # warm-up
-        stats = ex._ray.stats
-        for key in stats:
-            stats[key] = 0
-        cpu = time.process_time()
-        wall = time.perf_counter()
-        best, result = best_of(ex, 3, rows)
-        total = time.perf_counter() - wall  # the three runs, which the stats cover
-        driver_cpu = (time.process_time() - cpu) / total
-        assert result.outputs == rows
-        per = 3 * a.rpcs
-        print(
-            f"no-op RPCs, {a.actors} actors: {a.rpcs} RPCs in {best:.3f} s = "
-            f"{a.rpcs / best:,.0f} RPCs/s; driver per RPC: submit "
-            f"{stats['submit_s'] / per * 1e6:.0f} us, wait+report fetch "
-            f"{stats['wait_s'] / per * 1e6:.0f} us over {stats['waits'] / per:.2f} waits/RPC, "
-            f"engine + rest {(total - stats['submit_s'] - stats['wait_s']) / per * 1e6:.0f} us; "
-            f"driver process CPU {driver_cpu:.0%} of wall (all its threads)"
-        )
+    for depth in a.in_flight:
+        noop = ro.Module(Noop, replicas=a.actors, batch_size=1, max_tasks_in_flight_per_actor=depth)
+        with ro.Executor(one_call(noop), backend="ray") as ex:
+            rows = list(range(a.rpcs))
+            ex.run(rows[:200], progress=False)  # warm-up
+            stats = ex._ray.stats
+            for key in stats:
+                stats[key] = 0
+            cpu = time.process_time()
+            wall = time.perf_counter()
+            best, result = best_of(ex, 3, rows)
+            total = time.perf_counter() - wall  # the three runs, which the stats cover
+            driver_cpu = (time.process_time() - cpu) / total
+            assert result.outputs == rows
+            per = 3 * a.rpcs
+            print(
+                f"no-op RPCs, {a.actors} actors x {depth} in flight: {a.rpcs} RPCs in "
+                f"{best:.3f} s = {a.rpcs / best:,.0f} RPCs/s; driver per RPC: submit "
+                f"{stats['submit_s'] / per * 1e6:.0f} us, wait+report fetch "
+                f"{stats['wait_s'] / per * 1e6:.0f} us over {stats['waits'] / per:.2f} "
+                f"waits/RPC, engine + rest "
+                f"{(total - stats['submit_s'] - stats['wait_s']) / per * 1e6:.0f} us; "
+                f"driver process CPU {driver_cpu:.0%} of wall (all its threads)"
+            )
 
     if a.only_rpcs:
         ray.shutdown()
         return
     # 2. Utilisation: 16 actors, 50 ms per batch.
-    sleeper = ro.Module(Sleep50, replicas=16, batch_size=4)
-    with ro.Executor(lambda x: sleeper(x), backend="ray") as ex:
-        rows = list(range(16 * 4 * 40))  # 40 batches per actor: 2 s of work each
-        ex.run(rows[:64], progress=False)
-        best, result = best_of(ex, 3, rows)
-        busy = sum(c.busy_s for c in result.calls)
-        print(
-            f"utilisation, 16 actors x 50 ms/batch, {result.rpc_count} RPCs: "
-            f"{busy / (16 * best):.1%} busy over {best:.2f} s "
-            f"(ideal {result.rpc_count / 16 * 0.05:.2f} s)"
-        )
+    for depth in a.in_flight:
+        sleeper = ro.Module(Sleep50, replicas=16, batch_size=4, max_tasks_in_flight_per_actor=depth)
+        with ro.Executor(one_call(sleeper), backend="ray") as ex:
+            rows = list(range(16 * 4 * 40))  # 40 batches per actor: 2 s of work each
+            ex.run(rows[:64], progress=False)
+            best, result = best_of(ex, 3, rows)
+            busy = sum(c.busy_s for c in result.calls)
+            print(
+                f"utilisation, 16 actors x 50 ms/batch, {depth} in flight, "
+                f"{result.rpc_count} RPCs: {busy / (16 * best):.1%} busy over {best:.2f} s "
+                f"(ideal {result.rpc_count / 16 * 0.05:.2f} s)"
+            )
 
     # 3. The document workload with 4 and 16 OCR actors.
     import documents as d
 
     docs = [(i, n) for i, n in enumerate(d.corpus(a.docs))]
-    for actors in (4, 8, 16):
+    for depth in a.in_flight:
+        for actors in (4, 8, 16):
 
-        class Docs(ro.Pipeline):
-            def __init__(self, ocr_actors: int) -> None:
-                self.render = ro.Module(d.Render, replicas=4, batch_size=1)
-                self.ocr = ro.Module(d.Ocr, replicas=ocr_actors, batch_size=32)
-                self.assemble = ro.Module(d.Assemble, replicas=2, batch_size=1)
+            class Docs(ro.Pipeline):
+                def __init__(self, ocr_actors: int, in_flight: int) -> None:
+                    self.render = ro.Module(d.Render, replicas=4, batch_size=1)
+                    self.ocr = ro.Module(
+                        d.Ocr,
+                        replicas=ocr_actors,
+                        batch_size=32,
+                        max_tasks_in_flight_per_actor=in_flight,
+                    )
+                    self.assemble = ro.Module(d.Assemble, replicas=2, batch_size=1)
 
-            def forward(self, doc: Any) -> Any:
-                return self.assemble(F.reduce(self.ocr(F.expand(self.render(doc)))), doc)
+                def forward(self, doc: Any) -> Any:
+                    return self.assemble(F.reduce(self.ocr(F.expand(self.render(doc)))), doc)
 
-        with ro.Executor(Docs(actors), backend="ray") as ex:
-            best, result = best_of(ex, 2, docs)
-        pages = sum(n for _, n in docs)
-        print(
-            f"documents, {actors:>2} OCR actors: {a.docs} docs / {pages} pages in {best:.2f} s "
-            f"({pages / best:,.0f} pages/s, {result.rpc_count} RPCs)"
-        )
+            with ro.Executor(Docs(actors, depth), backend="ray") as ex:
+                best, result = best_of(ex, 2, docs)
+            pages = sum(n for _, n in docs)
+            print(
+                f"documents, {actors:>2} OCR actors x {depth} in flight: {a.docs} docs / "
+                f"{pages} pages in {best:.2f} s ({pages / best:,.0f} pages/s, "
+                f"{result.rpc_count} RPCs)"
+            )
     ray.shutdown()
 
 

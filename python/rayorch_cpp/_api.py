@@ -159,9 +159,12 @@ class RayModule:
         (a RecoveryPolicy) and, beyond the reference, ``name`` (the Call name in
         explain, metrics and messages), ``timeout`` and ``batch_wait`` (seconds),
         ``reservation`` (``"elastic"`` or ``"parent_bound"``) and ``infra_retries``.
-        Other options (``runtime_env``, Ray actor options) are recorded for a Ray backend;
-        the local executor accepts and ignores them. Values are checked when the pipeline
-        is compiled.
+        The Ray backend reads ``max_tasks_in_flight_per_actor`` (an integer >= 1): how
+        many calls the driver keeps at each actor, one running and the others queued behind
+        it so that Ray's round trip overlaps the running call; it cannot be combined with
+        ``timeout`` or ``max_concurrency``. Other options (``runtime_env``, Ray actor
+        options) are recorded for a Ray backend; the local executor accepts and ignores
+        them. Values are checked when the pipeline is compiled.
         """
         if "num_outputs" in options:
             raise ValueError("use RayModule.returns(...) for the number of outputs")
@@ -299,7 +302,33 @@ def _engine_options(module: RayModule) -> dict[str, Any]:
         if opts["reservation"] not in ("elastic", "parent_bound"):
             raise bad("reservation", "'elastic' or 'parent_bound'")
         out["reservation"] = opts["reservation"]
+    _check_tasks_in_flight(module, bad)
     return out
+
+
+def _check_tasks_in_flight(module: RayModule, bad: Callable[[str, str], CompileError]) -> None:
+    """Checks ``max_tasks_in_flight_per_actor`` (read by the Ray backend only)."""
+    opts = module.options
+    depth = opts.get("max_tasks_in_flight_per_actor")
+    if depth is None:
+        return
+    if type(depth) is not int or depth < 1:
+        raise bad("max_tasks_in_flight_per_actor", "an integer >= 1")
+    if depth == 1:
+        return
+    if opts.get("timeout") is not None:
+        raise CompileError(
+            f"Module<{module.name}>: max_tasks_in_flight_per_actor={depth} cannot be combined "
+            "with timeout: a call queued at an actor would spend its wait against its "
+            "timeout; drop one of the two options"
+        )
+    concurrency = opts.get("max_concurrency")
+    if concurrency is not None and concurrency != 1:
+        raise CompileError(
+            f"Module<{module.name}>: max_tasks_in_flight_per_actor={depth} needs actors that "
+            f"run one call at a time, but max_concurrency={concurrency!r}; drop one of the "
+            "two options"
+        )
 
 
 @overload

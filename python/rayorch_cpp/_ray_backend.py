@@ -34,6 +34,11 @@ _ACTOR_OPTIONS = {
     "label_selector",
 }
 
+# Calls kept at each actor unless the Module says otherwise (see _calls_in_flight). With one
+# call queued behind the running one, Ray's round trip (about 0.5 ms here) overlaps the
+# running call: measured (python/bench/ray_backend.py), no-op RPCs/s 1,688 -> 2,131, 16
+# actors x 50 ms busy 92.7 % -> 95.5 %, the document workload unchanged (4 to 16 actors).
+_DEFAULT_CALLS_IN_FLIGHT = 2
 _STARTUP_TIMEOUT_S = float(os.environ.get("RAYORCH_RAY_STARTUP_TIMEOUT_S", "120"))
 # How long a replacement for a lost actor may take to start away from the lost actor's node
 # before it is placed anywhere.
@@ -172,6 +177,7 @@ class RayBackend:
         self._source_ref = ray.put(source)
         self._pools: list[dict[str, Any]] = list(program._program.pools())
         self._options: list[dict[str, Any]] = []
+        self._depths: list[int] = []
         for pool in self._pools:
             module = program._modules[program._call_pools[pool["calls"][0]]]
             options: dict[str, Any] = {
@@ -184,9 +190,11 @@ class RayBackend:
                 if key in _ACTOR_OPTIONS and value is not None:
                     options[key] = value
             self._options.append(options)
+            self._depths.append(_calls_in_flight(module.options))
         self._actors: list[list[Any]] = [[] for _ in self._pools]
         self._methods: list[list[dict[int, Any]]] = [[] for _ in self._pools]
-        self._pending: dict[Any, int] = {}
+        # Per outstanding call's report ObjectRef: (token, pool, actor).
+        self._pending: dict[Any, tuple[int, int, int]] = {}
         self.nodes: list[list[str]] = [[] for _ in self._pools]
         # Where the driver's time goes (seconds and calls), for the benchmark.
         self.stats: dict[str, float] = {
@@ -197,6 +205,9 @@ class RayBackend:
             "blocks_sent": 0,  # input blocks that travelled with an RPC (not held already)
         }
         self._clock = time.perf_counter
+        # Calls outstanding per actor, and per pool the most ever outstanding at one actor.
+        self._in_flight: list[list[int]] = [[] for _ in self._pools]
+        self.peak_in_flight: list[int] = [0 for _ in self._pools]
         try:
             started = []
             for p, pool in enumerate(self._pools):
@@ -205,6 +216,7 @@ class RayBackend:
             ready = self._await_ready([a for _, a in started], [p for p, _ in started])
             for (p, actor), (node, _pid) in zip(started, ready, strict=True):
                 self._actors[p].append(actor)
+                self._in_flight[p].append(0)
                 self._methods[p].append({})
                 self.nodes[p].append(node)
         except BaseException:
@@ -300,7 +312,13 @@ class RayBackend:
         return [self._get([a.cached_blocks.remote() for a in pool]) for pool in self._actors]
 
     def sizes(self) -> list[int]:
+        """Actors per pool."""
         return [len(a) for a in self._actors]
+
+    def depths(self) -> list[int]:
+        """Per pool: how many calls the driver keeps at each actor (one running, the others
+        queued behind it)."""
+        return list(self._depths)
 
     def replace(self, pool: int, slot: int, lost: bool = False) -> None:
         """Kills the actor in (pool, slot) and puts a fresh one, fully built, in its place.
@@ -346,6 +364,8 @@ class RayBackend:
                 self._kill(actor)
             pool.clear()
         self._pending.clear()
+        for counts in self._in_flight:
+            counts.clear()
 
     # -- values --------------------------------------------------------------------------
 
@@ -373,7 +393,11 @@ class RayBackend:
             method = self._actors[pool][slot].run.options(num_returns=returns)
             methods[returns] = method
         out = method.remote(task, *refs)
-        self._pending[out[0]] = token
+        self._pending[out[0]] = (token, pool, slot)
+        in_flight = self._in_flight[pool]
+        in_flight[slot] += 1
+        if in_flight[slot] > self.peak_in_flight[pool]:
+            self.peak_in_flight[pool] = in_flight[slot]
         stats = self.stats
         stats["submit_s"] += self._clock() - start
         stats["submits"] += 1
@@ -405,7 +429,8 @@ class RayBackend:
         except Exception:  # noqa: BLE001 - one of them failed: take them one by one
             values = None
         for i, ref in enumerate(ready):
-            token = self._pending.pop(ref)
+            token, pool, slot = self._pending.pop(ref)
+            self._in_flight[pool][slot] -= 1
             if values is not None:
                 out.append((token, True, values[i]))
                 continue
@@ -414,6 +439,20 @@ class RayBackend:
             except Exception as error:  # noqa: BLE001 - classified for the driver
                 out.append((token, False, _classify(error)))
         return out
+
+
+def _calls_in_flight(options: dict[str, Any]) -> int:
+    """The calls kept at each actor of a pool with these Module options (checked when the
+    pipeline was compiled): the option, else _DEFAULT_CALLS_IN_FLIGHT where nothing excludes
+    queued calls. A pool with a timeout gets one: its calls' clocks start when they are sent,
+    so a queued call would spend its wait against its timeout. A threaded actor
+    (max_concurrency) gets one: it would run its queued calls at once on one UDF instance."""
+    depth = options.get("max_tasks_in_flight_per_actor")
+    if depth is not None:
+        return int(depth)
+    if options.get("timeout") is not None or (options.get("max_concurrency") or 1) != 1:
+        return 1
+    return _DEFAULT_CALLS_IN_FLIGHT
 
 
 def _constructor_error(error: BaseException) -> str:

@@ -12,7 +12,9 @@
 // come back from that actor (so a call that failed in Ray leaves nothing recorded); a block
 // id put again, released, or any block of a store that ends is dropped from every actor's
 // record and queued for eviction, so an id is never resolved from an actor's copy of other
-// contents. Threading: the driver's thread only.
+// contents. Several calls may be outstanding at one actor (queued behind each other): a call
+// that reads a block which an earlier outstanding call carries sends it again, since the
+// record waits for that call's return. Threading: the driver's thread only.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +30,7 @@ class ActorBlockCache {
  public:
   using BlockId = std::uint64_t;
 
-  /// One record per actor slot; `sizes` are the pools' actor counts.
+  /// One record per actor; `sizes` are the pools' actor counts.
   explicit ActorBlockCache(const std::vector<int>& sizes) {
     std::size_t n = 0;
     for (int s : sizes) {
@@ -38,14 +40,14 @@ class ActorBlockCache {
     slots_.resize(n);
   }
 
-  /// True when the actor in (pool, slot) holds `block`.
-  bool holds(int pool, int slot, BlockId block) const {
-    return at(pool, slot).held.count(block) != 0;
+  /// True when the actor in (pool, actor) holds `block`.
+  bool holds(int pool, int actor, BlockId block) const {
+    return at(pool, actor).held.count(block) != 0;
   }
 
-  /// Records that the actor in (pool, slot) now holds `blocks` (its RPC carried them).
-  void received(int pool, int slot, const std::vector<BlockId>& blocks) {
-    const std::size_t s = index(pool, slot);
+  /// Records that the actor in (pool, actor) now holds `blocks` (its RPC carried them).
+  void received(int pool, int actor, const std::vector<BlockId>& blocks) {
+    const std::size_t s = index(pool, actor);
     for (BlockId b : blocks) {
       if (slots_[s].held.insert(b).second) holders_[b].push_back(s);
     }
@@ -71,9 +73,9 @@ class ActorBlockCache {
     holders_.clear();
   }
 
-  /// The actor in (pool, slot) was replaced: its successor holds nothing.
-  void reset(int pool, int slot) {
-    const std::size_t s = index(pool, slot);
+  /// The actor in (pool, actor) was replaced: its successor holds nothing.
+  void reset(int pool, int actor) {
+    const std::size_t s = index(pool, actor);
     for (BlockId b : slots_[s].held) {
       auto it = holders_.find(b);
       if (it == holders_.end()) continue;
@@ -86,14 +88,14 @@ class ActorBlockCache {
 
   /// Evictions an RPC carried but the actor may not have applied (the call did not finish
   /// there): they go again with the next RPC (dropping a block twice is harmless).
-  void requeue_evictions(int pool, int slot, const std::vector<BlockId>& blocks) {
-    std::vector<BlockId>& evict = slots_[index(pool, slot)].evict;
+  void requeue_evictions(int pool, int actor, const std::vector<BlockId>& blocks) {
+    std::vector<BlockId>& evict = slots_[index(pool, actor)].evict;
     evict.insert(evict.end(), blocks.begin(), blocks.end());
   }
 
-  /// The evictions to send with the next RPC to (pool, slot); taken once.
-  std::vector<BlockId> take_evictions(int pool, int slot) {
-    return std::exchange(slots_[index(pool, slot)].evict, {});
+  /// The evictions to send with the next RPC to (pool, actor); taken once.
+  std::vector<BlockId> take_evictions(int pool, int actor) {
+    return std::exchange(slots_[index(pool, actor)].evict, {});
   }
 
  private:
@@ -101,10 +103,10 @@ class ActorBlockCache {
     std::unordered_set<BlockId> held;
     std::vector<BlockId> evict;
   };
-  std::size_t index(int pool, int slot) const {
-    return first_.at(static_cast<std::size_t>(pool)) + static_cast<std::size_t>(slot);
+  std::size_t index(int pool, int actor) const {
+    return first_.at(static_cast<std::size_t>(pool)) + static_cast<std::size_t>(actor);
   }
-  const Slot& at(int pool, int slot) const { return slots_.at(index(pool, slot)); }
+  const Slot& at(int pool, int actor) const { return slots_.at(index(pool, actor)); }
 
   std::vector<std::size_t> first_;  // per pool: the index of its first slot
   std::vector<Slot> slots_;

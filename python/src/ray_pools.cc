@@ -364,16 +364,20 @@ class RayPools final : public rd::WorkerPools {
   RayPools(std::shared_ptr<const rd::RuntimePlan> plan, nb::object backend)
       : plan_(std::move(plan)), backend_(std::move(backend)) {
     Gil gil;
-    sizes_ = nb::cast<std::vector<int>>(call(backend_, "sizes"));
-    if (sizes_.size() != plan_->pools.size()) {
+    actors_ = nb::cast<std::vector<int>>(call(backend_, "sizes"));
+    const auto depths = nb::cast<std::vector<int>>(call(backend_, "depths"));
+    if (actors_.size() != plan_->pools.size() || depths.size() != actors_.size()) {
       throw ExecutionError(fmt::format("the Ray backend started {} pools for a plan with {}",
-                                       sizes_.size(), plan_->pools.size()));
+                                       actors_.size(), plan_->pools.size()));
     }
-    for (int n : sizes_) {
-      epochs_.emplace_back(static_cast<std::size_t>(n), 0);
-      total_ += static_cast<std::size_t>(n);
+    for (std::size_t p = 0; p < actors_.size(); ++p) {
+      const int lanes = actors_[p] * std::max(depths[p], 1);
+      sizes_.push_back(lanes);
+      epochs_.emplace_back(static_cast<std::size_t>(lanes), 0);
+      actor_epochs_.emplace_back(static_cast<std::size_t>(actors_[p]), 0);
+      total_ += static_cast<std::size_t>(lanes);
     }
-    cache_ = std::make_shared<ActorBlockCache>(sizes_);
+    cache_ = std::make_shared<ActorBlockCache>(actors_);
   }
   RayPools(const RayPools&) = delete;
   RayPools& operator=(const RayPools&) = delete;
@@ -393,6 +397,10 @@ class RayPools final : public rd::WorkerPools {
     return std::make_unique<RayStore>(backend_, cache_);
   }
   std::vector<int> sizes() const override { return sizes_; }
+  std::vector<int> actors() const override { return actors_; }
+  // Lane k of actor a is worker k * actors + a: the driver, which takes idle workers in
+  // order, gives every actor a call before it queues a second one at any.
+  int actor_of(int pool, int slot) const override { return slot % actors_[pool]; }
   std::size_t max_outstanding() const override { return total_; }
 
   void submit(rd::WorkerTask task) override {
@@ -400,21 +408,23 @@ class RayPools final : public rd::WorkerPools {
     p.run = task.run;
     p.pool = task.pool;
     p.slot = task.slot;
+    p.actor = actor_of(task.pool, task.slot);
     p.epoch = epochs_[task.pool][task.slot];
+    p.actor_epoch = actor_epochs_[task.pool][p.actor];
     p.submitted = Clock::now();
     // The blocks the actor holds already go by id; the others travel as ObjectRefs.
     std::vector<rd::BlockId> held;
     std::vector<const RemoteBlock*> fresh;
     for (const rd::BlockRef& b : task.inputs.keep_alive) {
       const auto& remote = static_cast<const RemoteBlock&>(*b);
-      if (cache_->holds(task.pool, task.slot, remote.id())) {
+      if (cache_->holds(task.pool, p.actor, remote.id())) {
         held.push_back(remote.id());
       } else {
         fresh.push_back(&remote);
         p.fresh.push_back(remote.id());
       }
     }
-    p.evicted = cache_->take_evictions(task.pool, task.slot);
+    p.evicted = cache_->take_evictions(task.pool, p.actor);
     std::size_t returns = 1;
     for (const rd::OutputSlot& s : task.invocation.outputs) returns += s.child_block != 0 ? 2 : 1;
     // One bytes object per RPC: [u32 n][invocation], then three id lists, each a u32 count
@@ -435,7 +445,7 @@ class RayPools final : public rd::WorkerPools {
       nb::object refs = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(fresh.size())));
       for (std::size_t i = 0; i < fresh.size(); ++i)
         PyTuple_SET_ITEM(refs.ptr(), static_cast<Py_ssize_t>(i), Py_NewRef(fresh[i]->ref()));
-      nb::object out = call(backend_, "submit", task.pool, task.slot, token, returns,
+      nb::object out = call(backend_, "submit", task.pool, p.actor, token, returns,
                             nb::bytes(bytes.data(), bytes.size()), refs);
       PyObject* fast = PySequence_Fast(out.ptr(), "submit() must return the ObjectRefs");
       if (fast == nullptr) throw nb::python_error();
@@ -467,10 +477,15 @@ class RayPools final : public rd::WorkerPools {
 
   void replace(int pool, int slot) override {
     ++epochs_[pool][slot];
-    cache_->reset(pool, slot);
+    const int actor = actor_of(pool, slot);
+    // Calls queued at the same actor die with it and come back as lost (it was replaced
+    // already, so they replace nothing). No pool with a timeout queues calls, though
+    // (_ray_backend.depths): a queued call's wait would count against its timeout.
+    ++actor_epochs_[pool][actor];
+    cache_->reset(pool, actor);
     Gil gil;
     try {
-      call(backend_, "replace", pool, slot);
+      call(backend_, "replace", pool, actor);
     } catch (const nb::python_error& e) {
       throw ExecutionError(fmt::format("replacing a Ray actor of pool {} failed: {}",
                                        plan_->pools[pool].name, e.what()));
@@ -496,7 +511,9 @@ class RayPools final : public rd::WorkerPools {
     std::uint64_t run = 0;
     int pool = -1;
     int slot = -1;
-    std::uint64_t epoch = 0;
+    int actor = -1;                 // the actor of the worker (pool, slot)
+    std::uint64_t epoch = 0;        // the worker's incarnation at submission
+    std::uint64_t actor_epoch = 0;  // the actor's incarnation at submission
     rd::Invocation invocation;
     std::vector<Ref> blocks;  // the ObjectRefs of the output blocks, in slot order
     Clock::time_point submitted;
@@ -517,9 +534,12 @@ class RayPools final : public rd::WorkerPools {
     a.start = p.submitted;
     a.end = Clock::now();
     if (!r.current) return r;  // the generation fence rejects it; its blocks go with `p`
+    // False when the actor that ran the call was replaced after it was sent (another of its
+    // queued calls reported the loss first): nothing the call did concerns its successor.
+    const bool same_actor = p.actor_epoch == actor_epochs_[p.pool][p.actor];
     if (ok) {
       // The actor ran the RPC: it dropped the evicted blocks and keeps the ones sent.
-      cache_->received(p.pool, p.slot, p.fresh);
+      if (same_actor) cache_->received(p.pool, p.actor, p.fresh);
       auto status = nb::borrow<nb::tuple>(value);
       const int kind = nb::cast<int>(status[0]);
       a.start = from_wall(nb::cast<double>(status[2]));
@@ -560,18 +580,22 @@ class RayPools final : public rd::WorkerPools {
       // The actor (or its node) is gone: a fresh actor takes its slot, the Grains replay.
       a.kind = rd::Attempt::Kind::lost;
       a.error = message;
-      r.rebuilt = true;
-      ++epochs_[p.pool][p.slot];
-      cache_->reset(p.pool, p.slot);
-      try {
-        call(backend_, "replace", p.pool, p.slot, true);  // lost: start it on another node
-      } catch (const nb::python_error& e) {
-        r.fatal = fmt::format("replacing a lost Ray actor of pool {} failed: {}",
-                              plan_->pools[p.pool].name, e.what());
+      if (same_actor) {
+        r.rebuilt = true;
+        ++actor_epochs_[p.pool][p.actor];
+        cache_->reset(p.pool, p.actor);
+        try {
+          call(backend_, "replace", p.pool, p.actor, true);  // lost: start it on another node
+        } catch (const nb::python_error& e) {
+          r.fatal = fmt::format("replacing a lost Ray actor of pool {} failed: {}",
+                                plan_->pools[p.pool].name, e.what());
+        }
+      } else {
+        r.loss_counted = true;
       }
-    } else {
+    } else if (same_actor) {
       // The call did not finish in the actor: the blocks it was to drop may still be there.
-      cache_->requeue_evictions(p.pool, p.slot, p.evicted);
+      cache_->requeue_evictions(p.pool, p.actor, p.evicted);
     }
     if (what == "lost") {
       // handled above
@@ -607,9 +631,11 @@ class RayPools final : public rd::WorkerPools {
 
   std::shared_ptr<const rd::RuntimePlan> plan_;
   nb::object backend_;
-  std::vector<int> sizes_;
+  std::vector<int> actors_;  // per pool: its Ray actors
+  std::vector<int> sizes_;   // per pool: its workers (actors x calls in flight per actor)
   std::size_t total_ = 0;
-  std::vector<std::vector<std::uint64_t>> epochs_;  // per worker: its incarnation
+  std::vector<std::vector<std::uint64_t>> epochs_;        // per worker: its incarnation
+  std::vector<std::vector<std::uint64_t>> actor_epochs_;  // per actor: its incarnation
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::uint64_t tokens_ = 0;
   bool stopped_ = false;

@@ -10,6 +10,13 @@
 // reads; the driver receives the report object only (protocol bytes: lengths, masks,
 // failures) and keeps the ObjectRefs of the output blocks.
 //
+// Queued calls. A pool may keep several calls at each actor (the Module option
+// max_tasks_in_flight_per_actor): one running, the others queued behind it in Ray, so that
+// Ray's round trip of the next call overlaps the running one. Each queued call is one more
+// worker of the driver's (worker k * actors + a runs on actor a); the actor runs them in
+// the order sent. A lost actor fails all its calls: the first report replaces it, the others
+// replay without replacing its successor (each call records the actor's incarnation).
+//
 // Actor side. RayWorker runs on a Ray actor: it builds the pool's UDF instance from the same
 // compiled program (the actor compiles the pipeline again), resolves the invocation's
 // bindings in the blocks Ray hands it, runs the Call through the worker boundary

@@ -104,6 +104,22 @@ CASES: list[tuple[str, Any, str]] = [
         lambda x: ro.RayModule(Any1).ray_options(replicas="2")(x),
         "Module<Any1>: option replicas must be an integer",
     ),
+    (
+        "calls in flight per actor below one",
+        lambda x: ro.Module(Any1, max_tasks_in_flight_per_actor=0)(x),
+        "Module<Any1>: option max_tasks_in_flight_per_actor must be an integer >= 1, got 0",
+    ),
+    (
+        "queued calls with a timeout",
+        lambda x: ro.Module(Any1, max_tasks_in_flight_per_actor=2, timeout=5)(x),
+        "Module<Any1>: max_tasks_in_flight_per_actor=2 cannot be combined with timeout",
+    ),
+    (
+        "queued calls on a threaded actor",
+        lambda x: ro.Module(Any1, max_tasks_in_flight_per_actor=3, max_concurrency=4)(x),
+        "Module<Any1>: max_tasks_in_flight_per_actor=3 needs actors that run one call at a "
+        "time, but max_concurrency=4",
+    ),
     ("forward returns no Port", lambda x: 3, "forward() must return a Port"),
     ("positional static argument", lambda x: one(x, 3), "input arg_1 of Any1 must be a Port"),
     (

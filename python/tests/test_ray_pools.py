@@ -27,7 +27,12 @@ class FakeRay:
     RPC (1-based) to what happens to it: "lost" (the actor dies), "block_lost" (an input
     block is gone), "late" (its result is held back until its worker is replaced)."""
 
-    def __init__(self, program: ro.CompiledProgram, faults: dict[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        program: ro.CompiledProgram,
+        faults: dict[int, str] | None = None,
+        depths: list[int] | None = None,
+    ) -> None:
         self.program = program
         self.faults = dict(faults or {})
         self.pools = program._program.pools()
@@ -35,7 +40,12 @@ class FakeRay:
             [_core.RayWorker(program._program, p) for _ in range(pool["replicas"])]
             for p, pool in enumerate(self.pools)
         ]
+        self.pool_depths = depths or [1] * len(self.pools)
+        # Reports not collected yet, with the actor that made them.
         self.ready: list[tuple[int, bool, Any]] = []
+        self.ready_on: list[tuple[int, int]] = []
+        self.peak_outstanding = 0  # most reports outstanding at one actor
+        self.died_queued = 0  # outstanding calls that died with their actor's loss
         self.held: dict[tuple[int, int], tuple[int, bool, Any]] = {}
         self.submitted = 0
         self.replaced: list[tuple[int, int]] = []
@@ -45,6 +55,14 @@ class FakeRay:
 
     def sizes(self) -> list[int]:
         return [len(w) for w in self.workers]
+
+    def depths(self) -> list[int]:
+        return list(self.pool_depths)
+
+    def _ready(self, actor: tuple[int, int], report: tuple[int, bool, Any]) -> None:
+        self.ready.append(report)
+        self.ready_on.append(actor)
+        self.peak_outstanding = max(self.peak_outstanding, self.ready_on.count(actor))
 
     def put(self, values: list[Any]) -> Ref:
         return Ref(values)
@@ -64,18 +82,26 @@ class FakeRay:
         out = self.workers[pool][slot].run(task, *[r.value for r in refs])
         assert len(out) == returns
         refs_out = tuple(Ref(v) for v in out)
+        actor = (pool, slot)
         if fault == "lost":
-            self.ready.append((token, False, ("lost", "ActorDiedError: the actor died")))
+            # The actor dies: the calls still outstanding there die with it.
+            died = ("lost", "ActorDiedError: the actor died")
+            self.died_queued += self.ready_on.count(actor)
+            self.ready = [
+                (t, False, died) if on == actor else (t, ok, v)
+                for (t, ok, v), on in zip(self.ready, self.ready_on, strict=True)
+            ]
+            self._ready(actor, (token, False, died))
         elif fault == "block_lost":
-            self.ready.append((token, False, ("block_lost", "ObjectLostError: gone")))
+            self._ready(actor, (token, False, ("block_lost", "ObjectLostError: gone")))
         elif fault == "late":
             self.held[(pool, slot)] = (token, True, out[0])
         else:
-            self.ready.append((token, True, out[0]))
+            self._ready(actor, (token, True, out[0]))
         return refs_out
 
     def wait(self, timeout: float) -> list[tuple[int, bool, Any]]:
-        out, self.ready = self.ready, []
+        out, self.ready, self.ready_on = self.ready, [], []
         return out
 
     def replace(self, pool: int, slot: int, lost: bool = False) -> None:
@@ -84,7 +110,7 @@ class FakeRay:
         self.workers[pool][slot] = _core.RayWorker(self.program._program, pool)
         held = self.held.pop((pool, slot), None)
         if held is not None:
-            self.ready.append(held)  # the abandoned attempt's report arrives after all
+            self._ready((pool, slot), held)  # the abandoned attempt's report arrives after all
 
     def stop(self) -> None:
         self.stopped = True
@@ -131,9 +157,11 @@ def expected() -> Any:
         return ex.run(DOCS).outputs
 
 
-def run_on(fake_faults: dict[int, str] | None = None, **run: Any) -> tuple[Any, FakeRay, Any]:
+def run_on(
+    fake_faults: dict[int, str] | None = None, depths: list[int] | None = None, **run: Any
+) -> tuple[Any, FakeRay, Any]:
     program = ro.compile(pipeline())
-    fake = FakeRay(program, fake_faults)
+    fake = FakeRay(program, fake_faults, depths)
     with ro.Executor._on_backend(program, fake) as ex:
         result = ex.run(DOCS, progress=False, **run)
     assert fake.stopped
@@ -165,6 +193,22 @@ def test_a_lost_actor_is_replaced_and_its_grains_replay(rpc: int) -> None:
     assert len(fake.replaced) == 1
     assert fake.replaced_lost == [True]  # the backend is told to start it on another node
     assert result.actors_replaced == 1
+
+
+def test_calls_queued_at_an_actor_give_the_same_outputs() -> None:
+    out, fake, result = run_on(depths=[2, 3, 2, 1])
+    assert out == expected()
+    assert fake.peak_outstanding > 1  # calls really were outstanding together at one actor
+    assert [c.actor_instances for c in result.calls] == [1, 2, 1, 1]
+
+
+@pytest.mark.parametrize("rpc", [2, 3, 8, 13])
+def test_an_actor_lost_with_queued_calls_is_replaced_once(rpc: int) -> None:
+    out, fake, result = run_on({rpc: "lost"}, depths=[3, 3, 3, 3])
+    assert fake.died_queued > 0  # the loss took calls queued behind the failing one
+    assert out == expected()
+    assert len(fake.replaced) == 1 and result.actors_replaced == 1
+    assert fake.replaced_lost == [True]
 
 
 def test_the_late_report_of_a_replaced_worker_is_fenced(tmp_path: Path) -> None:

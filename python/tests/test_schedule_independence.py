@@ -64,13 +64,19 @@ class Fold:
         return [(sum(g) * 3 + len(g) + p) % 101 for g, p in zip(groups, parent)]
 
 
-def make_pipeline(structure_seed: int, options: random.Random | None) -> Any:
-    """A random pipeline; `options` draws each Module's replicas and batch size."""
+def make_pipeline(
+    structure_seed: int, options: random.Random | None, queued_calls: bool = False
+) -> Any:
+    """A random pipeline; `options` draws each Module's replicas and batch size, and with
+    `queued_calls` its calls in flight per Ray actor."""
 
     def opts() -> dict[str, int]:
         if options is None:
             return {}
-        return {"replicas": options.randint(1, 3), "batch_size": options.randint(1, 5)}
+        drawn = {"replicas": options.randint(1, 3), "batch_size": options.randint(1, 5)}
+        if queued_calls:
+            drawn["max_tasks_in_flight_per_actor"] = options.randint(1, 3)
+        return drawn
 
     def forward(x: ro.Port) -> Any:
         rng = random.Random(structure_seed)

@@ -35,11 +35,9 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
         "this executor is closed (after close() or an aborted run); create a new executor to "
         "run again");
   }
-  std::vector<int> sizes;
-  for (const auto& pool : workers_) sizes.push_back(static_cast<int>(pool.size()));
   // Bad options throw here, before anything ran, and leave the executor usable.
-  RunState state(plan_, pools_->make_store(plan_), std::move(sources), options, sink, sizes,
-                 options_.wire);
+  RunState state(plan_, pools_->make_store(plan_), std::move(sources), options, sink,
+                 pools_->actors(), options_.wire);
   ++run_;
   try {
     return drive(state);
@@ -140,18 +138,19 @@ void Driver::handle(RunState& state, WorkerResult& r) {
   if (!r.fatal.empty()) throw ExecutionError(r.fatal);
   const Attempt& a = r.attempt;
   if (options_.keep_rpc_log) log_rpc(d, a.kind != Attempt::Kind::ok);
+  const int actor = pools_->actor_of(r.pool, r.slot);
   switch (a.kind) {
     case Attempt::Kind::ok:
-      state.record_rpc(d, r.slot, a.start, a.end, "ok");
+      state.record_rpc(d, actor, a.start, a.end, "ok");
       state.apply_result(d, r.attempt);
       break;
     case Attempt::Kind::failed:
-      state.record_rpc(d, r.slot, a.start, a.end, "failed");
+      state.record_rpc(d, actor, a.start, a.end, "failed");
       state.apply_failure(d, a.error);
       break;
     case Attempt::Kind::lost:
-      state.record_rpc(d, r.slot, a.start, a.end, "lost");
-      ++state.actors_replaced();
+      state.record_rpc(d, actor, a.start, a.end, "lost");
+      if (!r.loss_counted) ++state.actors_replaced();
       state.apply_lost(d, a.error);
       break;
   }
@@ -171,7 +170,8 @@ void Driver::expire(RunState& state) {
       --outstanding_;
       ++state.actors_replaced();
       if (options_.keep_rpc_log) log_rpc(d, true);
-      state.record_rpc(d, static_cast<int>(slot), now - timeout, now, "timeout");
+      state.record_rpc(d, pools_->actor_of(static_cast<int>(p), static_cast<int>(slot)),
+                       now - timeout, now, "timeout");
       state.apply_lost(
           d, fmt::format("rayorch::Timeout: the RPC ran past the {} ms timeout", timeout.count()));
     }

@@ -13,6 +13,11 @@
 // - The driver submits a task only to a worker it knows to be idle: one that has never
 //   been given a task, or whose last task's result wait() returned, or that replace()
 //   made fresh. At most one task runs on a worker at a time.
+// - A worker is a slot for one task, usually one actor with its UDF instance. A backend
+//   may give one actor several slots (actors()/actor_of()): the Ray backend queues a
+//   second call at an actor so that its round trip overlaps the running call (Ray's own
+//   calls per second double with one call queued). The actor runs its slots' tasks one
+//   after the other; metrics and traces count actors.
 // - A task owns what its worker reads (the invocation and the resolved input blocks), so
 //   an attempt that the driver abandons (replace) can still read its inputs safely.
 // - Results carry the run and the worker's incarnation (`epoch`) they belong to; the
@@ -53,6 +58,9 @@ struct WorkerResult {
   Attempt attempt;
   /// The worker rebuilt its UDF instance after an ActorLost (counted as a replacement).
   bool rebuilt = false;
+  /// A lost attempt whose actor another worker's result reported lost already (workers
+  /// sharing one actor): it replays, but the replacement is counted once.
+  bool loss_counted = false;
   /// Non-empty: the worker cannot run anything (its UDF instance could not be rebuilt).
   std::string fatal;
 };
@@ -69,8 +77,15 @@ class WorkerPools {
   virtual std::unique_ptr<BlockStore> make_store(std::shared_ptr<const RuntimePlan> plan) {
     return std::make_unique<ValueStore>(std::move(plan));
   }
-  /// Workers per pool, in plan order. Fixed for the pools' lifetime.
+  /// Workers (task slots) per pool, in plan order. Fixed for the pools' lifetime.
   virtual std::vector<int> sizes() const = 0;
+  /// Actors (UDF instances) per pool, in plan order; at most sizes().
+  virtual std::vector<int> actors() const { return sizes(); }
+  /// The actor, within its pool, that runs the tasks of worker (pool, slot).
+  virtual int actor_of(int pool, int slot) const {
+    (void)pool;
+    return slot;
+  }
   /// How many tasks may be outstanding at once across all pools (the driver never submits
   /// more). A deterministic backend returns 1.
   virtual std::size_t max_outstanding() const = 0;

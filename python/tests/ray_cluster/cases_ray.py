@@ -147,12 +147,16 @@ def test_outputs_match_the_local_executor_across_runs(cluster: Any, tmp_path: Pa
     assert {i.origin.call for i in issues if i.origin} >= {"Ocr#1"}
 
 
-def test_a_block_crosses_to_each_actor_once_and_is_dropped_after(cluster: Any) -> None:
+@pytest.mark.parametrize("in_flight", [1, 2])
+def test_a_block_crosses_to_each_actor_once_and_is_dropped_after(
+    cluster: Any, in_flight: int
+) -> None:
     """An actor keeps the blocks its RPCs read: a source slice read by 48 RPCs travels to
-    each of the 2 actors once, not 48 times; what the driver released is dropped with the
-    actor's next RPC, so reused actors do not accumulate blocks run after run; and a block id
-    that a later run uses again never resolves to the earlier run's values."""
-    noop = ro.Module(u.Noop, replicas=2, batch_size=1)
+    each of the 2 actors once, not 48 times (once per call sent before the first of them
+    came back, with calls queued at the actors); what the driver released is dropped with
+    the actor's next RPC, so reused actors do not accumulate blocks run after run; and a
+    block id that a later run uses again never resolves to the earlier run's values."""
+    noop = ro.Module(u.Noop, replicas=2, batch_size=1, max_tasks_in_flight_per_actor=in_flight)
     with on_ray(lambda x: noop(x)) as ex:
         stats = ex._ray.stats
         for run in range(4):
@@ -161,7 +165,7 @@ def test_a_block_crosses_to_each_actor_once_and_is_dropped_after(cluster: Any) -
             result = ex.run(rows, progress=False)
             assert result.outputs == rows  # run-specific values: a stale block would show
             assert result.rpc_count == 48
-            assert 1 <= stats["blocks_sent"] - sent <= 2
+            assert 1 <= stats["blocks_sent"] - sent <= 2 * in_flight
         held = ex._ray.cached_blocks()
     # Each actor holds at most the last run's source slice, not one per run.
     assert all(n <= 1 for n in held[0]), held
@@ -213,6 +217,40 @@ def test_actor_lost_replays_as_locally(cluster: Any, tmp_path: Path) -> None:
     assert got.outputs == expected
     assert got.actors_replaced == 1
     assert (tmp_path / "lost-1201").exists()
+
+
+def test_calls_queued_at_each_actor_give_the_local_outputs(cluster: Any) -> None:
+    expected = local(u.documents(), DOCS)
+    pipeline = u.documents(
+        ocr_batch=1, ocr_args=(0.01,), ocr_options={"max_tasks_in_flight_per_actor": 3}
+    )
+    with on_ray(pipeline) as ex:
+        assert ex._ray.depths() == [2, 3, 2, 2]  # the default elsewhere
+        for _ in range(2):
+            got = ex.run(DOCS, progress=False)
+            assert got.outputs == expected
+        # Every OCR actor had three calls outstanding at some point: two waited in Ray.
+        assert ex._ray.peak_in_flight[1] == 3
+        # Metrics and traces count actors, not queued calls.
+        assert next(c for c in got.calls if c.call.startswith("Ocr")).actor_instances == 2
+
+
+def test_an_actor_dying_with_queued_calls_replays_them(cluster: Any, tmp_path: Path) -> None:
+    """The actor's process exits in a call with two more queued behind it: all three
+    replay on one replacement, and the outputs are the local executor's."""
+    expected = local(u.documents(), DOCS)
+    pipeline = u.documents(
+        ocr_batch=1,
+        ocr_args=(0.01, "exit_once", 1201, str(tmp_path)),
+        ocr_options={"max_tasks_in_flight_per_actor": 3},
+    )
+    with on_ray(pipeline) as ex:
+        got = ex.run(DOCS, progress=False)
+        again = ex.run(DOCS, progress=False)
+    assert (tmp_path / "exit-1201").exists()
+    assert got.outputs == expected and again.outputs == expected
+    assert got.actors_replaced == 1
+    assert again.actors_replaced == 0
 
 
 def test_a_hung_udf_is_killed_replaced_and_replayed(cluster: Any, tmp_path: Path) -> None:
@@ -278,7 +316,7 @@ def test_random_pipelines_agree_with_the_synchronous_core(cluster: Any) -> None:
         with ro.SyncExecutor(make_pipeline(seed, None)) as sync:
             expected = sync.run(data).outputs
         draws = random.Random(1000 + seed)
-        with on_ray(make_pipeline(seed, draws)) as ex:
+        with on_ray(make_pipeline(seed, draws, queued_calls=True)) as ex:
             for _ in range(2):
                 got = ex.run(
                     data,
@@ -387,10 +425,13 @@ def test_a_block_lost_with_its_node_fails_its_readers(cluster: Any, tmp_path: Pa
             num_cpus=0.5,
             scheduling_strategy=NodeAffinitySchedulingStrategy(doomed, soft=True),
         ).pre_init(markers)
+        # One call at a time: Ray fetches a queued call's argument before the call runs,
+        # which would let more rows read their block before the node goes.
         measure = ro.Module(
             u.WaitThenMeasure,
             num_cpus=0.5,
             scheduling_strategy=NodeAffinitySchedulingStrategy(survivor, soft=False),
+            max_tasks_in_flight_per_actor=1,
         ).pre_init(markers)
         return measure(big(x))
 

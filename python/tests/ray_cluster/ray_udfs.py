@@ -50,6 +50,8 @@ class Ocr:
                 raise ro.ActorLost(f"the device went away on page {self.fault_on}")
             if self.fault == "hang_once" and once(self.marker_dir, f"hang-{self.fault_on}"):
                 time.sleep(3600)
+            if self.fault == "exit_once" and once(self.marker_dir, f"exit-{self.fault_on}"):
+                os._exit(1)  # the actor's process dies, with the calls queued behind this one
         out: list[Any] = []
         for p in pages:
             if p == 903:
