@@ -129,14 +129,10 @@ def main() -> None:
 
             class Docs(ro.Pipeline):
                 def __init__(self, ocr_actors: int, in_flight: int) -> None:
-                    self.render = ro.Module(d.Render, replicas=4, batch_size=1)
-                    self.ocr = ro.Module(
-                        d.Ocr,
-                        replicas=ocr_actors,
-                        batch_size=32,
-                        max_tasks_in_flight_per_actor=in_flight,
-                    )
-                    self.assemble = ro.Module(d.Assemble, replicas=2, batch_size=1)
+                    queue = {"max_tasks_in_flight_per_actor": in_flight}
+                    self.render = ro.Module(d.Render, replicas=4, batch_size=1, **queue)
+                    self.ocr = ro.Module(d.Ocr, replicas=ocr_actors, batch_size=32, **queue)
+                    self.assemble = ro.Module(d.Assemble, replicas=2, batch_size=1, **queue)
 
                 def forward(self, doc: Any) -> Any:
                     return self.assemble(F.reduce(self.ocr(F.expand(self.render(doc)))), doc)

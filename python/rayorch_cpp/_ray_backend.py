@@ -36,8 +36,8 @@ _ACTOR_OPTIONS = {
 
 # Calls kept at each actor unless the Module says otherwise (see _calls_in_flight). With one
 # call queued behind the running one, Ray's round trip (about 0.5 ms here) overlaps the
-# running call: measured (python/bench/ray_backend.py), no-op RPCs/s 1,688 -> 2,131, 16
-# actors x 50 ms busy 92.7 % -> 95.5 %, the document workload unchanged (4 to 16 actors).
+# running call: measured (python/bench/ray_backend.py), no-op RPCs/s about 1,700 -> 2,000-
+# 2,100, 16 actors x 50 ms busy 93 % -> 96 %, the document workload as fast or faster.
 _DEFAULT_CALLS_IN_FLIGHT = 2
 _STARTUP_TIMEOUT_S = float(os.environ.get("RAYORCH_RAY_STARTUP_TIMEOUT_S", "120"))
 # How long a replacement for a lost actor may take to start away from the lost actor's node

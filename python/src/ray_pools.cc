@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -288,24 +289,20 @@ class RayStore final : public rd::BlockStore {
               }))
             continue;
           e.member_blocks.push_back(entry(m.block).remote);
+          ++groups_holding_[m.block];
         }
       } else {
-        entries_.erase(c.block);
-        cache_->released(c.block);
+        release(c.block);
       }
     }
   }
 
   void release_batch(std::size_t batch) override {
     Gil gil;
-    for (auto it = entries_.begin(); it != entries_.end();) {
-      if (rd::block_batch(it->first) == batch) {
-        cache_->released(it->first);
-        it = entries_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    std::vector<rd::BlockId> ids;
+    for (const auto& [id, e] : entries_)
+      if (rd::block_batch(id) == batch) ids.push_back(id);
+    for (rd::BlockId id : ids) release(id);
   }
 
  private:
@@ -317,6 +314,33 @@ class RayStore final : public rd::BlockStore {
     std::vector<rd::BlockRef> member_blocks;  // a group: its members' distinct blocks
     std::shared_ptr<PyBlock> fetched;         // fetched or composed to materialise outputs
   };
+
+  // Drops block `id` from the store (the caller holds the GIL). The actors may drop their
+  // copies only once nothing can read the block again: a block that groups hold as a member
+  // is read through them, so its copies go with the last of those groups. With that, a
+  // block released to the actor cache is never read again in this run, which its
+  // invariants rely on (actor_block_cache.h).
+  void release(rd::BlockId id) {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return;
+    std::vector<rd::BlockId> members;
+    if (it->second.group) {
+      for (const rd::BlockRef& m : it->second.member_blocks)
+        members.push_back(static_cast<const RemoteBlock&>(*m).id());
+    }
+    entries_.erase(it);
+    if (groups_holding_.count(id) != 0) {
+      released_members_.insert(id);  // its groups still read it
+    } else {
+      cache_->released(id);
+    }
+    for (rd::BlockId m : members) {
+      auto held = groups_holding_.find(m);
+      if (held == groups_holding_.end() || --held->second > 0) continue;
+      groups_holding_.erase(held);
+      if (released_members_.erase(m) != 0) cache_->released(m);
+    }
+  }
 
   static std::size_t member_index(const Entry& e, rd::BlockId id) {
     for (std::size_t k = 0; k < e.member_blocks.size(); ++k)
@@ -344,6 +368,10 @@ class RayStore final : public rd::BlockStore {
   nb::object backend_;
   std::shared_ptr<ActorBlockCache> cache_;
   std::unordered_map<rd::BlockId, Entry> entries_;
+  // Per block that groups hold as a member: how many groups; and the members the engine
+  // released already, whose actor copies go with their last group.
+  std::unordered_map<rd::BlockId, int> groups_holding_;
+  std::unordered_set<rd::BlockId> released_members_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -425,6 +453,7 @@ class RayPools final : public rd::WorkerPools {
       }
     }
     p.evicted = cache_->take_evictions(task.pool, p.actor);
+    p.sends = cache_->sending(p.fresh);
     std::size_t returns = 1;
     for (const rd::OutputSlot& s : task.invocation.outputs) returns += s.child_block != 0 ? 2 : 1;
     // One bytes object per RPC: [u32 n][invocation], then three id lists, each a u32 count
@@ -517,8 +546,9 @@ class RayPools final : public rd::WorkerPools {
     rd::Invocation invocation;
     std::vector<Ref> blocks;  // the ObjectRefs of the output blocks, in slot order
     Clock::time_point submitted;
-    std::vector<rd::BlockId> fresh;    // input blocks this RPC carried to the actor
-    std::vector<rd::BlockId> evicted;  // blocks this RPC told the actor to drop
+    std::vector<rd::BlockId> fresh;            // input blocks this RPC carried to the actor
+    std::vector<ActorBlockCache::Send> sends;  // the same, as the cache tracks them
+    std::vector<rd::BlockId> evicted;          // blocks this RPC told the actor to drop
   };
 
   // Builds the result of one finished RPC (the caller holds the GIL).
@@ -533,13 +563,13 @@ class RayPools final : public rd::WorkerPools {
     a.report.input_batch = p.invocation.input_batch;
     a.start = p.submitted;
     a.end = Clock::now();
-    if (!r.current) return r;  // the generation fence rejects it; its blocks go with `p`
     // False when the actor that ran the call was replaced after it was sent (another of its
     // queued calls reported the loss first): nothing the call did concerns its successor.
     const bool same_actor = p.actor_epoch == actor_epochs_[p.pool][p.actor];
+    // ok: the actor ran the RPC, so it dropped the evicted blocks and keeps the ones sent.
+    cache_->arrived(p.pool, p.actor, p.sends, r.current && ok && same_actor);
+    if (!r.current) return r;  // the generation fence rejects it; its blocks go with `p`
     if (ok) {
-      // The actor ran the RPC: it dropped the evicted blocks and keeps the ones sent.
-      if (same_actor) cache_->received(p.pool, p.actor, p.fresh);
       auto status = nb::borrow<nb::tuple>(value);
       const int kind = nb::cast<int>(status[0]);
       a.start = from_wall(nb::cast<double>(status[2]));

@@ -6,6 +6,7 @@ the real cluster is exercised by test_ray.py."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,10 @@ class FakeRay:
         program: ro.CompiledProgram,
         faults: dict[int, str] | None = None,
         depths: list[int] | None = None,
+        shuffle: random.Random | None = None,
     ) -> None:
         self.program = program
+        self.shuffle = shuffle  # reports come back in a random order
         self.faults = dict(faults or {})
         self.pools = program._program.pools()
         self.workers = [
@@ -101,6 +104,17 @@ class FakeRay:
         return refs_out
 
     def wait(self, timeout: float) -> list[tuple[int, bool, Any]]:
+        if self.shuffle is not None and self.ready:
+            # Some of the reports, in any order; the others come with a later wait.
+            order = list(range(len(self.ready)))
+            self.shuffle.shuffle(order)
+            take = sorted(order[: self.shuffle.randint(1, len(order))])
+            self.shuffle.shuffle(take)
+            out = [self.ready[i] for i in take]
+            keep = [i for i in range(len(self.ready)) if i not in take]
+            self.ready = [self.ready[i] for i in keep]
+            self.ready_on = [self.ready_on[i] for i in keep]
+            return out
         out, self.ready, self.ready_on = self.ready, [], []
         return out
 
@@ -136,10 +150,10 @@ class Even:
         return [len(t) % 2 == 0 for t in texts]
 
 
-def pipeline(timeout: float | None = None) -> Any:
+def pipeline(timeout: float | None = None, ocr_batch: int = 2, join_batch: int = 2) -> Any:
     pages = ro.Module(Pages, batch_size=3)
-    ocr = ro.Module(Ocr, replicas=2, batch_size=2, timeout=timeout)
-    join = ro.Module(Join, batch_size=2)
+    ocr = ro.Module(Ocr, replicas=2, batch_size=ocr_batch, timeout=timeout)
+    join = ro.Module(Join, batch_size=join_batch)
     even = ro.Module(Even)
 
     def forward(docs: ro.Port) -> Any:
@@ -152,16 +166,20 @@ def pipeline(timeout: float | None = None) -> Any:
 DOCS = list(range(12))
 
 
-def expected() -> Any:
-    with ro.SyncExecutor(pipeline()) as ex:
+def expected(**shape: int) -> Any:
+    with ro.SyncExecutor(pipeline(**shape)) as ex:
         return ex.run(DOCS).outputs
 
 
 def run_on(
-    fake_faults: dict[int, str] | None = None, depths: list[int] | None = None, **run: Any
+    fake_faults: dict[int, str] | None = None,
+    depths: list[int] | None = None,
+    shuffle: random.Random | None = None,
+    shape: dict[str, int] | None = None,
+    **run: Any,
 ) -> tuple[Any, FakeRay, Any]:
-    program = ro.compile(pipeline())
-    fake = FakeRay(program, fake_faults, depths)
+    program = ro.compile(pipeline(**(shape or {})))
+    fake = FakeRay(program, fake_faults, depths, shuffle)
     with ro.Executor._on_backend(program, fake) as ex:
         result = ex.run(DOCS, progress=False, **run)
     assert fake.stopped
@@ -200,6 +218,24 @@ def test_calls_queued_at_an_actor_give_the_same_outputs() -> None:
     assert out == expected()
     assert fake.peak_outstanding > 1  # calls really were outstanding together at one actor
     assert [c.actor_instances for c in result.calls] == [1, 2, 1, 1]
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_queued_calls_with_reports_in_any_order_give_the_same_outputs(seed: int) -> None:
+    # Groups read blocks that the engine has released to them, while other calls that carry
+    # the same blocks are still out: the actors' block records must stay exact.
+    # An OCR batch spans several documents, and each Join call takes one: calls that carry
+    # the same OCR block are out together while the block's last group is composed.
+    draws = random.Random(seed)
+    depths = [draws.randint(1, 3), draws.randint(1, 3), 3, draws.randint(1, 3)]
+    shape = {"ocr_batch": draws.choice([2, 5, 8]), "join_batch": draws.choice([1, 2])}
+    out, fake, _ = run_on(
+        depths=depths,
+        shuffle=random.Random(seed),
+        shape=shape,
+        input_batch_size=draws.choice([None, 6]),
+    )
+    assert out == expected(**shape), (depths, shape)
 
 
 @pytest.mark.parametrize("rpc", [2, 3, 8, 13])
