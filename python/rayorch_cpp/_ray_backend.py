@@ -34,11 +34,13 @@ _ACTOR_OPTIONS = {
     "label_selector",
 }
 
-# Calls kept at each actor unless the Module says otherwise (see _calls_in_flight). With one
-# call queued behind the running one, Ray's round trip (about 0.5 ms here) overlaps the
-# running call: measured (python/bench/ray_backend.py), no-op RPCs/s about 1,700 -> 2,000-
-# 2,100, 16 actors x 50 ms busy 93 % -> 96 %, the document workload as fast or faster.
-_DEFAULT_CALLS_IN_FLIGHT = 2
+# Calls kept at each actor unless the Module says otherwise (see _calls_in_flight). One:
+# a call queued behind another hides Ray's round trip (about 0.5 ms here; no-op RPCs/s about
+# 1,700 -> 2,000-2,100 with 2, python/bench/ray_backend.py) but commits its batch a whole
+# call early, which costs batch fill where calls are long: the realistic compare regime
+# (3 s OCR calls) took 235 OCR batches at 92.3 % fill and 137.4 s with 2, against 227 at
+# 95.5 % and 134.7 s with 1 (bench compare --regime realistic --peers rayorch-ray).
+_DEFAULT_CALLS_IN_FLIGHT = 1
 _STARTUP_TIMEOUT_S = float(os.environ.get("RAYORCH_RAY_STARTUP_TIMEOUT_S", "120"))
 # How long a replacement for a lost actor may take to start away from the lost actor's node
 # before it is placed anywhere.
@@ -443,16 +445,12 @@ class RayBackend:
 
 def _calls_in_flight(options: dict[str, Any]) -> int:
     """The calls kept at each actor of a pool with these Module options (checked when the
-    pipeline was compiled): the option, else _DEFAULT_CALLS_IN_FLIGHT where nothing excludes
-    queued calls. A pool with a timeout gets one: its calls' clocks start when they are sent,
-    so a queued call would spend its wait against its timeout. A threaded actor
-    (max_concurrency) gets one: it would run its queued calls at once on one UDF instance."""
+    pipeline was compiled): the option, else _DEFAULT_CALLS_IN_FLIGHT. The option cannot ask
+    for more than one with a timeout (its calls' clocks start when they are sent, so a queued
+    call would spend its wait against its timeout) or a max_concurrency (a threaded actor
+    would run its queued calls at once on one UDF instance)."""
     depth = options.get("max_tasks_in_flight_per_actor")
-    if depth is not None:
-        return int(depth)
-    if options.get("timeout") is not None or (options.get("max_concurrency") or 1) != 1:
-        return 1
-    return _DEFAULT_CALLS_IN_FLIGHT
+    return _DEFAULT_CALLS_IN_FLIGHT if depth is None else int(depth)
 
 
 def _constructor_error(error: BaseException) -> str:

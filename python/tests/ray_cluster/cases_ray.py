@@ -225,7 +225,7 @@ def test_calls_queued_at_each_actor_give_the_local_outputs(cluster: Any) -> None
         ocr_batch=1, ocr_args=(0.01,), ocr_options={"max_tasks_in_flight_per_actor": 3}
     )
     with on_ray(pipeline) as ex:
-        assert ex._ray.depths() == [2, 3, 2, 2]  # the default elsewhere
+        assert ex._ray.depths() == [1, 3, 1, 1]  # the default elsewhere
         for _ in range(2):
             got = ex.run(DOCS, progress=False)
             assert got.outputs == expected
@@ -425,8 +425,8 @@ def test_a_block_lost_with_its_node_fails_its_readers(cluster: Any, tmp_path: Pa
             num_cpus=0.5,
             scheduling_strategy=NodeAffinitySchedulingStrategy(doomed, soft=True),
         ).pre_init(markers)
-        # One call at a time: Ray fetches a queued call's argument before the call runs,
-        # which would let more rows read their block before the node goes.
+        # One call at a time (the default): Ray fetches a queued call's argument before the
+        # call runs, which would let more rows read their block before the node goes.
         measure = ro.Module(
             u.WaitThenMeasure,
             num_cpus=0.5,
