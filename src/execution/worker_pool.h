@@ -14,10 +14,11 @@
 //   been given a task, or whose last task's result wait() returned, or that replace()
 //   made fresh. At most one task runs on a worker at a time.
 // - A worker is a slot for one task, usually one actor with its UDF instance. A backend
-//   may give one actor several slots (actors()/actor_of()): the Ray backend queues a
-//   second call at an actor so that its round trip overlaps the running call (Ray's own
-//   calls per second double with one call queued). The actor runs its slots' tasks one
-//   after the other; metrics and traces count actors.
+//   may give one actor several slots (actors()/actor_of()): the Ray backend can queue
+//   calls at an actor so that the next call's round trip overlaps the running one (the
+//   Module option max_tasks_in_flight_per_actor; Ray's own calls per second rise by a
+//   quarter with one call queued, python/bench/ray_ceiling.py). The actor runs its slots'
+//   tasks one after the other; metrics and traces count actors.
 // - A task owns what its worker reads (the invocation and the resolved input blocks), so
 //   an attempt that the driver abandons (replace) can still read its inputs safely.
 // - Results carry the run and the worker's incarnation (`epoch`) they belong to; the
