@@ -26,7 +26,8 @@ inline nlohmann::json topology_json(const Topology& t) {
           {"ocr_replicas", t.ocr_replicas},
           {"ocr_batch", t.ocr_batch},
           {"ocr_batch_wait_ms", t.ocr_batch_wait_ms},
-          {"assemble_replicas", t.assemble_replicas}};
+          {"assemble_replicas", t.assemble_replicas},
+          {"ray_tasks_in_flight", t.ray_tasks_in_flight}};
 }
 
 /// What a benchmark produced.

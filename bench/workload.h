@@ -52,6 +52,9 @@ struct Topology {
   int ocr_batch_wait_ms = 0;  ///< Module::batch_wait of the OCR stage
   int assemble_replicas = 2;
   int assemble_batch = 1;
+  /// This project on Ray only (rayorch-ray): max_tasks_in_flight_per_actor of every Module;
+  /// 0 leaves the Ray backend's default.
+  int ray_tasks_in_flight = 0;
 };
 
 /// A source row.

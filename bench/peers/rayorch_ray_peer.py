@@ -38,6 +38,9 @@ with open(args.corpus) as f:
 INPUT_BATCH = int(_corpus.get("input_batch_size", 0)) or None
 MAX_ACTIVE = int(_corpus.get("max_active_input_batches", 1))
 OCR_BATCH_WAIT_S = float(topo.get("ocr_batch_wait_ms", 0)) / 1000.0
+# Calls kept at each Ray actor (max_tasks_in_flight_per_actor) for every Module; 0: default.
+IN_FLIGHT = int(topo.get("ray_tasks_in_flight", 0))
+QUEUE = {"max_tasks_in_flight_per_actor": IN_FLIGHT} if IN_FLIGHT > 0 else {}
 
 # Actors run in worker processes that cannot import `common`: the UDFs use only these.
 RENDER_PER_PAGE = costs["render_per_page"] / 1000.0
@@ -106,15 +109,15 @@ class Assemble:
 
 class Documents(ro.Pipeline):
     def __init__(self):
-        ocr_options = {"replicas": topo["ocr_replicas"], "batch_size": topo["ocr_batch"]}
+        ocr_options = {"replicas": topo["ocr_replicas"], "batch_size": topo["ocr_batch"], **QUEUE}
         if OCR_BATCH_WAIT_S > 0:
             ocr_options["batch_wait"] = OCR_BATCH_WAIT_S
         self.render = ro.RayModule(Render).ray_options(
-            replicas=topo["render_replicas"], batch_size=1
+            replicas=topo["render_replicas"], batch_size=1, **QUEUE
         )
         self.ocr = ro.RayModule(Ocr).pre_init(args.events_dir, POISONED).ray_options(**ocr_options)
         self.assemble = ro.RayModule(Assemble).ray_options(
-            replicas=topo["assemble_replicas"], batch_size=1
+            replicas=topo["assemble_replicas"], batch_size=1, **QUEUE
         )
 
     def forward(self, doc):

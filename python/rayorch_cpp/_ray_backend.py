@@ -39,7 +39,8 @@ _ACTOR_OPTIONS = {
 # 1,700 -> 2,000-2,100 with 2, python/bench/ray_backend.py) but commits its batch a whole
 # call early, which costs batch fill where calls are long: the realistic compare regime
 # (3 s OCR calls) took 235 OCR batches at 92.3 % fill and 137.4 s with 2, against 227 at
-# 95.5 % and 134.7 s with 1 (bench compare --regime realistic --peers rayorch-ray).
+# 95.5 % and 134.7 s with 1 (bench compare --regime realistic --peers rayorch-ray, with and
+# without --ray-tasks-in-flight 2).
 _DEFAULT_CALLS_IN_FLIGHT = 1
 _STARTUP_TIMEOUT_S = float(os.environ.get("RAYORCH_RAY_STARTUP_TIMEOUT_S", "120"))
 # How long a replacement for a lost actor may take to start away from the lost actor's node

@@ -60,6 +60,11 @@ void add_workload(CLI::App* sub, rb::WorkloadOptions& w) {
       ->capture_default_str();
   sub->add_option("--assemble-replicas", t.assemble_replicas, "Assemble actors")
       ->capture_default_str();
+  sub->add_option("--ray-tasks-in-flight", t.ray_tasks_in_flight,
+                  "rayorch-ray only: max_tasks_in_flight_per_actor of every Module (calls kept "
+                  "at each Ray actor; 0: the Ray backend's default)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   sub->add_option("--input-batch-size", w.input_batch_size, "Source rows per input batch (0: all)")
       ->capture_default_str();
   sub->add_option("--max-active", w.max_active_input_batches, "Input batches admitted at once")
