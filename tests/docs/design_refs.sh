@@ -69,7 +69,8 @@ list_files() {
 
 number='[0-9]+(\.[0-9]+)*'
 sep='([[:space:]]*(,|and|or|to|-|–)[[:space:]]*(§[[:space:]]*)?'"${number}"')*'
-citation="DESIGN(\.md)?[[:space:]]*(§|sections?[[:space:]]+|section[[:space:]]*§)?[[:space:]]*${number}${sep}"
+prefix='DESIGN(\.md)?[[:space:]]*(§|sections?[[:space:]]+|section[[:space:]]*§)?[[:space:]]*'
+citation="${prefix}${number}${sep}"
 
 # grep_files ARGS...: grep over the scanned files, printing FILE:LINE:MATCH.
 grep_files() {
