@@ -1,10 +1,10 @@
-// The Ray backend's record of which blocks each actor holds (python/src/actor_block_cache.h),
+// The Ray backend's record of which blocks each actor holds (execution/actor_block_cache.h),
 // against a model of the actors: each runs its RPCs in the order sent, drops an RPC's
 // evictions, then stores the blocks it carries. Sends, runs, returns (in any order) and
 // releases interleave at random, with several calls outstanding per actor, under what the
 // store guarantees: a released block is not read again in its run, and the next run reuses
 // the ids with other contents.
-#include "../python/src/actor_block_cache.h"
+#include "execution/actor_block_cache.h"
 
 #include <cstdint>
 #include <deque>
@@ -17,7 +17,7 @@
 
 namespace {
 
-using rayorch::python::ActorBlockCache;
+using rayorch::detail::ActorBlockCache;
 using BlockId = ActorBlockCache::BlockId;
 
 struct Rpc {

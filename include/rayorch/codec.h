@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "rayorch/column.h"
+#include "rayorch/detail/byte_order.h"
 
 namespace rayorch {
 
@@ -205,21 +206,14 @@ void put_le(U v, S& out) {
   // One append per field, not one per byte: encoding sits on hot paths (the run journal,
   // the worker protocol).
   char bytes[sizeof(U)];
-  for (std::size_t i = 0; i < sizeof(U); ++i) {
-    bytes[i] = static_cast<char>(static_cast<unsigned char>(v >> (8 * i)));
-  }
+  store_le(bytes, v);
   out.append(static_cast<const char*>(bytes), sizeof(U));
 }
 
 template <class U>
 U get_le(std::string_view& in, const char* what) {
   static_assert(std::is_unsigned_v<U>);
-  const std::string_view b = take_bytes(in, sizeof(U), what);
-  U v = 0;
-  for (std::size_t i = 0; i < sizeof(U); ++i) {
-    v |= static_cast<U>(static_cast<unsigned char>(b[i])) << (8 * i);
-  }
-  return v;
+  return load_le<U>(take_bytes(in, sizeof(U), what).data());
 }
 
 template <std::size_t N>

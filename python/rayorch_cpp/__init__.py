@@ -15,7 +15,6 @@ from ._api import (
     CompiledProgram,
     CppModule,
     Module,
-    Pipeline,
     Port,
     RayModule,
     compile,
@@ -31,6 +30,7 @@ from ._executor import (
     SyncExecutor,
     run,
 )
+from ._pipeline import Pipeline
 from ._values import (
     ActorLost,
     CompileError,

@@ -19,8 +19,6 @@ from ._values import CompileError, RecoveryPolicy
 if TYPE_CHECKING:
     from typing import Self
 
-    from ._executor import RunResult
-
 
 class Port:
     """A symbolic logical data edge of the pipeline being traced. It carries no data.
@@ -372,6 +370,30 @@ class CompiledProgram:
         self._modules = modules
         self._optimize = optimize
 
+    # What the backends read of a compiled program (the Ray backend reads nothing else).
+
+    @property
+    def native(self) -> Any:
+        """The engine's compiled program (``_core.Program``) that a backend runs."""
+        return self._program
+
+    @property
+    def source(self) -> Any:
+        """The Pipeline or forward callable this program was compiled from."""
+        return self._source
+
+    @property
+    def optimize(self) -> bool:
+        """Whether it was compiled with ``optimize=True`` (a Ray actor compiles it again)."""
+        return self._optimize
+
+    def pool_options(self) -> list[dict[str, Any]]:
+        """Per actor pool (plan order): the options of the Module whose actors it has."""
+        return [
+            dict(self._modules[self._call_pools[pool["calls"][0]]].options)
+            for pool in self._program.pools()
+        ]
+
     def explain_text(self) -> str:
         """One line per Port, ``pN kind dD <- [inputs] => rule``, plus rewrite lines."""
         return str(self._program.explain())
@@ -438,43 +460,11 @@ def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
     )
 
 
-class Pipeline:
-    """Base of a pipeline class: Modules as attributes, ``forward(self, *sources)`` taking
-    and returning Ports. ``forward`` runs once, on symbolic Ports, when compiled."""
-
-    def forward(self, *args: Any) -> Any:
-        """Declares the graph by calling Modules and ``F`` operators on Ports."""
-        raise NotImplementedError
-
-    def compile(self, *, optimize: bool = True) -> CompiledProgram:
-        """Traces ``forward`` and compiles it (see :func:`compile`)."""
-        return compile(self, optimize=optimize)
-
-    def run(
-        self,
-        *source_columns: Sequence[Any],
-        input_batch_size: int | None = None,
-        max_active_input_batches: int = 1,
-        **options: Any,
-    ) -> RunResult:
-        """Runs once on a temporary local Executor, closed afterwards."""
-        from ._executor import run
-
-        return run(
-            self,
-            *source_columns,
-            input_batch_size=input_batch_size,
-            max_active_input_batches=max_active_input_batches,
-            **options,
-        )
-
-
 __all__ = [
     "CompiledProgram",
     "CppModule",
     "Module",
     "cpp_udfs",
-    "Pipeline",
     "Port",
     "RayModule",
     "compile",

@@ -1,5 +1,6 @@
 """Bindings of the RayOrch C++ engine (use the rayorch_cpp package, not this module)."""
 
+import enum
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -79,12 +80,57 @@ class Trace:
     def compile(self, outputs: Sequence[int], optimize: bool) -> Program:
         """Seals the trace and compiles it; raises CompileError."""
 
+class CallStatus(enum.Enum):
+    """How one call of the Ray backend ended."""
+
+    ok = 0
+    call_failed = 1
+    udf_lost = 2
+    udf_lost_unrebuilt = 3
+    actor_lost = 4
+    block_lost = 5
+    ray_error = 6
+
+class CallReport:
+    """What the driver learns of one finished call."""
+
+    def __init__(
+        self,
+        status: CallStatus,
+        report: bytes = b"",
+        error: str = "",
+        start_s: float = 0.0,
+        end_s: float = 0.0,
+        rebuild_error: str = "",
+    ) -> None: ...
+    @property
+    def status(self) -> CallStatus: ...
+    @property
+    def report(self) -> bytes: ...
+    @property
+    def error(self) -> str: ...
+    @property
+    def start_s(self) -> float: ...
+    @property
+    def end_s(self) -> float: ...
+    @property
+    def rebuild_error(self) -> str: ...
+
+class FinishedCall:
+    """A call whose report is in, under the token of its submission."""
+
+    def __init__(self, token: int, report: CallReport) -> None: ...
+    @property
+    def token(self) -> int: ...
+    @property
+    def report(self) -> CallReport: ...
+
 class RayWorker:
     """The worker of one Ray actor: one pool's UDF instance and its RPCs."""
 
     def __init__(self, program: Program, pool: int) -> None: ...
-    def run(self, task: bytes, *blocks: Any) -> Any:
-        """run(task, *blocks) -> (status, *output blocks)"""
+    def run(self, task: bytes, *blocks: list[Any]) -> tuple[Any, ...]:
+        """run(task, *blocks) -> (CallReport, *output blocks: a list each, or None)"""
     def cached_blocks(self) -> int:
         """How many blocks this actor holds from earlier RPCs."""
 

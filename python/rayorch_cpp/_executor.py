@@ -17,6 +17,9 @@ from typing import Any, Self
 
 from . import _core
 from ._api import CompiledProgram, compile
+from ._ray_backend import RayBackend
+from ._ray_contract import RayBackendProtocol
+from ._ray_session import snapshot
 
 _SourceColumns = Sequence[Sequence[Any]]
 
@@ -508,8 +511,6 @@ class Executor(_Base):
             raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
         source = b""
         if backend == "ray":
-            from ._ray_backend import snapshot
-
             source = snapshot(pipeline)
         super().__init__(pipeline)
         self.backend = backend
@@ -517,8 +518,6 @@ class Executor(_Base):
         self.ray_init_kwargs = dict(ray_init_kwargs or {})
         self._ray: Any = None
         if backend == "ray":
-            from ._ray_backend import RayBackend
-
             self._ray = RayBackend(self._program, source, address, self.ray_init_kwargs)
             try:
                 self._core = _core.Core.ray(self._program._program, self._ray)
@@ -530,9 +529,9 @@ class Executor(_Base):
         _LIVE.add(self)
 
     @classmethod
-    def _on_backend(cls, pipeline: Any, backend: Any) -> Executor:
-        """An executor whose pools are driven through `backend`, an object with the
-        interface of _ray_backend.RayBackend (tests drive the Ray pools without Ray)."""
+    def _on_backend(cls, pipeline: Any, backend: RayBackendProtocol) -> Executor:
+        """An executor whose pools are driven through `backend` (tests drive the Ray pools
+        without Ray)."""
         self = cls.__new__(cls)
         _Base.__init__(self, pipeline)
         self.backend, self.address, self.ray_init_kwargs = "ray", None, {}

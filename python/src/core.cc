@@ -1494,6 +1494,7 @@ NB_MODULE(_core, m) {
       .def("describe", &Trace::describe)
       .def("compile", &Trace::compile, nb::arg("outputs"), nb::arg("optimize"));
 
+  rayorch::python::bind_ray_contract(m);
   nb::class_<rayorch::python::RayWorker>(
       m, "RayWorker", "The worker of one Ray actor: one pool's UDF instance and its RPCs.")
       .def(

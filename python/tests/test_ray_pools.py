@@ -5,7 +5,9 @@ the real cluster is exercised by test_ray.py."""
 
 from __future__ import annotations
 
+import inspect
 import json
+import pickle
 import random
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,8 @@ import pytest
 
 import rayorch_cpp as ro
 from rayorch_cpp import F, _core
+from rayorch_cpp._ray_backend import RayBackend
+from rayorch_cpp._ray_contract import CallReport, CallStatus, FinishedCall, RayBackendProtocol
 
 
 class Ref:
@@ -23,46 +27,47 @@ class Ref:
         self.value = value
 
 
-class FakeRay:
-    """RayBackend's interface over in-process RayWorkers. `faults` maps the n-th submitted
-    RPC (1-based) to what happens to it: "lost" (the actor dies), "block_lost" (an input
-    block is gone), "late" (its result is held back until its worker is replaced)."""
+class FakeRay(RayBackendProtocol):
+    """The backend contract over in-process RayWorkers. `faults` maps the n-th submitted
+    call (1-based) to what happens to it: "lost" (the actor dies), "block_lost" (an input
+    block is gone), "ray_error" (Ray fails the call otherwise), "late" (its report is held
+    back until its actor is replaced)."""
 
     def __init__(
         self,
         program: ro.CompiledProgram,
         faults: dict[int, str] | None = None,
-        depths: list[int] | None = None,
+        tasks_in_flight: list[int] | None = None,
         shuffle: random.Random | None = None,
     ) -> None:
         self.program = program
         self.shuffle = shuffle  # reports come back in a random order
         self.faults = dict(faults or {})
-        self.pools = program._program.pools()
+        self.pools = program.native.pools()
         self.workers = [
-            [_core.RayWorker(program._program, p) for _ in range(pool["replicas"])]
+            [_core.RayWorker(program.native, p) for _ in range(pool["replicas"])]
             for p, pool in enumerate(self.pools)
         ]
-        self.pool_depths = depths or [1] * len(self.pools)
+        self.tasks_in_flight = tasks_in_flight or [1] * len(self.pools)
         # Reports not collected yet, with the actor that made them.
-        self.ready: list[tuple[int, bool, Any]] = []
+        self.ready: list[FinishedCall] = []
         self.ready_on: list[tuple[int, int]] = []
         self.peak_outstanding = 0  # most reports outstanding at one actor
         self.died_queued = 0  # outstanding calls that died with their actor's loss
-        self.held: dict[tuple[int, int], tuple[int, bool, Any]] = {}
+        self.held: dict[tuple[int, int], FinishedCall] = {}
         self.submitted = 0
         self.replaced: list[tuple[int, int]] = []
         self.replaced_lost: list[bool] = []  # per replacement: after a loss (not a hang)
         self.fetched = 0
         self.stopped = False
 
-    def sizes(self) -> list[int]:
+    def actors_per_pool(self) -> list[int]:
         return [len(w) for w in self.workers]
 
-    def depths(self) -> list[int]:
-        return list(self.pool_depths)
+    def max_tasks_in_flight_per_actor(self) -> list[int]:
+        return list(self.tasks_in_flight)
 
-    def _ready(self, actor: tuple[int, int], report: tuple[int, bool, Any]) -> None:
+    def _ready(self, actor: tuple[int, int], report: FinishedCall) -> None:
         self.ready.append(report)
         self.ready_on.append(actor)
         self.peak_outstanding = max(self.peak_outstanding, self.ready_on.count(actor))
@@ -70,40 +75,47 @@ class FakeRay:
     def put(self, values: list[Any]) -> Ref:
         return Ref(values)
 
-    def get(self, ref: Any) -> Any:
-        if isinstance(ref, list):
-            self.fetched += len(ref)
-            return [r.value for r in ref]
-        self.fetched += 1
-        return ref.value
+    def get(self, refs: list[Any]) -> list[list[Any]]:
+        self.fetched += len(refs)
+        return [r.value for r in refs]
 
     def submit(
-        self, pool: int, slot: int, token: int, returns: int, task: bytes, refs: tuple[Any, ...]
-    ) -> tuple[Ref, ...]:
+        self,
+        pool: int,
+        actor: int,
+        token: int,
+        output_blocks: int,
+        task: bytes,
+        blocks: tuple[Any, ...],
+    ) -> list[Any]:
         self.submitted += 1
         fault = self.faults.get(self.submitted, "")
-        out = self.workers[pool][slot].run(task, *[r.value for r in refs])
-        assert len(out) == returns
-        refs_out = tuple(Ref(v) for v in out)
-        actor = (pool, slot)
+        report, *outputs = self.workers[pool][actor].run(task, *[r.value for r in blocks])
+        assert isinstance(report, CallReport)
+        assert len(outputs) == output_blocks
+        where = (pool, actor)
         if fault == "lost":
             # The actor dies: the calls still outstanding there die with it.
-            died = ("lost", "ActorDiedError: the actor died")
-            self.died_queued += self.ready_on.count(actor)
+            died = CallReport(CallStatus.actor_lost, error="ActorDiedError: the actor died")
+            self.died_queued += self.ready_on.count(where)
             self.ready = [
-                (t, False, died) if on == actor else (t, ok, v)
-                for (t, ok, v), on in zip(self.ready, self.ready_on, strict=True)
+                FinishedCall(f.token, died) if on == where else f
+                for f, on in zip(self.ready, self.ready_on, strict=True)
             ]
-            self._ready(actor, (token, False, died))
+            self._ready(where, FinishedCall(token, died))
+        elif fault == "ray_error":
+            failed = CallReport(CallStatus.ray_error, error="RaySystemError: no worker")
+            self._ready(where, FinishedCall(token, failed))
         elif fault == "block_lost":
-            self._ready(actor, (token, False, ("block_lost", "ObjectLostError: gone")))
+            gone = CallReport(CallStatus.block_lost, error="ObjectLostError: gone")
+            self._ready(where, FinishedCall(token, gone))
         elif fault == "late":
-            self.held[(pool, slot)] = (token, True, out[0])
+            self.held[where] = FinishedCall(token, report)
         else:
-            self._ready(actor, (token, True, out[0]))
-        return refs_out
+            self._ready(where, FinishedCall(token, report))
+        return [Ref(v) for v in outputs]
 
-    def wait(self, timeout: float) -> list[tuple[int, bool, Any]]:
+    def wait(self, timeout_s: float) -> list[FinishedCall]:
         if self.shuffle is not None and self.ready:
             # Some of the reports, in any order; the others come with a later wait.
             order = list(range(len(self.ready)))
@@ -118,13 +130,13 @@ class FakeRay:
         out, self.ready, self.ready_on = self.ready, [], []
         return out
 
-    def replace(self, pool: int, slot: int, lost: bool = False) -> None:
-        self.replaced.append((pool, slot))
+    def replace(self, pool: int, actor: int, lost: bool) -> None:
+        self.replaced.append((pool, actor))
         self.replaced_lost.append(lost)
-        self.workers[pool][slot] = _core.RayWorker(self.program._program, pool)
-        held = self.held.pop((pool, slot), None)
+        self.workers[pool][actor] = _core.RayWorker(self.program.native, pool)
+        held = self.held.pop((pool, actor), None)
         if held is not None:
-            self._ready((pool, slot), held)  # the abandoned attempt's report arrives after all
+            self._ready((pool, actor), held)  # the abandoned attempt's report arrives after all
 
     def stop(self) -> None:
         self.stopped = True
@@ -173,13 +185,13 @@ def expected(**shape: int) -> Any:
 
 def run_on(
     fake_faults: dict[int, str] | None = None,
-    depths: list[int] | None = None,
+    tasks_in_flight: list[int] | None = None,
     shuffle: random.Random | None = None,
     shape: dict[str, int] | None = None,
     **run: Any,
 ) -> tuple[Any, FakeRay, Any]:
     program = ro.compile(pipeline(**(shape or {})))
-    fake = FakeRay(program, fake_faults, depths, shuffle)
+    fake = FakeRay(program, fake_faults, tasks_in_flight, shuffle)
     with ro.Executor._on_backend(program, fake) as ex:
         result = ex.run(DOCS, progress=False, **run)
     assert fake.stopped
@@ -214,7 +226,7 @@ def test_a_lost_actor_is_replaced_and_its_grains_replay(rpc: int) -> None:
 
 
 def test_calls_queued_at_an_actor_give_the_same_outputs() -> None:
-    out, fake, result = run_on(depths=[2, 3, 2, 1])
+    out, fake, result = run_on(tasks_in_flight=[2, 3, 2, 1])
     assert out == expected()
     assert fake.peak_outstanding > 1  # calls really were outstanding together at one actor
     assert [c.actor_instances for c in result.calls] == [1, 2, 1, 1]
@@ -227,20 +239,20 @@ def test_queued_calls_with_reports_in_any_order_give_the_same_outputs(seed: int)
     # An OCR batch spans several documents, and each Join call takes one: calls that carry
     # the same OCR block are out together while the block's last group is composed.
     draws = random.Random(seed)
-    depths = [draws.randint(1, 3), draws.randint(1, 3), 3, draws.randint(1, 3)]
+    tasks_in_flight = [draws.randint(1, 3), draws.randint(1, 3), 3, draws.randint(1, 3)]
     shape = {"ocr_batch": draws.choice([2, 5, 8]), "join_batch": draws.choice([1, 2])}
     out, fake, _ = run_on(
-        depths=depths,
+        tasks_in_flight=tasks_in_flight,
         shuffle=random.Random(seed),
         shape=shape,
         input_batch_size=draws.choice([None, 6]),
     )
-    assert out == expected(**shape), (depths, shape)
+    assert out == expected(**shape), (tasks_in_flight, shape)
 
 
 @pytest.mark.parametrize("rpc", [2, 3, 8, 13])
 def test_an_actor_lost_with_queued_calls_is_replaced_once(rpc: int) -> None:
-    out, fake, result = run_on({rpc: "lost"}, depths=[3, 3, 3, 3])
+    out, fake, result = run_on({rpc: "lost"}, tasks_in_flight=[3, 3, 3, 3])
     assert fake.died_queued > 0  # the loss took calls queued behind the failing one
     assert out == expected()
     assert len(fake.replaced) == 1 and result.actors_replaced == 1
@@ -287,3 +299,44 @@ def test_an_actor_lost_on_every_attempt_exhausts_the_infrastructure_budget() -> 
     assert fake.stopped
     assert "ActorDiedError: the actor died" in str(error.value)
     assert 1 < len(fake.replaced) < 200
+
+
+def test_a_call_report_crosses_the_object_store_unchanged() -> None:
+    # An actor's CallReport reaches the driver pickled, through Ray's object store.
+    report = CallReport(
+        CallStatus.udf_lost_unrebuilt,
+        report=b"\x00\xffraw",
+        error="ActorLost: gone",
+        start_s=1.5,
+        end_s=2.25,
+        rebuild_error="ValueError: no GPU",
+    )
+    back = pickle.loads(pickle.dumps(report))
+    assert back.status is CallStatus.udf_lost_unrebuilt
+    assert (back.report, back.error, back.start_s, back.end_s, back.rebuild_error) == (
+        b"\x00\xffraw",
+        "ActorLost: gone",
+        1.5,
+        2.25,
+        "ValueError: no GPU",
+    )
+
+
+@pytest.mark.parametrize("backend", [RayBackend, FakeRay])
+def test_a_backend_takes_the_contracts_parameters(backend: type) -> None:
+    # The C++ pools pass these positionally: a backend's parameters must line up.
+    methods = [m for m in vars(RayBackendProtocol) if not m.startswith("_")]
+    assert len(methods) == 8, methods
+    for name in methods:
+        want = list(inspect.signature(getattr(RayBackendProtocol, name)).parameters)
+        assert list(inspect.signature(getattr(backend, name)).parameters) == want, name
+
+
+def test_a_ray_error_fails_the_call_like_a_udf_exception() -> None:
+    program = ro.compile(pipeline())
+    fake = FakeRay(program, {4: "ray_error"})
+    with ro.Executor._on_backend(program, fake) as ex:
+        with pytest.raises(ro.ExecutionError, match="failed on Grains .*RaySystemError: no worker"):
+            ex.run(DOCS, progress=False)
+    assert fake.stopped
+    assert fake.replaced == []  # the actor is fine: nothing to replace

@@ -45,15 +45,25 @@ def test_the_stub_lists_every_name_of_the_extension() -> None:
     assert declared - optional <= actual
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            methods = {
-                m.name
-                for m in node.body
-                if isinstance(m, ast.FunctionDef) and not m.name.startswith("_")
-            } | {
-                t.target.id
-                for t in node.body
-                if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)
-            }
+            methods = (
+                {
+                    m.name
+                    for m in node.body
+                    if isinstance(m, ast.FunctionDef) and not m.name.startswith("_")
+                }
+                | {
+                    t.target.id
+                    for t in node.body
+                    if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)
+                }
+                | {  # enum members
+                    n.id
+                    for t in node.body
+                    if isinstance(t, ast.Assign)
+                    for n in t.targets
+                    if isinstance(n, ast.Name)
+                }
+            )
             if not hasattr(_core, node.name):
                 continue
             real = {n for n in vars(getattr(_core, node.name)) if not n.startswith("_")}

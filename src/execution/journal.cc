@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rayorch/codec.h"
+#include "rayorch/detail/byte_order.h"
 #include "rayorch/errors.h"
 #include "rayorch/executor.h"
 
@@ -262,12 +263,10 @@ const JournalEntry* RunJournal::recorded(const std::string& key) const {
 namespace {
 
 // Little-endian fields written in place: the hot path grows the record once per field group
-// instead of once per byte.
+// instead of once per byte. Returns the end of the field.
 template <class T>
-char* store_le(char* at, T v) {
-  for (std::size_t i = 0; i < sizeof(T); ++i, v = static_cast<T>(v >> 8)) {
-    at[i] = static_cast<char>(v & 0xFF);
-  }
+char* put_at(char* at, T v) {
+  detail::store_le(at, v);
   return at + sizeof(T);
 }
 
@@ -284,11 +283,11 @@ std::string& RunJournal::begin_record(std::string_view key, std::uint32_t ports)
   // The frame (payload length and checksum, filled in by commit() and the writer thread),
   // the record type, the key (u64 length, bytes) and the port count.
   char* at = grow(record_, kFrame + 1 + 8 + key.size() + 4);
-  at = store_le<std::uint64_t>(at, 0);
+  at = put_at<std::uint64_t>(at, 0);
   *at++ = kRoot;
-  at = store_le<std::uint64_t>(at, key.size());
+  at = put_at<std::uint64_t>(at, key.size());
   if (!key.empty()) std::memcpy(at, key.data(), key.size());
-  store_le<std::uint32_t>(at + key.size(), ports);
+  put_at<std::uint32_t>(at + key.size(), ports);
   return record_;
 }
 
@@ -297,7 +296,7 @@ void RunJournal::put_port(std::string& out, Outcome outcome, std::string_view ca
   // Outcome, cause (u64 length, bytes) and whether an origin follows.
   char* at = grow(out, 1 + 8 + cause.size() + 1);
   *at++ = static_cast<char>(outcome);
-  at = store_le<std::uint64_t>(at, cause.size());
+  at = put_at<std::uint64_t>(at, cause.size());
   if (!cause.empty()) std::memcpy(at, cause.data(), cause.size());
   at[cause.size()] = origin ? '\1' : '\0';
   if (!origin) return;
@@ -314,11 +313,11 @@ std::size_t RunJournal::begin_value(std::string& out) {
 }
 
 void RunJournal::end_value(std::string& out, std::size_t at) {
-  store_le<std::uint64_t>(out.data() + at, out.size() - at - sizeof(std::uint64_t));
+  put_at<std::uint64_t>(out.data() + at, out.size() - at - sizeof(std::uint64_t));
 }
 
 void RunJournal::commit() {
-  store_le<std::uint32_t>(record_.data(), static_cast<std::uint32_t>(record_.size() - kFrame));
+  put_at<std::uint32_t>(record_.data(), static_cast<std::uint32_t>(record_.size() - kFrame));
   bool wake = false;
   {
     std::lock_guard lock(mutex_);

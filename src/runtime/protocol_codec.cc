@@ -6,14 +6,16 @@
 
 #include <fmt/format.h>
 
+#include "rayorch/detail/byte_order.h"
+
 namespace rayorch::detail {
 namespace {
 
 class Writer {
  public:
   void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void u32(std::uint32_t v) { fixed(v, 4); }
-  void u64(std::uint64_t v) { fixed(v, 8); }
+  void u32(std::uint32_t v) { fixed(v); }
+  void u64(std::uint64_t v) { fixed(v); }
   void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
   void count(std::size_t n) {
     if (n > 0xFFFFFFFFu) throw ProtocolError("protocol: a vector or string is too long to encode");
@@ -35,8 +37,11 @@ class Writer {
   std::string take() { return std::move(out_); }
 
  private:
-  void fixed(std::uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  template <class U>
+  void fixed(U v) {
+    char bytes[sizeof(U)];
+    store_le(bytes, v);
+    out_.append(static_cast<const char*>(bytes), sizeof(U));
   }
   std::string out_;
 };
@@ -44,9 +49,9 @@ class Writer {
 class Reader {
  public:
   Reader(const std::string& bytes, const char* what) : s_(bytes), what_(what) {}
-  std::uint8_t u8() { return static_cast<std::uint8_t>(fixed(1)); }
-  std::uint32_t u32() { return static_cast<std::uint32_t>(fixed(4)); }
-  std::uint64_t u64() { return fixed(8); }
+  std::uint8_t u8() { return fixed<std::uint8_t>(); }
+  std::uint32_t u32() { return fixed<std::uint32_t>(); }
+  std::uint64_t u64() { return fixed<std::uint64_t>(); }
   std::int32_t i32() { return static_cast<std::int32_t>(u32()); }
   std::size_t count(std::size_t min_element_bytes) {
     const std::size_t n = u32();
@@ -86,12 +91,11 @@ class Reader {
     throw ProtocolError(
         fmt::format("protocol: {} is truncated at byte {} of {}", what_, pos_, s_.size()));
   }
-  std::uint64_t fixed(int bytes) {
-    if (s_.size() - pos_ < static_cast<std::size_t>(bytes)) truncated();
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i)
-      v |= static_cast<std::uint64_t>(static_cast<unsigned char>(s_[pos_ + i])) << (8 * i);
-    pos_ += static_cast<std::size_t>(bytes);
+  template <class U>
+  U fixed() {
+    if (s_.size() - pos_ < sizeof(U)) truncated();
+    const U v = load_le<U>(s_.data() + pos_);
+    pos_ += sizeof(U);
     return v;
   }
   const std::string& s_;

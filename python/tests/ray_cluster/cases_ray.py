@@ -225,12 +225,12 @@ def test_calls_queued_at_each_actor_give_the_local_outputs(cluster: Any) -> None
         ocr_batch=1, ocr_args=(0.01,), ocr_options={"max_tasks_in_flight_per_actor": 3}
     )
     with on_ray(pipeline) as ex:
-        assert ex._ray.depths() == [1, 3, 1, 1]  # the default elsewhere
+        assert ex._ray.max_tasks_in_flight_per_actor() == [1, 3, 1, 1]  # the default elsewhere
         for _ in range(2):
             got = ex.run(DOCS, progress=False)
             assert got.outputs == expected
         # Every OCR actor had three calls outstanding at some point: two waited in Ray.
-        assert ex._ray.peak_in_flight[1] == 3
+        assert ex._ray.peak_tasks_in_flight[1] == 3
         # Metrics and traces count actors, not queued calls.
         assert next(c for c in got.calls if c.call.startswith("Ocr")).actor_instances == 2
 

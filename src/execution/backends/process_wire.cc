@@ -12,6 +12,8 @@
 #include <cstring>
 #include <utility>
 
+#include "rayorch/detail/byte_order.h"
+
 namespace rayorch::detail {
 namespace {
 
@@ -42,19 +44,6 @@ bool recv_all(int fd, char* data, std::size_t n) {
     n -= static_cast<std::size_t>(k);
   }
   return true;
-}
-
-void put32(char* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(static_cast<unsigned char>(v >> (8 * i)));
-}
-void put64(char* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(static_cast<unsigned char>(v >> (8 * i)));
-}
-std::uint64_t get(const char* p, int n) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < n; ++i)
-    v |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  return v;
 }
 
 }  // namespace
@@ -114,9 +103,9 @@ ByteWriter::Buffer FrameWriter::buf_room(std::size_t need) {
 
 bool FrameWriter::send(int fd, Frame type) {
   const std::size_t n = writer_->size();
-  put32(buf_.data(), kMagic);
-  put32(buf_.data() + 4, static_cast<std::uint32_t>(type) | (in_arena_ ? kInArena : 0u));
-  put64(buf_.data() + 8, n);
+  store_le(buf_.data(), kMagic);
+  store_le(buf_.data() + 4, static_cast<std::uint32_t>(type) | (in_arena_ ? kInArena : 0u));
+  store_le(buf_.data() + 8, std::uint64_t{n});
   return send_all(fd, buf_.data(), in_arena_ ? kFrameHeader : kFrameHeader + n);
 }
 
@@ -191,10 +180,10 @@ bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload
     if (k <= 0) return false;
     have += static_cast<std::size_t>(k);
   }
-  if (get(buf.data(), 4) != kMagic) return false;
-  const std::uint64_t n = get(buf.data() + 8, 8);
+  if (load_le<std::uint32_t>(buf.data()) != kMagic) return false;
+  const auto n = load_le<std::uint64_t>(buf.data() + 8);
   if (n > kMaxFrame) return false;
-  const auto raw = static_cast<std::uint32_t>(get(buf.data() + 4, 4));
+  const auto raw = load_le<std::uint32_t>(buf.data() + 4);
   type = static_cast<Frame>(raw & ~kInArena);
   if ((raw & kInArena) != 0) {
     if (have != kFrameHeader || arena == nullptr || !*arena) return false;

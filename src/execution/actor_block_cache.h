@@ -1,4 +1,6 @@
-// Which blocks each Ray actor holds already, as the driver knows it.
+// Which blocks each remote actor holds already, as the driver knows it (the Ray backend's
+// pools, python/src/ray_pools.h, keep one per run of pools). Backend-neutral: it tracks block
+// ids only, for any backend whose actors keep the blocks their RPCs brought.
 //
 // An actor keeps the blocks its RPCs read (source slices, other RPCs' outputs), by block id,
 // so a block crosses to an actor once, not with every RPC that reads it: a source slice that
@@ -8,8 +10,8 @@
 // that does not hold it, and tells an actor, with its next RPC, which of its blocks were
 // released, so an actor holds no more than the blocks live when it last ran.
 //
-// What the store guarantees (ray_pools.cc): block ids are unique within a run, and a block
-// released here is never read again in that run (a group member is released only with the
+// What the store guarantees (python/src/ray_store.cc): block ids are unique within a run, and a
+// block released here is never read again in that run (a group member is released only with the
 // last group that reads it). Invariants, given that:
 // - A block is recorded as held by an actor only after an RPC that carried it came back
 //   from that actor having run there, and only if it was not released while that RPC was
@@ -35,7 +37,7 @@
 #include <utility>
 #include <vector>
 
-namespace rayorch::python {
+namespace rayorch::detail {
 
 class ActorBlockCache {
  public:
@@ -166,4 +168,4 @@ class ActorBlockCache {
   std::unordered_map<BlockId, InFlight> in_flight_;
 };
 
-}  // namespace rayorch::python
+}  // namespace rayorch::detail

@@ -1,0 +1,45 @@
+"""The Pipeline base class: authoring (``forward``) plus the shortcuts that compile and run it.
+
+It sits above both the authoring API (_api) and the executors (_executor), so neither of
+those imports the other back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._api import CompiledProgram, compile
+from ._executor import RunResult, run
+
+
+class Pipeline:
+    """Base of a pipeline class: Modules as attributes, ``forward(self, *sources)`` taking
+    and returning Ports. ``forward`` runs once, on symbolic Ports, when compiled."""
+
+    def forward(self, *args: Any) -> Any:
+        """Declares the graph by calling Modules and ``F`` operators on Ports."""
+        raise NotImplementedError
+
+    def compile(self, *, optimize: bool = True) -> CompiledProgram:
+        """Traces ``forward`` and compiles it (see :func:`compile`)."""
+        return compile(self, optimize=optimize)
+
+    def run(
+        self,
+        *source_columns: Sequence[Any],
+        input_batch_size: int | None = None,
+        max_active_input_batches: int = 1,
+        **options: Any,
+    ) -> RunResult:
+        """Runs once on a temporary local Executor, closed afterwards."""
+        return run(
+            self,
+            *source_columns,
+            input_batch_size=input_batch_size,
+            max_active_input_batches=max_active_input_batches,
+            **options,
+        )
+
+
+__all__ = ["Pipeline"]

@@ -1,0 +1,111 @@
+"""The contract between the Ray backend's C++ pools and its Python side.
+
+The C++ pools (python/src/ray_pools.h) drive a Python backend object through the methods of
+:class:`RayBackendProtocol`, and nothing else; ``_ray_backend.RayBackend`` implements it on
+Ray, and the tests implement it without Ray. The value types that cross are C++ types bound
+into ``_core`` (python/src/ray_contract.h) and used here as they are: :class:`CallStatus`,
+:class:`CallReport` and :class:`FinishedCall`.
+
+Names, one per idea on both sides:
+
+pool
+    The actors of one Module, by index in plan order (``_core.Program.pools()``).
+actor
+    One Ray actor of a pool, by index within the pool (``0 .. actors_per_pool()[pool] - 1``).
+    A replaced actor keeps its index.
+max_tasks_in_flight_per_actor
+    The Module option: how many calls the driver keeps outstanding at each actor of the
+    pool, one running and the others queued behind it in Ray. 1 unless the Module says
+    otherwise.
+task slot
+    One of an actor's ``max_tasks_in_flight_per_actor`` places for an outstanding call. The
+    C++ driver's worker ``(pool, slot)`` is a task slot (``slot % actors`` is its actor);
+    Python only ever sees actors.
+tasks in flight
+    The calls outstanding at one actor: at most ``max_tasks_in_flight_per_actor``.
+call (task)
+    One RPC: one invocation run on one actor. Its task bytes (python/src/ray_wire.h) and
+    the ObjectRefs of the input blocks the actor does not hold yet go in; a CallReport and
+    one object per output block come out.
+token
+    The number the driver gives a call at submission; its FinishedCall carries it back.
+block
+    One column of values in Ray's object store, a list; the driver holds its ObjectRef.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from . import _core
+
+CallStatus = _core.CallStatus
+CallReport = _core.CallReport
+FinishedCall = _core.FinishedCall
+
+#: A Ray ObjectRef (any object for a backend without Ray).
+ObjectRef: TypeAlias = Any
+
+
+@runtime_checkable
+class RayBackendProtocol(Protocol):
+    """What the C++ pools call on the Python backend, from the driver's thread with the GIL.
+
+    The backend has started every actor before the pools are made; the pools own nothing
+    but this object.
+    """
+
+    def actors_per_pool(self) -> list[int]:
+        """Per pool (plan order): how many actors it has. Fixed for the backend's life."""
+        ...
+
+    def max_tasks_in_flight_per_actor(self) -> list[int]:
+        """Per pool (plan order): the calls the driver may keep outstanding at each actor."""
+        ...
+
+    def put(self, values: list[Any]) -> ObjectRef:
+        """Puts one block (a source slice) into the object store."""
+        ...
+
+    def get(self, refs: list[ObjectRef]) -> list[list[Any]]:
+        """The values of the blocks behind ``refs``, in order, in one round trip."""
+        ...
+
+    def submit(
+        self,
+        pool: int,
+        actor: int,
+        token: int,
+        output_blocks: int,
+        task: bytes,
+        blocks: tuple[ObjectRef, ...],
+    ) -> list[ObjectRef]:
+        """Sends one call to ``actor`` of ``pool``: ``task`` and the ``blocks`` it carries.
+        Returns the ObjectRefs of its ``output_blocks`` output blocks, in order; its
+        CallReport comes back through :meth:`wait` under ``token``."""
+        ...
+
+    def wait(self, timeout_s: float) -> list[FinishedCall]:
+        """The calls whose reports are in, waiting up to ``timeout_s`` for the first. A call
+        Ray failed gets a CallReport with one of Ray's statuses (``actor_lost``,
+        ``block_lost``, ``ray_error``) and the error as ``"Type: message"``."""
+        ...
+
+    def replace(self, pool: int, actor: int, lost: bool) -> None:
+        """Kills ``actor`` of ``pool`` and puts a fresh one, fully built, in its place;
+        ``lost``: Ray reported it lost, so start the fresh one on another node if one can
+        host it. Raises when no fresh actor can be started."""
+        ...
+
+    def stop(self) -> None:
+        """Kills every actor; idempotent."""
+        ...
+
+
+__all__ = [
+    "CallReport",
+    "CallStatus",
+    "FinishedCall",
+    "ObjectRef",
+    "RayBackendProtocol",
+]

@@ -1,0 +1,168 @@
+// The Ray backend's contract types and its typed client. See ray_contract.h.
+#include "ray_contract.h"
+
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "rayorch/errors.h"
+
+namespace nb = nanobind;
+
+namespace rayorch::python {
+namespace {
+
+std::string to_string(const nb::bytes& b) {
+  return std::string(b.c_str(), b.size());
+}
+
+nb::bytes to_bytes(const std::string& s) {
+  return nb::bytes(s.data(), s.size());
+}
+
+}  // namespace
+
+void bind_ray_contract(nb::module_& m) {
+  nb::enum_<CallStatus>(m, "CallStatus", "How one call of the Ray backend ended.")
+      .value("ok", CallStatus::ok, "The actor ran the call; `report` holds its report.")
+      .value("call_failed", CallStatus::call_failed,
+             "The actor ran the call and it failed as a whole.")
+      .value("udf_lost", CallStatus::udf_lost,
+             "The UDF raised ActorLost; the actor rebuilt its UDF instance.")
+      .value("udf_lost_unrebuilt", CallStatus::udf_lost_unrebuilt,
+             "The UDF raised ActorLost and its instance could not be rebuilt.")
+      .value("actor_lost", CallStatus::actor_lost, "Ray: the actor or its node is gone.")
+      .value("block_lost", CallStatus::block_lost,
+             "Ray: an input block was lost with its node and could not be rebuilt.")
+      .value("ray_error", CallStatus::ray_error,
+             "Ray: any other error; the call did not finish on the actor.");
+
+  nb::class_<CallReport>(m, "CallReport", "What the driver learns of one finished call.")
+      .def(
+          "__init__",
+          [](CallReport* self, CallStatus status, const nb::bytes& report, std::string error,
+             double start_s, double end_s, std::string rebuild_error) {
+            new (self) CallReport{status, to_string(report),       std::move(error), start_s,
+                                  end_s,  std::move(rebuild_error)};
+          },
+          nb::arg("status"), nb::arg("report") = nb::bytes("", 0), nb::arg("error") = "",
+          nb::arg("start_s") = 0.0, nb::arg("end_s") = 0.0, nb::arg("rebuild_error") = "")
+      .def_ro("status", &CallReport::status)
+      .def_prop_ro("report", [](const CallReport& r) { return to_bytes(r.report); })
+      .def_ro("error", &CallReport::error)
+      .def_ro("start_s", &CallReport::start_s)
+      .def_ro("end_s", &CallReport::end_s)
+      .def_ro("rebuild_error", &CallReport::rebuild_error)
+      // An actor's report travels to the driver through Ray's object store.
+      .def("__getstate__",
+           [](const CallReport& r) {
+             return nb::make_tuple(r.status, to_bytes(r.report), r.error, r.start_s, r.end_s,
+                                   r.rebuild_error);
+           })
+      .def("__setstate__",
+           [](CallReport& r, const nb::tuple& state) {
+             if (state.size() != 6) throw nb::value_error("CallReport: a state of 6 fields");
+             new (&r) CallReport{
+                 nb::cast<CallStatus>(state[0]),  to_string(nb::cast<nb::bytes>(state[1])),
+                 nb::cast<std::string>(state[2]), nb::cast<double>(state[3]),
+                 nb::cast<double>(state[4]),      nb::cast<std::string>(state[5])};
+           })
+      .def("__repr__", [](const CallReport& r) {
+        return fmt::format("CallReport(status={}, report=<{} bytes>, error={:?})",
+                           static_cast<int>(r.status), r.report.size(), r.error);
+      });
+
+  nb::class_<FinishedCall>(m, "FinishedCall",
+                           "A call whose report is in, under the token of its submission.")
+      .def(
+          "__init__",
+          [](FinishedCall* self, std::uint64_t token, const CallReport& report) {
+            new (self) FinishedCall{token, report};
+          },
+          nb::arg("token"), nb::arg("report"))
+      .def_ro("token", &FinishedCall::token)
+      .def_ro("report", &FinishedCall::report);
+}
+
+// ---------------------------------------------------------------------------------------
+// RayBackendClient: each method names its RayBackendProtocol method once
+// ---------------------------------------------------------------------------------------
+
+RayBackendClient::RayBackendClient(const RayBackendClient& other) {
+  Gil gil;
+  backend_ = other.backend_;
+}
+
+RayBackendClient::~RayBackendClient() {
+  if (!python_alive()) {
+    backend_.release();  // the interpreter is going: leak rather than touch it
+    return;
+  }
+  Gil gil;
+  backend_ = nb::object();
+}
+
+std::vector<int> RayBackendClient::actors_per_pool() const {
+  Gil gil;
+  return nb::cast<std::vector<int>>(backend_.attr("actors_per_pool")());
+}
+
+std::vector<int> RayBackendClient::max_tasks_in_flight_per_actor() const {
+  Gil gil;
+  return nb::cast<std::vector<int>>(backend_.attr("max_tasks_in_flight_per_actor")());
+}
+
+Ref RayBackendClient::put(nb::handle values) const {
+  Gil gil;
+  nb::object ref = backend_.attr("put")(values);
+  return Ref::borrow(ref.ptr());
+}
+
+nb::list RayBackendClient::get(nb::list refs) const {
+  Gil gil;
+  const std::size_t n = refs.size();
+  nb::object got = backend_.attr("get")(refs);
+  if (!nb::isinstance<nb::list>(got) || nb::len(got) != n)
+    throw ExecutionError(fmt::format("the Ray backend's get() must return a list of {}", n));
+  return nb::borrow<nb::list>(got);
+}
+
+std::vector<Ref> RayBackendClient::submit(int pool, int actor, std::uint64_t token,
+                                          std::size_t output_blocks, const std::string& task,
+                                          nb::tuple blocks) const {
+  Gil gil;
+  nb::object out =
+      backend_.attr("submit")(pool, actor, token, output_blocks, to_bytes(task), std::move(blocks));
+  std::vector<Ref> refs;
+  refs.reserve(output_blocks);
+  for (nb::handle ref : out) refs.push_back(Ref::borrow(ref.ptr()));
+  if (refs.size() != output_blocks) {
+    throw ExecutionError(
+        fmt::format("the Ray backend's submit() returned {} ObjectRefs for {} output blocks",
+                    refs.size(), output_blocks));
+  }
+  return refs;
+}
+
+std::vector<FinishedCall> RayBackendClient::wait(double timeout_s) const {
+  Gil gil;
+  nb::object done = backend_.attr("wait")(timeout_s);
+  std::vector<FinishedCall> out;
+  for (nb::handle item : done) out.push_back(nb::cast<FinishedCall>(item));
+  return out;
+}
+
+void RayBackendClient::replace(int pool, int actor, bool lost) const {
+  Gil gil;
+  backend_.attr("replace")(pool, actor, lost);
+}
+
+void RayBackendClient::stop() const {
+  Gil gil;
+  backend_.attr("stop")();
+}
+
+}  // namespace rayorch::python

@@ -1,0 +1,90 @@
+// The contract between the Ray backend's C++ pools and its Python side, from the C++ end.
+//
+// python/rayorch_cpp/_ray_contract.py states it for Python (RayBackendProtocol) and defines
+// the names used on both sides; the value types that cross (CallStatus, CallReport,
+// FinishedCall) are defined here and bound once (bind_ray_contract), so Python uses these very
+// types and neither side re-encodes them. RayBackendClient is the only place that names a
+// method of the Python backend: one C++ method per Protocol method, with its types.
+//
+// Threading: every call into Python, and every copy or destruction of a RayBackendClient,
+// happens on the driver's thread; the client takes the GIL itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "py_values.h"
+#include <nanobind/nanobind.h>
+
+namespace rayorch::python {
+
+/// How one call (one RPC on one actor) ended. The first four mean the actor ran the call
+/// (ran_on_actor()); the others are Ray's, and the call may not have run to its end.
+enum class CallStatus : std::uint8_t {
+  ok,                  ///< the actor ran the call; `report` holds the protocol report
+  call_failed,         ///< the actor ran the call and it failed as a whole (`error`)
+  udf_lost,            ///< the UDF raised ActorLost; the actor rebuilt its UDF instance
+  udf_lost_unrebuilt,  ///< the UDF raised ActorLost and the rebuild failed (`rebuild_error`)
+  actor_lost,          ///< Ray: the actor or its node is gone
+  block_lost,          ///< Ray: an input block was lost with its node and not rebuilt
+  ray_error,           ///< Ray: any other error; the call did not finish on the actor
+};
+
+/// True when the actor ran the call: it applied the call's evictions and keeps the blocks
+/// the call carried.
+constexpr bool ran_on_actor(CallStatus s) {
+  return s == CallStatus::ok || s == CallStatus::call_failed || s == CallStatus::udf_lost ||
+         s == CallStatus::udf_lost_unrebuilt;
+}
+
+/// What the driver learns of one finished call. Made by the actor (RayWorker::run) and
+/// shipped through Ray's object store (hence picklable), or by the Python backend when Ray
+/// reports an error instead.
+struct CallReport {
+  CallStatus status = CallStatus::ok;
+  std::string report;  ///< ok: the protocol bytes of the Report (runtime/protocol_codec.h)
+  std::string error;   ///< any other status: what went wrong, "Type: message"
+  double start_s = 0;  ///< wall-clock seconds on the actor; 0 when it did not run the call
+  double end_s = 0;
+  std::string rebuild_error;  ///< udf_lost_unrebuilt: why the UDF instance was not rebuilt
+};
+
+/// A call whose report is in, under the token the driver gave it at submission.
+struct FinishedCall {
+  std::uint64_t token = 0;
+  CallReport report;
+};
+
+/// Binds CallStatus, CallReport and FinishedCall into the extension module.
+void bind_ray_contract(nanobind::module_& m);
+
+/// A started rayorch_cpp._ray_backend.RayBackend (or any RayBackendProtocol), typed.
+class RayBackendClient {
+ public:
+  explicit RayBackendClient(nanobind::object backend) : backend_(std::move(backend)) {}
+  RayBackendClient(const RayBackendClient& other);
+  RayBackendClient& operator=(const RayBackendClient&) = delete;
+  /// Drops the reference under the GIL, or leaks it when the interpreter is going.
+  ~RayBackendClient();
+
+  std::vector<int> actors_per_pool() const;
+  std::vector<int> max_tasks_in_flight_per_actor() const;
+  /// Puts `values` (a list) into the object store; returns its ObjectRef.
+  Ref put(nanobind::handle values) const;
+  /// The values (one list each) of the blocks behind `refs`, fetched in one round trip.
+  nanobind::list get(nanobind::list refs) const;
+  /// Sends one call to actor (pool, actor); returns the ObjectRefs of its output blocks.
+  std::vector<Ref> submit(int pool, int actor, std::uint64_t token, std::size_t output_blocks,
+                          const std::string& task, nanobind::tuple blocks) const;
+  /// The calls that finished, waiting up to `timeout_s` for the first.
+  std::vector<FinishedCall> wait(double timeout_s) const;
+  void replace(int pool, int actor, bool lost) const;
+  void stop() const;
+
+ private:
+  nanobind::object backend_;
+};
+
+}  // namespace rayorch::python
