@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import contextvars
 import inspect
-import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from . import _core
-from ._values import CompileError, RecoveryPolicy
+from ._values import CompileError
 
 if TYPE_CHECKING:
     from typing import Self
@@ -95,23 +94,6 @@ def _contains_port(value: Any) -> bool:
     return False
 
 
-# Options the engine reads; every other option (a Ray actor option) is recorded and passed
-# to a Ray backend, and ignored by the local executor.
-_ENGINE_OPTIONS = {
-    "replicas",
-    "batch_size",
-    "num_cpus",
-    "num_gpus",
-    "resources",
-    "recovery",
-    "infra_retries",
-    "timeout",
-    "batch_wait",
-    "reservation",
-    "name",
-}
-
-
 class RayModule:
     """A UDF (a class with ``run``, or a callable) plus how to build and resource it.
 
@@ -156,13 +138,19 @@ class RayModule:
         ``num_gpus``, ``resources`` (a dict of name -> amount), ``recovery``
         (a RecoveryPolicy) and, beyond the reference, ``name`` (the Call name in
         explain, metrics and messages), ``timeout`` and ``batch_wait`` (seconds),
-        ``reservation`` (``"elastic"`` or ``"parent_bound"``) and ``infra_retries``.
-        The Ray backend reads ``max_tasks_in_flight_per_actor`` (an integer >= 1): how
-        many calls the driver keeps at each actor, one running and the others queued behind
-        it so that Ray's round trip overlaps the running call; it cannot be combined with
-        ``timeout`` or ``max_concurrency``. Other options (``runtime_env``, Ray actor
-        options) are recorded for a Ray backend; the local executor accepts and ignores
-        them. Values are checked when the pipeline is compiled.
+        ``reservation`` (``"elastic"`` or ``"parent_bound"``), ``infra_retries``,
+        ``isolation`` (``"threads"`` or ``"process"``: one worker process per actor,
+        docs/ISOLATION.md) and ``memory_limit`` (bytes per worker process). The Ray backend
+        reads ``max_tasks_in_flight_per_actor`` (an integer >= 1): how many calls the driver
+        keeps at each actor, one running and the others queued behind it so that Ray's round
+        trip overlaps the running call; it cannot be combined with ``timeout`` or
+        ``max_concurrency``. The Ray actor options the Ray backend passes to Ray
+        (``runtime_env``, ``scheduling_strategy``, ``memory``, ``accelerator_type``,
+        ``max_concurrency``, ``placement_group``, ``placement_group_bundle_index``,
+        ``placement_group_capture_child_tasks``, ``label_selector``) are recorded for it; the
+        local executor accepts and ignores them. Values, and the names (any other is a
+        CompileError suggesting the closest known one), are checked when the pipeline is
+        compiled.
         """
         if "num_outputs" in options:
             raise ValueError("use RayModule.returns(...) for the number of outputs")
@@ -193,13 +181,14 @@ class RayModule:
                 )
             else:
                 statics[key] = value
+        _check_tasks_in_flight(self)
         ids = trace.core.add_call(
             module_key=self,
             udf=self.udf,
             init_args=tuple(self.init_args),
             init_kwargs=dict(self.init_kwargs) if self.init_kwargs else None,
             name=self.name,
-            options=_engine_options(self),
+            options=dict(self.options),
             inputs=inputs,
             positional=len(args),
             keyword_names=keyword_names,
@@ -255,63 +244,18 @@ def cpp_udfs() -> dict[str, dict[str, Any]]:
     return dict(_core.cpp_udfs())
 
 
-def _engine_options(module: RayModule) -> dict[str, Any]:
-    """The options the engine reads, converted; the C++ compiler checks their ranges."""
-    out: dict[str, Any] = {}
-    opts = module.options
-
-    def bad(option: str, want: str) -> CompileError:
-        return CompileError(
-            f"Module<{module.name}>: option {option} must be {want}, got {opts[option]!r}"
-        )
-
-    for option in ("replicas", "batch_size", "infra_retries"):
-        if option in opts:
-            value = opts[option]
-            if type(value) is not int:
-                raise bad(option, "an integer")
-            out[option] = value
-    for option, key in (("num_cpus", "cpus"), ("num_gpus", "gpus")):
-        if option in opts and opts[option] is not None:
-            value = opts[option]
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise bad(option, "a number")
-            out[key] = float(value)
-    if opts.get("resources"):
-        resources = opts["resources"]
-        if not isinstance(resources, dict) or not all(
-            isinstance(k, str) and isinstance(v, (int, float)) for k, v in resources.items()
-        ):
-            raise bad("resources", "a dict of resource name -> amount")
-        out["resources"] = {k: float(v) for k, v in resources.items()}
-    if opts.get("recovery") is not None:
-        policy = opts["recovery"]
-        if not isinstance(policy, RecoveryPolicy):
-            raise bad("recovery", "a RecoveryPolicy")
-        out["recovery"] = (policy.mode, policy.max_retries)
-        out.setdefault("infra_retries", policy.infra_retries)
-    for option, key in (("timeout", "timeout_ms"), ("batch_wait", "batch_wait_ms")):
-        if opts.get(option) is not None:
-            value = opts[option]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise bad(option, "a non-negative number of seconds")
-            out[key] = int(math.ceil(value * 1000))
-    if opts.get("reservation") is not None:
-        if opts["reservation"] not in ("elastic", "parent_bound"):
-            raise bad("reservation", "'elastic' or 'parent_bound'")
-        out["reservation"] = opts["reservation"]
-    _check_tasks_in_flight(module, bad)
-    return out
-
-
-def _check_tasks_in_flight(module: RayModule, bad: Callable[[str, str], CompileError]) -> None:
-    """Checks ``max_tasks_in_flight_per_actor`` (read by the Ray backend only)."""
+def _check_tasks_in_flight(module: RayModule) -> None:
+    """Checks ``max_tasks_in_flight_per_actor`` (read by the Ray backend only; the engine's
+    options are checked by the engine when the Call is recorded)."""
     opts = module.options
     depth = opts.get("max_tasks_in_flight_per_actor")
     if depth is None:
         return
     if type(depth) is not int or depth < 1:
-        raise bad("max_tasks_in_flight_per_actor", "an integer >= 1")
+        raise CompileError(
+            f"Module<{module.name}>: option max_tasks_in_flight_per_actor must be an integer "
+            f">= 1, got {depth!r}"
+        )
     if depth == 1:
         return
     if opts.get("timeout") is not None:

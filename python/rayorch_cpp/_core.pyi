@@ -66,7 +66,9 @@ class Trace:
         cpp: str = "",
     ) -> list[int]:
         """Records a Call of the Module ``module_key`` (one pool per key), of the C++ UDF
-        ``cpp`` when given; returns its output Port ids."""
+        ``cpp`` when given; returns its output Port ids. ``options`` are the Module's options
+        as given to ``ray_options`` (an unknown one, or a value of the wrong type, raises
+        CompileError)."""
     def add_expand(self, lists: Sequence[int]) -> list[int]:
         """Records an (aligned) expand; returns the child Port ids."""
     def add_reduce(self, values: Sequence[int], members: int) -> list[int]:
@@ -134,6 +136,108 @@ class RayWorker:
     def cached_blocks(self) -> int:
         """How many blocks this actor holds from earlier RPCs."""
 
+class JournalOptions:
+    """The run journal of a run (rayorch::JournalOptions); off when ``path`` is empty."""
+
+    path: str
+    retry_failed: bool
+    force: bool
+    allow_other_inputs: bool
+    sync_every_records: int
+    sync_interval_s: float
+    write_interval_s: float
+    def __init__(self) -> None: ...
+
+class RunOptions:
+    """The options of one run (rayorch::RunOptions)."""
+
+    input_batch_size: int
+    max_active_input_batches: int
+    queue_order: str
+    reservation: str | None
+    backpressure: int
+    progress: bool
+    trace_path: str
+    report_path: str
+    journal: JournalOptions
+    max_failed_roots: int | None
+    max_failed_fraction: float
+    min_roots_for_failed_fraction: int
+    dead_letters: str
+    def __init__(self) -> None: ...
+
+class CallMetrics:
+    """One Call's counters for one run."""
+
+    @property
+    def call(self) -> str: ...
+    @property
+    def udf(self) -> str: ...
+    @property
+    def actors(self) -> int: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def mean_batch_fill(self) -> float: ...
+    @property
+    def rpcs(self) -> int: ...
+    @property
+    def grain_dispatches(self) -> int: ...
+    @property
+    def requeues(self) -> int: ...
+    @property
+    def failed_rpcs(self) -> int: ...
+    @property
+    def suppressed_by_barrier(self) -> int: ...
+    @property
+    def batch_size_histogram(self) -> dict[int, int]: ...
+    @property
+    def busy_seconds(self) -> float: ...
+
+class InputBatchMetrics:
+    """Counters of one input batch."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def first_row(self) -> int: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def grains(self) -> int: ...
+    @property
+    def rpcs(self) -> int: ...
+    @property
+    def admitted_seconds(self) -> float: ...
+    @property
+    def completed_seconds(self) -> float: ...
+
+class RunMetrics:
+    """Metrics of one run (rayorch::RunMetrics)."""
+
+    @property
+    def elapsed_seconds(self) -> float: ...
+    @property
+    def calls(self) -> list[CallMetrics]: ...
+    @property
+    def input_batches(self) -> list[InputBatchMetrics]: ...
+    @property
+    def peak_active_input_batches(self) -> int: ...
+    @property
+    def root_completed_seconds(self) -> list[float]: ...
+    @property
+    def stale_reports_rejected(self) -> int: ...
+    @property
+    def actors_replaced(self) -> int: ...
+    @property
+    def roots_by_outcome(self) -> dict[str, int]: ...
+    @property
+    def roots_restored(self) -> int: ...
+    @property
+    def journal_discarded_bytes(self) -> int: ...
+    @property
+    def file_errors(self) -> list[str]: ...
+
 class Core:
     """An executor core: the local backend or the synchronous core."""
 
@@ -150,23 +254,16 @@ class Core:
     def run(
         self,
         columns: list[Sequence[Any]],
-        input_batch_size: int,
-        max_active_input_batches: int,
-        backpressure: int,
-        progress: bool,
-        trace_path: str,
-        report_path: str,
-        reservation: str,
-        lifo: bool,
-        on_row: Callable[[int, tuple[Any, ...]], None] | None,
+        options: RunOptions,
+        journal_keys: list[str] | None = None,
+        on_row: Callable[[int, tuple[Any, ...]], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
-        long_run: dict[str, Any] | None = None,
-    ) -> tuple[list[list[Any]], dict[str, Any]]:
+    ) -> tuple[list[list[Any]], RunMetrics]:
         """Runs the program with the GIL released; returns one list per output (empty with
         ``on_row``) and the metrics. ``on_progress(done, total)`` gets the finished root
-        rows at most every 200 ms and at the last row. ``long_run`` holds the run journal
-        (outputs recorded with pickle), error budget and dead-letter options and one journal
-        key per row (``keys``)."""
+        rows at most every 200 ms and at the last row. With ``journal_keys`` (one per row)
+        the run uses the run journal (outputs recorded with pickle), error budget and dead
+        letters of ``options``."""
     def close(self) -> None:
         """Stops every actor; idempotent."""
     @property

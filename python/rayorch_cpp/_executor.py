@@ -89,56 +89,56 @@ class RunResult:
         return sum(c.rpcs for c in self.calls)
 
 
-def _metrics(raw: dict[str, Any], outputs: Any, call_pools: tuple[int, ...]) -> RunResult:
+def _metrics(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...]) -> RunResult:
     calls = tuple(
         CallMetrics(
             call_index=i,
-            call=c["call"],
-            udf_name=c["udf"],
-            actor_instances=c["actors"],
-            batch_size=c["batch_size"],
-            rpcs=c["rpcs"],
-            grain_dispatches=c["grain_dispatches"],
-            grain_requeues=c["requeues"],
-            failed_rpcs=c["failed_rpcs"],
-            suppressed_by_barrier=c["suppressed_by_barrier"],
-            batch_sizes=dict(c["batch_size_histogram"]),
-            mean_batch_fill=c["mean_batch_fill"],
-            busy_s=c["busy_seconds"],
+            call=c.call,
+            udf_name=c.udf,
+            actor_instances=c.actors,
+            batch_size=c.batch_size,
+            rpcs=c.rpcs,
+            grain_dispatches=c.grain_dispatches,
+            grain_requeues=c.requeues,
+            failed_rpcs=c.failed_rpcs,
+            suppressed_by_barrier=c.suppressed_by_barrier,
+            batch_sizes=c.batch_size_histogram,
+            mean_batch_fill=c.mean_batch_fill,
+            busy_s=c.busy_seconds,
         )
-        for i, c in enumerate(raw["calls"])
+        for i, c in enumerate(raw.calls)
     )
     batches = tuple(
         InputBatchMetrics(
-            b["index"],
-            b["first_row"],
-            b["rows"],
-            b["grains"],
-            b["rpcs"],
-            b["admitted_seconds"],
-            b["completed_seconds"],
+            index=b.index,
+            first_row=b.first_row,
+            rows=b.rows,
+            grain_count=b.grains,
+            rpcs=b.rpcs,
+            admitted_s=b.admitted_seconds,
+            completed_s=b.completed_seconds,
         )
-        for b in raw["input_batches"]
+        for b in raw.input_batches
     )
     return RunResult(
         outputs=outputs,
-        elapsed_s=raw["elapsed_seconds"],
+        elapsed_s=raw.elapsed_seconds,
         calls=calls,
         input_batches=batches,
-        peak_active_input_batches=raw["peak_active_input_batches"],
+        peak_active_input_batches=raw.peak_active_input_batches,
         # Calls of one Module share its actors: count each pool once.
         actor_count=sum(
             {
-                (call_pools[i] if i < len(call_pools) else -1 - i): c["actors"]
-                for i, c in enumerate(raw["calls"])
+                (call_pools[i] if i < len(call_pools) else -1 - i): c.actors
+                for i, c in enumerate(raw.calls)
             }.values()
         ),
-        root_completed_s=tuple(raw["root_completed_seconds"]),
-        roots_by_outcome=dict(raw["roots_by_outcome"]),
-        actors_replaced=raw["actors_replaced"],
-        file_errors=tuple(raw["file_errors"]),
-        roots_restored=raw["roots_restored"],
-        journal_discarded_bytes=raw["journal_discarded_bytes"],
+        root_completed_s=tuple(raw.root_completed_seconds),
+        roots_by_outcome=raw.roots_by_outcome,
+        actors_replaced=raw.actors_replaced,
+        file_errors=tuple(raw.file_errors),
+        roots_restored=raw.roots_restored,
+        journal_discarded_bytes=raw.journal_discarded_bytes,
     )
 
 
@@ -196,14 +196,16 @@ def _row_keys(columns: Sequence[Sequence[Any]], key: Callable[[int], str] | None
 
 
 def _long_run(
+    options: _core.RunOptions,
     columns: Sequence[Sequence[Any]],
     journal: str | os.PathLike[str] | Journal | None,
     dead_letters: str | os.PathLike[str] | None,
     max_failed_roots: int | None,
     max_failed_fraction: float,
     min_roots_for_failed_fraction: int,
-) -> dict[str, Any] | None:
-    """The journal, dead-letter and error-budget options for the core, or None when unused."""
+) -> list[str] | None:
+    """Sets the journal, dead-letter and error-budget options of a run; returns one journal
+    key per source row, or None when none of them is used."""
     if journal is not None and not isinstance(journal, Journal):
         journal = Journal(os.fspath(journal))
     if max_failed_roots is not None and (type(max_failed_roots) is not int or max_failed_roots < 0):
@@ -227,20 +229,18 @@ def _long_run(
     else:
         keys = [str(row) for row in range(len(columns[0]) if columns else 0)]
     j = journal if journal is not None else Journal("")
-    return {
-        "journal": j.path,
-        "keys": keys,
-        "retry_failed": j.retry_failed,
-        "force": j.force,
-        "allow_other_inputs": j.allow_other_inputs,
-        "sync_every_records": j.sync_every_records,
-        "sync_interval_ms": round(j.sync_interval_s * 1000),
-        "write_interval_ms": round(j.write_interval_s * 1000),
-        "dead_letters": os.fspath(dead_letters) if dead_letters is not None else "",
-        "max_failed_roots": max_failed_roots,
-        "max_failed_fraction": max_failed_fraction,
-        "min_roots_for_failed_fraction": min_roots_for_failed_fraction,
-    }
+    options.journal.path = j.path
+    options.journal.retry_failed = j.retry_failed
+    options.journal.force = j.force
+    options.journal.allow_other_inputs = j.allow_other_inputs
+    options.journal.sync_every_records = j.sync_every_records
+    options.journal.sync_interval_s = j.sync_interval_s
+    options.journal.write_interval_s = j.write_interval_s
+    options.dead_letters = os.fspath(dead_letters) if dead_letters is not None else ""
+    options.max_failed_roots = max_failed_roots
+    options.max_failed_fraction = max_failed_fraction
+    options.min_roots_for_failed_fraction = min_roots_for_failed_fraction
+    return keys
 
 
 def _shape(tree: Any, flat: Sequence[Any]) -> Any:
@@ -346,7 +346,17 @@ class _Base:
         on_progress = progress if callable(progress) else None
         if progress is True and _in_notebook():
             on_progress = _notebook_progress()
-        long_run = _long_run(
+        options = _core.RunOptions()
+        options.input_batch_size = input_batch_size or 0
+        options.max_active_input_batches = max_active_input_batches
+        options.backpressure = backpressure
+        options.progress = progress is True
+        options.trace_path = trace or ""
+        options.report_path = report or ""
+        options.reservation = reservation
+        options.queue_order = queue_order
+        journal_keys = _long_run(
+            options,
             source_columns,
             journal,
             dead_letters,
@@ -354,22 +364,11 @@ class _Base:
             max_failed_fraction,
             min_roots_for_failed_fraction,
         )
-        outputs, raw = self._core.run(
-            list(source_columns),
-            input_batch_size or 0,
-            max_active_input_batches,
-            backpressure,
-            progress is True,
-            trace or "",
-            report or "",
-            reservation or "",
-            queue_order == "lifo",
-            sink,
-            on_progress,
-            long_run,
+        outputs, metrics = self._core.run(
+            list(source_columns), options, journal_keys, sink, on_progress
         )
         shaped = None if on_row is not None else _shape(tree, outputs)
-        return _metrics(raw, shaped, self._program._call_pools)
+        return _metrics(metrics, shaped, self._program._call_pools)
 
     def stream(
         self,

@@ -1,5 +1,6 @@
 // Python values as the engine addresses them, and the GIL discipline of the extension: the
-// pieces that the bindings (core.cc) and the Ray backend (ray_*.cc) share.
+// pieces that the bindings (trace, core, the UDF adapters) and the Ray backend (ray_*.cc)
+// share.
 //
 // Every place that touches a Python object takes the GIL itself (Gil), from any thread; Ref
 // releases its object under the GIL wherever it is dropped.

@@ -16,7 +16,7 @@
 // actor fails all its tasks: the first report replaces it, the others replay without
 // replacing its successor (each task records the actor's incarnation).
 //
-// Actor side: ray_worker.h. The extension binds it and the contract types (core.cc includes
+// Actor side: ray_worker.h. The extension binds it and the contract types (module.cc includes
 // this header for both).
 //
 // Threading: the driver-side objects are used from the driver's thread only and take the GIL

@@ -120,6 +120,49 @@ CASES: list[tuple[str, Any, str]] = [
         "Module<Any1>: max_tasks_in_flight_per_actor=3 needs actors that run one call at a "
         "time, but max_concurrency=4",
     ),
+    (
+        "misspelled option",
+        lambda x: ro.Module(Any1, replica=4)(x),
+        "Module 'Any1': unknown option 'replica'; did you mean 'replicas'? Known options: "
+        "accelerator_type, batch_size, batch_wait, infra_retries, isolation, label_selector, "
+        "max_concurrency, max_tasks_in_flight_per_actor, memory, memory_limit, name, num_cpus, "
+        "num_gpus, placement_group, placement_group_bundle_index, "
+        "placement_group_capture_child_tasks, recovery, replicas, reservation, resources, "
+        "runtime_env, scheduling_strategy, timeout",
+    ),
+    (
+        "the C++ name of a reference option",
+        lambda x: ro.CppModule("Upper", cpus=2)(x),
+        "Module 'Upper': unknown option 'cpus'; did you mean 'num_cpus'?",
+    ),
+    (
+        "unknown option without a close name",
+        lambda x: ro.RayModule(Any1).ray_options(zzz=1)(x),
+        "Module 'Any1': unknown option 'zzz'. Known options: accelerator_type,",
+    ),
+    (
+        "isolation of the wrong value",
+        lambda x: ro.Module(Any1, isolation="fork")(x),
+        "Module<Any1>: option isolation must be 'threads' or 'process', got 'fork'",
+    ),
+    (
+        "negative memory limit",
+        lambda x: ro.Module(Any1, memory_limit=-1)(x),
+        "Module<Any1>: option memory_limit must be a non-negative number of bytes, got -1",
+    ),
+    # The two messages below come from the C++ compiler's check of the pool's options
+    # (compile_verify.cc): isolation and memory_limit reach rayorch::ModuleOptions.
+    (
+        "memory limit of a threaded pool",
+        lambda x: ro.Module(Any1, memory_limit=1 << 30)(x),
+        "Module<Any1> (used by Any1#0): memory_limit applies to process-isolated workers only",
+    ),
+    (
+        "process isolation of Python values",
+        lambda x: ro.CppModule("Upper", isolation="process", memory_limit=1 << 30)(x),
+        "Module<Upper> (used by Upper#0): runs in worker processes (Isolation::process), so its "
+        "values cross a process boundary, but type object (a Python value) has no codec",
+    ),
     ("forward returns no Port", lambda x: 3, "forward() must return a Port"),
     ("positional static argument", lambda x: one(x, 3), "input arg_1 of Any1 must be a Port"),
     (
@@ -164,3 +207,22 @@ def test_a_compiled_program_is_a_snapshot() -> None:
     ex = ro.SyncExecutor(program)
     assert ex.run([1, 2, 3]).outputs == [1, 2, 3]
     assert [len(r["grains"]) for r in ex.rpc_records()] == [2, 1]
+
+
+def test_ray_actor_options_are_known_options() -> None:
+    # Every actor option the Ray backend passes to Ray's .options(...) is accepted (and
+    # ignored by the local executor), as are the ones it reads itself.
+    from rayorch_cpp import _ray_backend
+
+    options: dict[str, Any] = {name: None for name in _ray_backend._ACTOR_OPTIONS}
+    module = ro.Module(Any1, max_tasks_in_flight_per_actor=1, name="Kept", **options)
+    program = ro.compile(lambda x: module(x))
+    assert "Kept#0" in program.explain_text()
+    with ro.Executor(program) as executor:
+        assert executor.run([1, 2], progress=False).outputs == [1, 2]
+
+
+def test_threaded_isolation_and_no_memory_limit_are_the_defaults() -> None:
+    module = ro.Module(Any1, isolation="threads", memory_limit=0, replicas=2)
+    with ro.Executor(lambda x: module(x)) as executor:
+        assert executor.run([1, 2, 3], progress=False).outputs == [1, 2, 3]

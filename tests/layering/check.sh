@@ -20,6 +20,28 @@
 #                   invocations and speaks the protocol (runtime/protocol.h and its byte
 #                   codec runtime/protocol_codec.h); it holds no driver logic.
 #
+# and the Python extension (python/src), which binds the engine through its public headers
+# (include/rayorch/...) and may include from src/ exactly these interface headers:
+#
+#   execution/worker_pool.h    the WorkerPools interface the Ray backend implements
+#   execution/block_store.h    the BlockStore interface the Ray backend's object-store store
+#                              implements (the driver stores and resolves blocks through it)
+#   execution/actor_block_cache.h  the driver's record of which blocks each remote actor holds;
+#                              backend-neutral bookkeeping the Ray pools use to send a block once
+#   execution/driver.h         the one driver, which runs a plan on any WorkerPools (the Ray
+#                              backend's pools are attached to it there)
+#   execution/invoke.h         the worker boundary: runs one invocation on a UDF instance
+#                              (what every backend's worker calls, a Ray actor's too)
+#   runtime/protocol.h         the worker protocol's messages (invocations, reports)
+#   runtime/protocol_codec.h   their bytes, which cross to the Ray actors
+#   program/plan.h             the compiled plan's plain data (its pools and their options),
+#                              which Program.pools() lists
+#   program/plan_code.h        the plan's typed code (factories, invokers, codecs per pool),
+#                              from which a Ray actor builds its pool's UDF instance
+#
+#                   and nothing else of src/ (the engine, the driver's state, the compiler,
+#                   the value store, src/api).
+#
 # Both #include "x/..." and #include <x/...> are checked; a leading "src/" or
 # "../" components are also recognised. Prints FILE:LINE for each violation.
 #
@@ -75,6 +97,30 @@ check_headers() {
   fi
 }
 
+# check_allowlist DIR RULE ALLOWED_REGEX PREFIX...: forbids includes under the PREFIX
+# directories except the headers matching ALLOWED_REGEX (a path such as runtime/protocol\.h).
+check_allowlist() {
+  local dir="$1" rule="$2" allowed="$3"
+  shift 3
+  [[ -d "${root}/${dir}" ]] || return 0
+  local alternatives
+  alternatives="$(IFS='|'; echo "$*")"
+  local pattern="^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"](\\.\\./)*(src/)?(${alternatives})/"
+  local allow="^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"](\\.\\./)*(src/)?(${allowed})[>\"]"
+  local hits
+  hits="$(cd "${root}" && grep -rnHIE --include='*.h' --include='*.cc' --include='*.cpp' \
+            -e "${pattern}" "${dir}" || true)"
+  if [[ -n "${hits}" ]]; then
+    while IFS= read -r hit; do
+      local file="${hit%%:*}" rest="${hit#*:}"
+      local line="${rest%%:*}" text="${rest#*:}"
+      grep -qE -e "${allow}" <<<"${text}" && continue
+      echo "${file}:${line}: layering violation (${rule}): ${text#"${text%%[![:space:]]*}"}"
+      violations=$((violations + 1))
+    done <<<"${hits}"
+  fi
+}
+
 check src/api         "src/api defines the public headers from public headers only" \
   program runtime execution
 check src/program     "src/program must not depend on runtime or execution" runtime execution
@@ -87,6 +133,10 @@ check_headers src/program/plan.h "the runtime plan must stay plain data" \
   'rayorch/detail/erased\.h|rayorch/detail/graph\.h|program/logical\.h'
 check_headers src/execution/backends "a backend runs invocations and holds no driver logic" \
   'runtime/([a-oq-z][a-z_]*|p[a-qs-z][a-z_]*|pr[a-np-z][a-z_]*|pro[a-su-z][a-z_]*|protocol_?[a-bd-z][a-z_]*)\.h|execution/driver\.h|execution/run_state\.h|execution/observers/[a-z_]+\.h'
+check_allowlist python/src \
+  "the Python extension uses the public headers and the execution interfaces only" \
+  'execution/worker_pool\.h|execution/block_store\.h|execution/actor_block_cache\.h|execution/driver\.h|execution/invoke\.h|runtime/protocol\.h|runtime/protocol_codec\.h|program/plan\.h|program/plan_code\.h' \
+  api program runtime execution
 
 if [[ ${violations} -gt 0 ]]; then
   echo "layering: ${violations} violation(s) found" >&2

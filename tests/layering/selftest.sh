@@ -49,6 +49,20 @@ CC
 #include "runtime/scheduler.h"
 #include "program/graph.h"
 CC
+  mkdir -p "${t}/python/src"
+  cat >"${t}/python/src/bindings.cc" <<'CC'
+#include "rayorch/executor.h"
+#include <rayorch/detail/erased.h>
+#include "execution/worker_pool.h"
+#include "execution/driver.h"
+#include "execution/invoke.h"
+#include "runtime/protocol.h"
+#include <runtime/protocol_codec.h>
+#include "program/plan.h"
+#include "program/plan_code.h"
+#include "py_values.h"
+#include "pdf2md/pdf2md.h"
+CC
   cat >"${t}/include/rayorch/rayorch.h" <<'CC'
 #pragma once
 #include <rayorch/detail/config.h>
@@ -109,6 +123,13 @@ plant src/execution/backends/c.cc '#include "execution/driver.h"'   "backend -> 
 plant src/execution/backends/d.cc '#include "runtime/protocols.h"'   "backend -> a non-protocol runtime header"
 plant src/execution/backends/e.cc '#include "runtime/plan_state.h"'  "backend -> runtime state"
 plant src/execution/backends/f.cc '#include "execution/observers/trace.h"' "backend -> observers"
+plant python/src/a.cc            '#include "runtime/engine.h"'       "extension -> engine"
+plant python/src/b.h             '#include <execution/run_state.h>' "extension -> driver state"
+plant python/src/c.cc            '#include "src/program/logical.h"' "extension -> logical program (src/)"
+plant python/src/g.cc            '#include "program/plans.h"'       "extension -> near-miss of the plan"
+plant python/src/d.cc            '#include "execution/backends/backends.h"' "extension -> a backend"
+plant python/src/e.cc            '#include "runtime/protocol_codecs.h"' "extension -> near-miss of an allowed header"
+plant python/src/f.cc            '#include "api/type_names.h"'      "extension -> src/api"
 
 # The rule name must be reported.
 make_clean_tree "${tree}"

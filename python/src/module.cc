@@ -1,0 +1,76 @@
+// rayorch_cpp._core: the module table of the C++ engine's bindings (use the rayorch_cpp
+// package, not this module).
+//
+// Values are Python objects held by reference in blocks (no copies, no pickling); every place
+// that touches one takes the GIL itself (py_values.h). The pure-Python package
+// (python/rayorch_cpp) records pipelines through Trace (trace.h), compiles them into Program
+// and runs them on a Core (core.h): the local executor, the deterministic sync core, or the
+// Ray backend (ray_pools.h).
+#include "core.h"
+#include "cpp_udf.h"
+#include "py_values.h"
+#include "ray_pools.h"
+#include "run_types.h"
+#include "trace.h"
+#include "workload_bindings.h"
+#include <nanobind/nanobind.h>
+
+#include "rayorch/errors.h"
+
+namespace nb = nanobind;
+
+NB_MODULE(_core, m) {
+  using namespace rayorch::python;  // NOLINT(google-build-using-namespace): the extension's own
+
+  m.doc() = "Bindings of the RayOrch C++ engine (use the rayorch_cpp package, not this module).";
+  // A compiled program holds its UDF classes, whose methods' globals may hold the executor
+  // that holds the program: a cycle through C++ that Python's collector cannot see. Such
+  // objects live until the process exits; nanobind would report them as leaks then.
+  nb::set_leak_warnings(false);
+
+  nb::exception<rayorch::CompileError>(m, "CompileError", PyExc_ValueError);
+  nb::exception<rayorch::ExecutionError>(m, "ExecutionError", PyExc_RuntimeError);
+
+  m.def(
+      "configure",
+      [](nb::handle record_failure, nb::handle group_failure, nb::handle make_issue,
+         nb::handle actor_lost) {
+        // Kept for the life of the process (the classes outlive every executor).
+        registry.record_failure = Py_NewRef(record_failure.ptr());
+        registry.group_failure = Py_NewRef(group_failure.ptr());
+        registry.make_issue = Py_NewRef(make_issue.ptr());
+        registry.actor_lost = Py_NewRef(actor_lost.ptr());
+      },
+      nb::arg("record_failure"), nb::arg("group_failure"), nb::arg("make_issue"),
+      nb::arg("actor_lost"),
+      "Registers the failure classes, the OutputIssue factory and the ActorLost exception of "
+      "the Python package.");
+
+  bind_cpp_udfs(m);
+#if RAYORCH_PYTHON_PDF2MD
+  bind_pdf2md(m);
+#endif
+#if RAYORCH_PYTHON_VIDEO
+  bind_video(m);
+#endif
+  bind_trace(m);
+  bind_run_options(m);
+  bind_run_metrics(m);
+
+  bind_ray_contract(m);
+  nb::class_<rayorch::python::RayWorker>(
+      m, "RayWorker", "The worker of one Ray actor: one pool's UDF instance and its RPCs.")
+      .def(
+          "__init__",
+          [](rayorch::python::RayWorker* self, const Program& program, int pool) {
+            nb::gil_scoped_release release;  // Python constructors take the GIL themselves
+            new (self) rayorch::python::RayWorker(program.plan, pool);
+          },
+          nb::arg("program"), nb::arg("pool"))
+      .def("run", &rayorch::python::RayWorker::run,
+           "run(task, *blocks) -> (status, *output blocks)")
+      .def("cached_blocks", &rayorch::python::RayWorker::cached_blocks,
+           "How many blocks this actor holds from earlier RPCs.");
+
+  bind_core(m);
+}

@@ -1,0 +1,217 @@
+#include "module_options.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "rayorch/errors.h"
+
+namespace rayorch::python {
+
+namespace nb = nanobind;
+
+namespace {
+
+/// One option's value, with the Module and option names for its messages.
+struct OptionValue {
+  const std::string& module;
+  std::string_view option;
+  nb::handle value;
+
+  [[noreturn]] void bad(std::string_view want) const {
+    throw CompileError(fmt::format("Module<{}>: option {} must be {}, got {}", module, option, want,
+                                   nb::cast<std::string>(nb::repr(value))));
+  }
+  bool is_none() const { return value.is_none(); }
+  bool is_number() const {
+    return !PyBool_Check(value.ptr()) && (PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr()));
+  }
+  /// A Python int (not a bool).
+  long long integer() const {
+    if (!PyLong_CheckExact(value.ptr())) bad("an integer");
+    try {
+      return nb::cast<long long>(value);
+    } catch (const nb::cast_error&) {
+      bad("an integer in range");
+    }
+  }
+  int small_integer() const {
+    const long long v = integer();
+    if (v < INT32_MIN || v > INT32_MAX) bad("an integer in range");
+    return static_cast<int>(v);
+  }
+  double number() const {
+    if (!is_number()) bad("a number");
+    return nb::cast<double>(value);
+  }
+  /// Seconds, rounded up to whole milliseconds.
+  std::chrono::milliseconds seconds() const {
+    if (!is_number() || !(nb::cast<double>(value) >= 0)) bad("a non-negative number of seconds");
+    return std::chrono::milliseconds(
+        static_cast<std::int64_t>(std::ceil(nb::cast<double>(value) * 1000)));
+  }
+  std::string one_of(std::string_view a, std::string_view b) const {
+    const std::string want = fmt::format("'{}' or '{}'", a, b);
+    if (!PyUnicode_Check(value.ptr())) bad(want);
+    std::string s = nb::cast<std::string>(value);
+    if (s != a && s != b) bad(want);
+    return s;
+  }
+};
+
+/// One option the engine reads, and how its value is applied.
+struct EngineOption {
+  std::string_view name;
+  void (*apply)(const OptionValue& v, ModuleOptions& o);
+};
+
+RecoveryPolicy recovery_policy(const OptionValue& v, int& infra_retries) {
+  // The package's RecoveryPolicy (rayorch_cpp._values) carries mode, max_retries and
+  // infra_retries, already checked by its constructor.
+  nb::handle cls = nb::module_::import_("rayorch_cpp._values").attr("RecoveryPolicy");
+  if (!nb::isinstance(v.value, cls)) v.bad("a RecoveryPolicy");
+  const auto mode = nb::cast<std::string>(v.value.attr("mode"));
+  const int retries = nb::cast<int>(v.value.attr("max_retries"));
+  infra_retries = nb::cast<int>(v.value.attr("infra_retries"));
+  if (mode == "abort") return RecoveryPolicy::abort();
+  if (mode == "retry_batch") return RecoveryPolicy::retry_batch(retries);
+  if (mode == "retry_tail") return RecoveryPolicy::retry_tail(retries);
+  if (mode == "isolate_tail") return RecoveryPolicy::isolate_tail();
+  throw CompileError("unknown recovery policy " + mode);
+}
+
+// The options the engine reads. `recovery` is handled apart (it also sets infra_retries).
+// A None value leaves the default, except for the three integer options.
+constexpr std::array kEngineOptions = {
+    EngineOption{"replicas",
+                 [](const OptionValue& v, ModuleOptions& o) { o.replicas = v.small_integer(); }},
+    EngineOption{"batch_size",
+                 [](const OptionValue& v, ModuleOptions& o) { o.batch_size = v.small_integer(); }},
+    EngineOption{"infra_retries", [](const OptionValue& v,
+                                     ModuleOptions& o) { o.infra_retries = v.small_integer(); }},
+    EngineOption{"num_cpus",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (!v.is_none()) o.cpus = v.number();
+                 }},
+    EngineOption{"num_gpus",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (!v.is_none()) o.gpus = v.number();
+                 }},
+    EngineOption{"resources",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (PyObject_IsTrue(v.value.ptr()) != 1) return;  // None or empty
+                   if (!PyDict_Check(v.value.ptr())) v.bad("a dict of resource name -> amount");
+                   for (auto [name, amount] : nb::borrow<nb::dict>(v.value)) {
+                     if (!PyUnicode_Check(name.ptr()) ||
+                         !(PyLong_Check(amount.ptr()) || PyFloat_Check(amount.ptr())))
+                       v.bad("a dict of resource name -> amount");
+                     o.resources[nb::cast<std::string>(name)] = nb::cast<double>(amount);
+                   }
+                 }},
+    EngineOption{"timeout",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (!v.is_none()) o.timeout = v.seconds();
+                 }},
+    EngineOption{"batch_wait",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (!v.is_none()) o.batch_wait = v.seconds();
+                 }},
+    EngineOption{"reservation",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (v.is_none()) return;
+                   o.reservation = v.one_of("elastic", "parent_bound") == "parent_bound"
+                                       ? Reservation::parent_bound
+                                       : Reservation::elastic;
+                 }},
+    EngineOption{"isolation",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (v.is_none()) return;
+                   o.isolation = v.one_of("threads", "process") == "process" ? Isolation::process
+                                                                             : Isolation::threads;
+                 }},
+    EngineOption{"memory_limit",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (v.is_none()) return;
+                   const long long bytes = v.integer();
+                   if (bytes < 0) v.bad("a non-negative number of bytes");
+                   o.memory_limit = static_cast<std::uint64_t>(bytes);
+                 }},
+};
+
+// Options the engine does not read, accepted for those that do: `name` (the package: the
+// Module's Call names) and the Ray backend's (python/rayorch_cpp/_ray_backend.py): the actor
+// options it passes to Ray's `.options(...)` (its _ACTOR_OPTIONS) and the calls it keeps at
+// each actor. The local executor ignores them.
+constexpr std::array<std::string_view, 11> kPassedOptions = {
+    "name",
+    "runtime_env",
+    "scheduling_strategy",
+    "memory",
+    "accelerator_type",
+    "max_concurrency",
+    "placement_group",
+    "placement_group_bundle_index",
+    "placement_group_capture_child_tasks",
+    "label_selector",
+    "max_tasks_in_flight_per_actor",
+};
+
+std::vector<std::string> known_options() {
+  std::vector<std::string> known{"recovery"};
+  for (const EngineOption& e : kEngineOptions) known.emplace_back(e.name);
+  for (std::string_view p : kPassedOptions) known.emplace_back(p);
+  std::sort(known.begin(), known.end());
+  return known;
+}
+
+[[noreturn]] void unknown_option(const std::string& module, const std::string& option) {
+  const std::vector<std::string> known = known_options();
+  const auto close = nb::cast<std::vector<std::string>>(
+      nb::module_::import_("difflib").attr("get_close_matches")(option, known));
+  std::string hint;
+  if (!close.empty()) {
+    hint = fmt::format("; did you mean '{}'?", fmt::join(close, "' or '"));
+  }
+  throw CompileError(fmt::format("Module '{}': unknown option '{}'{} Known options: {}", module,
+                                 option, hint.empty() ? "." : hint, fmt::join(known, ", ")));
+}
+
+}  // namespace
+
+ModuleOptions parse_module_options(const std::string& module, nb::dict options) {
+  ModuleOptions o;
+  bool infra_retries_set = false;
+  int policy_infra_retries = o.infra_retries;
+  bool has_policy = false;
+  for (auto [key, value] : options) {
+    const auto name = nb::cast<std::string>(key);
+    const OptionValue v{module, name, value};
+    if (name == "recovery") {
+      if (value.is_none()) continue;
+      o.recovery = recovery_policy(v, policy_infra_retries);
+      has_policy = true;
+      continue;
+    }
+    auto engine = std::find_if(kEngineOptions.begin(), kEngineOptions.end(),
+                               [&](const EngineOption& e) { return e.name == name; });
+    if (engine != kEngineOptions.end()) {
+      engine->apply(v, o);
+      infra_retries_set = infra_retries_set || name == "infra_retries";
+      continue;
+    }
+    if (std::find(kPassedOptions.begin(), kPassedOptions.end(), name) == kPassedOptions.end())
+      unknown_option(module, name);
+  }
+  if (has_policy && !infra_retries_set) o.infra_retries = policy_infra_retries;
+  return o;
+}
+
+}  // namespace rayorch::python

@@ -1,0 +1,23 @@
+// A Module's options as Python spells them (RayModule.ray_options(...), Module(udf, ...)),
+// parsed into the engine's rayorch::ModuleOptions: the one place where the two meet.
+#pragma once
+
+#include <string>
+
+#include <nanobind/nanobind.h>
+
+#include "rayorch/module_options.h"
+
+namespace rayorch::python {
+
+/// The engine's options of the Module named `module` from its Python options (a dict).
+///
+/// The Python names are the reference's where it has one (`num_cpus`, `num_gpus`, `replicas`,
+/// `batch_size`, `resources`, `recovery`) and the C++ field's otherwise; durations are in
+/// seconds. `name` (read by the package) and the Ray actor options the Ray backend passes to
+/// Ray are accepted and left to them. Throws rayorch::CompileError naming the Module and the
+/// option for a value of the wrong type and for an unknown option (with the closest known
+/// names); ranges are checked by the compiler.
+ModuleOptions parse_module_options(const std::string& module, nanobind::dict options);
+
+}  // namespace rayorch::python

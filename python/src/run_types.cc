@@ -1,0 +1,129 @@
+#include "run_types.h"
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "rayorch/journal.h"
+#include "rayorch/metrics.h"
+#include "rayorch/module_options.h"
+#include "rayorch/run_options.h"
+
+namespace rayorch::python {
+
+namespace nb = nanobind;
+
+namespace {
+
+double seconds_of(std::chrono::milliseconds d) {
+  return static_cast<double>(d.count()) / 1000.0;
+}
+std::chrono::milliseconds milliseconds_of(double seconds) {
+  return std::chrono::milliseconds(std::llround(seconds * 1000.0));
+}
+
+}  // namespace
+
+void bind_run_options(nb::module_& m) {
+  nb::class_<JournalOptions>(m, "JournalOptions",
+                             "The run journal of a run (rayorch::JournalOptions); off when "
+                             "`path` is empty.")
+      .def(nb::init<>())
+      .def_rw("path", &JournalOptions::path)
+      .def_rw("retry_failed", &JournalOptions::retry_failed)
+      .def_rw("force", &JournalOptions::force)
+      .def_rw("allow_other_inputs", &JournalOptions::allow_other_inputs)
+      .def_rw("sync_every_records", &JournalOptions::sync_every_records)
+      .def_prop_rw(
+          "sync_interval_s", [](const JournalOptions& o) { return seconds_of(o.sync_interval); },
+          [](JournalOptions& o, double s) { o.sync_interval = milliseconds_of(s); },
+          "seconds, kept in whole milliseconds")
+      .def_prop_rw(
+          "write_interval_s", [](const JournalOptions& o) { return seconds_of(o.write_interval); },
+          [](JournalOptions& o, double s) { o.write_interval = milliseconds_of(s); },
+          "seconds, kept in whole milliseconds");
+
+  nb::class_<RunOptions>(m, "RunOptions", "The options of one run (rayorch::RunOptions).")
+      .def(nb::init<>())
+      .def_rw("input_batch_size", &RunOptions::input_batch_size)
+      .def_rw("max_active_input_batches", &RunOptions::max_active_input_batches)
+      .def_prop_rw(
+          "queue_order",
+          [](const RunOptions& o) { return o.queue_order == QueueOrder::lifo ? "lifo" : "fifo"; },
+          [](RunOptions& o, const std::string& order) {
+            if (order != "fifo" && order != "lifo")
+              throw std::invalid_argument("queue_order must be 'fifo' or 'lifo'");
+            o.queue_order = order == "lifo" ? QueueOrder::lifo : QueueOrder::fifo;
+          },
+          "'fifo' or 'lifo'")
+      .def_prop_rw(
+          "reservation",
+          [](const RunOptions& o) -> std::optional<std::string> {
+            if (!o.reservation) return std::nullopt;
+            return *o.reservation == Reservation::parent_bound ? "parent_bound" : "elastic";
+          },
+          [](RunOptions& o, std::optional<std::string> r) {
+            if (r && *r != "elastic" && *r != "parent_bound")
+              throw std::invalid_argument("reservation must be None, 'elastic' or 'parent_bound'");
+            o.reservation = !r ? std::nullopt
+                               : std::optional(*r == "parent_bound" ? Reservation::parent_bound
+                                                                    : Reservation::elastic);
+          },
+          "None (each Module's own), 'elastic' or 'parent_bound'")
+      .def_rw("backpressure", &RunOptions::backpressure)
+      .def_rw("progress", &RunOptions::progress)
+      .def_rw("trace_path", &RunOptions::trace_path)
+      .def_rw("report_path", &RunOptions::report_path)
+      .def_rw("journal", &RunOptions::journal)
+      .def_rw("max_failed_roots", &RunOptions::max_failed_roots)
+      .def_rw("max_failed_fraction", &RunOptions::max_failed_fraction)
+      .def_rw("min_roots_for_failed_fraction", &RunOptions::min_roots_for_failed_fraction)
+      .def_rw("dead_letters", &RunOptions::dead_letters);
+}
+
+void bind_run_metrics(nb::module_& m) {
+  nb::class_<CallMetrics>(m, "CallMetrics", "One Call's counters for one run.")
+      .def_ro("call", &CallMetrics::call)
+      .def_ro("udf", &CallMetrics::udf)
+      .def_ro("actors", &CallMetrics::actors)
+      .def_ro("batch_size", &CallMetrics::batch_size)
+      .def_ro("mean_batch_fill", &CallMetrics::mean_batch_fill)
+      .def_ro("rpcs", &CallMetrics::rpcs)
+      .def_ro("grain_dispatches", &CallMetrics::grain_dispatches)
+      .def_ro("requeues", &CallMetrics::requeues)
+      .def_ro("failed_rpcs", &CallMetrics::failed_rpcs)
+      .def_ro("suppressed_by_barrier", &CallMetrics::suppressed_by_barrier)
+      .def_ro("batch_size_histogram", &CallMetrics::batch_size_histogram)
+      .def_ro("busy_seconds", &CallMetrics::busy_seconds);
+
+  nb::class_<InputBatchMetrics>(m, "InputBatchMetrics", "Counters of one input batch.")
+      .def_ro("index", &InputBatchMetrics::index)
+      .def_ro("first_row", &InputBatchMetrics::first_row)
+      .def_ro("rows", &InputBatchMetrics::rows)
+      .def_ro("grains", &InputBatchMetrics::grains)
+      .def_ro("rpcs", &InputBatchMetrics::rpcs)
+      .def_ro("admitted_seconds", &InputBatchMetrics::admitted_seconds)
+      .def_ro("completed_seconds", &InputBatchMetrics::completed_seconds);
+
+  nb::class_<RunMetrics>(m, "RunMetrics", "Metrics of one run (rayorch::RunMetrics).")
+      .def_ro("elapsed_seconds", &RunMetrics::elapsed_seconds)
+      .def_ro("calls", &RunMetrics::calls)
+      .def_ro("input_batches", &RunMetrics::input_batches)
+      .def_ro("peak_active_input_batches", &RunMetrics::peak_active_input_batches)
+      .def_ro("root_completed_seconds", &RunMetrics::root_completed_seconds)
+      .def_ro("stale_reports_rejected", &RunMetrics::stale_reports_rejected)
+      .def_ro("actors_replaced", &RunMetrics::actors_replaced)
+      .def_ro("roots_by_outcome", &RunMetrics::roots_by_outcome)
+      .def_ro("roots_restored", &RunMetrics::roots_restored)
+      .def_ro("journal_discarded_bytes", &RunMetrics::journal_discarded_bytes)
+      .def_ro("file_errors", &RunMetrics::file_errors);
+}
+
+}  // namespace rayorch::python
