@@ -6,21 +6,23 @@
 
 namespace rayorch::detail {
 
-// Collapses chains of broadcasts: each broadcast reads the first non-broadcast ancestor.
-void Compiler::canonicalise(RuntimePlan& plan) {
-  plan.rewrites.assign(g_.ports.size(), {});
-  effective_source_.clear();
-  for (const LogicalBroadcast& b : g_.broadcasts) {
+// Each broadcast reads the first non-broadcast ancestor of its declared source.
+Canonicalisation canonicalise(const Graph::Impl& g, const CompileOptions& options) {
+  Canonicalisation out;
+  out.optimized = options.optimize;
+  out.rewrites.assign(g.ports.size(), {});
+  for (const LogicalBroadcast& b : g.broadcasts) {
     int s = b.source;
-    if (options_.optimize) {
-      while (g_.ports[s].kind == PortKind::broadcast) s = g_.broadcasts[g_.ports[s].op].source;
+    if (out.optimized) {
+      while (g.ports[s].kind == PortKind::broadcast) s = g.broadcasts[g.ports[s].op].source;
       if (s != b.source) {
-        plan.rewrites[b.output].push_back(
+        out.rewrites[b.output].push_back(
             fmt::format("rewrite collapse-broadcast-chain: [p{}] -> [p{}]", b.source, s));
       }
     }
-    effective_source_.push_back(s);
+    out.broadcast_source.push_back(s);
   }
+  return out;
 }
 
 }  // namespace rayorch::detail

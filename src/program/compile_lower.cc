@@ -1,8 +1,9 @@
-// Compiler phase: lower the verified program to an immutable RuntimePlan of pre-indexed
-// effects plus one actor-pool spec per Module, and its typed code (DESIGN 4).
+// Compiler phase: lower the verified, canonical program to an immutable RuntimePlan of
+// pre-indexed effects plus one actor-pool spec per Module, and its typed code (DESIGN 4).
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -11,25 +12,30 @@
 
 namespace rayorch::detail {
 
-void Compiler::lower(RuntimePlan& plan) {
-  PlanCode code;
-  // Ports.
-  plan.ports.resize(g_.ports.size());
-  for (std::size_t id = 0; id < g_.ports.size(); ++id) {
+namespace {
+
+void lower_ports(const Graph::Impl& g, const DomainAssignment& domains, const Analysis& analysis,
+                 RuntimePlan& plan) {
+  plan.ports.resize(g.ports.size());
+  for (std::size_t id = 0; id < g.ports.size(); ++id) {
     PlanPort& pp = plan.ports[id];
-    const LogicalPort& lp = g_.ports[id];
+    const LogicalPort& lp = g.ports[id];
     pp.kind = lp.kind;
-    pp.domain = domain_[id];
+    pp.domain = domains.port_domain[id];
     pp.type = lp.type;
     pp.op = lp.op;
     pp.slot = lp.slot;
+    pp.needs_truth = analysis.needs_truth[id];
     plan.domains[pp.domain].ports.push_back(static_cast<int>(id));
   }
-  // Pools: one per Module identity, in order of first use.
+}
+
+// One pool per Module identity, in order of first use.
+void lower_pools(const Graph::Impl& g, RuntimePlan& plan, PlanCode& code) {
   std::map<std::string, int> udf_count;
-  for (const LogicalModule& m : g_.modules) ++udf_count[m.record.udf_name];
+  for (const LogicalModule& m : g.modules) ++udf_count[m.record.udf_name];
   std::map<std::string, int> udf_seen;
-  for (const LogicalModule& m : g_.modules) {
+  for (const LogicalModule& m : g.modules) {
     PlanPool pool;
     pool.udf = m.record.udf_name;
     int k = udf_seen[pool.udf]++;
@@ -38,14 +44,17 @@ void Compiler::lower(RuntimePlan& plan) {
     code.factories.push_back(m.record.factory);
     plan.pools.push_back(std::move(pool));
   }
-  // Calls.
-  for (std::size_t c = 0; c < g_.calls.size(); ++c) {
-    const LogicalCall& lc = g_.calls[c];
+}
+
+void lower_calls(const Graph::Impl& g, const DomainAssignment& domains, RuntimePlan& plan,
+                 PlanCode& code) {
+  for (std::size_t c = 0; c < g.calls.size(); ++c) {
+    const LogicalCall& lc = g.calls[c];
     PlanCall pc;
-    pc.name = call_name(g_, static_cast<int>(c));
-    pc.udf = g_.modules[lc.module].record.udf_name;
+    pc.name = call_name(g, static_cast<int>(c));
+    pc.udf = g.modules[lc.module].record.udf_name;
     pc.pool = lc.module;
-    pc.domain = domain_[lc.outputs.empty() ? lc.record.inputs[0] : lc.outputs[0]];
+    pc.domain = domains.port_domain[lc.outputs.empty() ? lc.record.inputs[0] : lc.outputs[0]];
     pc.inputs = lc.record.inputs;
     pc.outputs = lc.outputs;
     code.invokers.push_back(lc.record.invoker);
@@ -53,7 +62,7 @@ void Compiler::lower(RuntimePlan& plan) {
     pc.static_args = lc.record.static_args;
     const int parent = plan.domains[pc.domain].parent;
     pc.barrier_domain = parent >= 0 ? parent : pc.domain;
-    const ModuleOptions& o = g_.modules[lc.module].record.options;
+    const ModuleOptions& o = g.modules[lc.module].record.options;
     pc.batch_size = o.batch_size;
     pc.recovery = o.recovery;
     pc.infra_retries = o.infra_retries;
@@ -66,16 +75,19 @@ void Compiler::lower(RuntimePlan& plan) {
     plan.pools[lc.module].calls.push_back(static_cast<int>(c));
     plan.calls.push_back(std::move(pc));
   }
-  // Expands.
-  for (std::size_t e = 0; e < g_.expands.size(); ++e) {
-    const LogicalExpand& le = g_.expands[e];
+}
+
+void lower_expands(const Graph::Impl& g, const DomainAssignment& domains, RuntimePlan& plan,
+                   PlanCode& code) {
+  for (std::size_t e = 0; e < g.expands.size(); ++e) {
+    const LogicalExpand& le = g.expands[e];
     PlanExpand pe;
-    pe.call = g_.ports[le.lists[0]].op;
+    pe.call = g.ports[le.lists[0]].op;
     pe.lists = le.lists;
     pe.children = le.children;
     code.list_ops.push_back(le.ops);
-    pe.parent_domain = domain_[le.lists[0]];
-    pe.child_domain = expand_domain_[e];
+    pe.parent_domain = domains.port_domain[le.lists[0]];
+    pe.child_domain = domains.expand_domain[e];
     for (std::size_t i = 0; i < pe.lists.size(); ++i) {
       plan.ports[pe.lists[i]].consumers.push_back(
           Consumer{ConsumerKind::expand_list, static_cast<int>(e), static_cast<int>(i)});
@@ -84,16 +96,20 @@ void Compiler::lower(RuntimePlan& plan) {
     }
     plan.expands.push_back(std::move(pe));
   }
-  // Reduces.
-  for (std::size_t r = 0; r < g_.reduces.size(); ++r) {
-    const LogicalReduce& lr = g_.reduces[r];
+}
+
+void lower_reduces(const Graph::Impl& g, const DomainAssignment& domains, const Analysis& analysis,
+                   RuntimePlan& plan, PlanCode& code) {
+  for (std::size_t r = 0; r < g.reduces.size(); ++r) {
+    const LogicalReduce& lr = g.reduces[r];
     PlanReduce pr;
     pr.values = lr.values;
     pr.members = lr.members >= 0 ? lr.members : lr.values[0];
     pr.members_is_value = pr.members == lr.values[0];
     pr.outputs = lr.outputs;
+    pr.guards = analysis.reduce_guards[r];
     code.makers.push_back(lr.makers);
-    pr.child_domain = domain_[lr.values[0]];
+    pr.child_domain = domains.port_domain[lr.values[0]];
     pr.parent_domain = plan.domains[pr.child_domain].parent;
     for (std::size_t i = 0; i < pr.values.size(); ++i) {
       plan.ports[pr.values[i]].consumers.push_back(
@@ -110,9 +126,11 @@ void Compiler::lower(RuntimePlan& plan) {
     plan.domains[pr.child_domain].reduces_of_children.push_back(static_cast<int>(r));
     plan.reduces.push_back(std::move(pr));
   }
-  // Filters.
-  for (std::size_t f = 0; f < g_.filters.size(); ++f) {
-    const LogicalFilter& lf = g_.filters[f];
+}
+
+void lower_filters(const Graph::Impl& g, RuntimePlan& plan) {
+  for (std::size_t f = 0; f < g.filters.size(); ++f) {
+    const LogicalFilter& lf = g.filters[f];
     plan.filters.push_back(PlanFilter{lf.source, lf.mask, lf.output});
     plan.ports[lf.source].consumers.push_back(
         Consumer{ConsumerKind::filter_source, static_cast<int>(f), 0});
@@ -120,25 +138,49 @@ void Compiler::lower(RuntimePlan& plan) {
         Consumer{ConsumerKind::filter_mask, static_cast<int>(f), 1});
     plan.ports[lf.output].inputs = {lf.source, lf.mask};
   }
-  // Broadcasts.
-  for (std::size_t b = 0; b < g_.broadcasts.size(); ++b) {
-    const LogicalBroadcast& lb = g_.broadcasts[b];
+}
+
+void lower_broadcasts(const Graph::Impl& g, const DomainAssignment& domains,
+                      const Canonicalisation& canonical, RuntimePlan& plan) {
+  for (std::size_t b = 0; b < g.broadcasts.size(); ++b) {
+    const LogicalBroadcast& lb = g.broadcasts[b];
     PlanBroadcast pb;
-    pb.source = effective_source_[b];
+    pb.source = canonical.broadcast_source[b];
     pb.declared_source = lb.source;
     pb.output = lb.output;
-    pb.source_domain = domain_[pb.source];
-    pb.target_domain = domain_[lb.output];
+    pb.source_domain = domains.port_domain[pb.source];
+    pb.target_domain = domains.port_domain[lb.output];
     plan.ports[pb.source].consumers.push_back(
         Consumer{ConsumerKind::broadcast_source, static_cast<int>(b), 0});
     plan.ports[lb.output].inputs = {lb.source};
     plan.domains[pb.target_domain].broadcasts_into.push_back(static_cast<int>(b));
     plan.broadcasts.push_back(pb);
   }
-  plan.sources = g_.sources;
-  plan.outputs = g_.outputs;
+}
+
+}  // namespace
+
+// The order of the steps fixes the order of each Port's consumers: Calls, expands, reduces,
+// filters, broadcasts.
+RuntimePlan lower(const Graph::Impl& g, const DomainAssignment& domains,
+                  const Canonicalisation& canonical, const Analysis& analysis) {
+  RuntimePlan plan;
+  PlanCode code;
+  plan.optimized = canonical.optimized;
+  plan.domains = domains.domains;
+  plan.rewrites = canonical.rewrites;
+  lower_ports(g, domains, analysis, plan);
+  lower_pools(g, plan, code);
+  lower_calls(g, domains, plan, code);
+  lower_expands(g, domains, plan, code);
+  lower_reduces(g, domains, analysis, plan, code);
+  lower_filters(g, plan);
+  lower_broadcasts(g, domains, canonical, plan);
+  plan.sources = g.sources;
+  plan.outputs = g.outputs;
   for (int out : plan.outputs) plan.ports[out].is_output = true;
   plan.code = std::make_shared<const PlanCode>(std::move(code));
+  return plan;
 }
 
 }  // namespace rayorch::detail

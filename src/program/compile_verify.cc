@@ -1,6 +1,5 @@
 // Compiler phase: verify the logical program and assign every Port its Domain (DESIGN 4).
 // Each broken rule is a CompileError naming the Ports involved and how to fix it.
-#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -14,15 +13,15 @@ namespace rayorch::detail {
 namespace {
 
 // The closest Domain that is `a` or an ancestor of it and also `b` or an ancestor of it.
-int common_ancestor(const RuntimePlan& plan, int a, int b) {
-  while (!plan.is_ancestor_or_self(a, b)) a = plan.domains[a].parent;
+int common_ancestor(const DomainAssignment& tree, int a, int b) {
+  while (!tree.is_ancestor_or_self(a, b)) a = tree.domains[a].parent;
   return a;
 }
 
 // F::broadcast only moves a value down a Domain's ancestry, so values of two sibling Domains
 // can only meet after one side is gathered up to an ancestor both share.
-std::string siblings_hint(const RuntimePlan& plan, int a, int b, const char* gather) {
-  const int common = common_ancestor(plan, a, b);
+std::string siblings_hint(const DomainAssignment& tree, int a, int b, const char* gather) {
+  const int common = common_ancestor(tree, a, b);
   return fmt::format(
       "d{} and d{} are siblings (neither is an ancestor of the other; both descend from d{}), "
       "so F::broadcast cannot bring one into the other: {} up to d{} with F::reduce first, "
@@ -78,49 +77,53 @@ void check_module_options(const Graph::Impl& g, int module) {
 
 }  // namespace
 
-void Compiler::verify_and_assign_domains(RuntimePlan& plan) {
-  if (g_.outputs.empty()) {
+DomainAssignment verify(const Graph& graph) {
+  const Graph::Impl& g = graph.impl();
+  auto port = [&graph](int p) { return graph.describe(p); };
+  if (g.outputs.empty()) {
     throw CompileError("the pipeline has no outputs: forward() must return at least one Port");
   }
-  for (std::size_t m = 0; m < g_.modules.size(); ++m) check_module_options(g_, static_cast<int>(m));
+  for (std::size_t m = 0; m < g.modules.size(); ++m) check_module_options(g, static_cast<int>(m));
 
-  plan.domains.push_back(PlanDomain{});
-  domain_.assign(g_.ports.size(), -1);
-  std::vector<int> expanded_by(g_.ports.size(), -1);
+  DomainAssignment tree;
+  tree.domains.push_back(PlanDomain{});
+  std::vector<int>& domain = tree.port_domain;
+  domain.assign(g.ports.size(), -1);
+  std::vector<int> expanded_by(g.ports.size(), -1);
   // Ports are created after their inputs, so id order is a topological order.
-  for (std::size_t id = 0; id < g_.ports.size(); ++id) {
+  for (std::size_t id = 0; id < g.ports.size(); ++id) {
     const int p = static_cast<int>(id);
-    const LogicalPort& lp = g_.ports[id];
+    const LogicalPort& lp = g.ports[id];
     switch (lp.kind) {
       case PortKind::source:
-        domain_[id] = 0;
+        domain[id] = 0;
         break;
       case PortKind::call_output: {
-        const LogicalCall& c = g_.calls[lp.op];
+        const LogicalCall& c = g.calls[lp.op];
         if (c.record.inputs.empty()) {
           throw CompileError(fmt::format("Call {} has no Port input; pass at least one Port",
-                                         call_name(g_, lp.op)));
+                                         call_name(g, lp.op)));
         }
-        int d = domain_[c.record.inputs[0]];
+        int d = domain[c.record.inputs[0]];
         for (int in : c.record.inputs) {
-          if (domain_[in] != d) {
-            const int e = domain_[in];
-            const bool related = plan.is_ancestor_or_self(d, e) || plan.is_ancestor_or_self(e, d);
+          if (domain[in] != d) {
+            const int e = domain[in];
+            const bool related = tree.is_ancestor_or_self(d, e) || tree.is_ancestor_or_self(e, d);
             throw CompileError(fmt::format(
                 "Call {} takes inputs from different Domains: {} is in d{} but {} is in d{}; {}",
-                call_name(g_, lp.op), port(c.record.inputs[0]), d, port(in), e,
+                call_name(g, lp.op), port(c.record.inputs[0]), d, port(in), e,
                 related ? std::string("bring the ancestor value down with "
                                       "F::broadcast(value, like) first")
-                        : siblings_hint(plan, d, e,
+                        : siblings_hint(tree, d, e,
                                         "gather one side (a UDF can turn its Group "
                                         "into one value)")));
           }
         }
-        domain_[id] = d;
+        domain[id] = d;
         break;
       }
       case PortKind::expand: {
-        const LogicalExpand& e = g_.expands[lp.op];
+        const LogicalExpand& e = g.expands[lp.op];
         if (lp.slot == 0) {
           // Before the expanded-twice check, which would misreport a repeated list.
           for (std::size_t i = 0; i < e.lists.size(); ++i) {
@@ -133,7 +136,7 @@ void Compiler::verify_and_assign_domains(RuntimePlan& plan) {
           }
           int producer_call = -1;
           for (int l : e.lists) {
-            const LogicalPort& src = g_.ports[l];
+            const LogicalPort& src = g.ports[l];
             if (!port_kind_info(src.kind).worker_output) {
               throw CompileError(fmt::format(
                   "F::expand of {}: only a Call output can be expanded; produce the list with "
@@ -156,18 +159,18 @@ void Compiler::verify_and_assign_domains(RuntimePlan& plan) {
             expanded_by[l] = p;
           }
           PlanDomain child;
-          child.parent = domain_[e.lists[0]];
-          child.depth = plan.domains[child.parent].depth + 1;
+          child.parent = domain[e.lists[0]];
+          child.depth = tree.domains[child.parent].depth + 1;
           child.expand = lp.op;
-          plan.domains.push_back(child);
-          expand_domain_.push_back(static_cast<int>(plan.domains.size()) - 1);
+          tree.domains.push_back(child);
+          tree.expand_domain.push_back(static_cast<int>(tree.domains.size()) - 1);
         }
-        domain_[id] = expand_domain_[lp.op];
+        domain[id] = tree.expand_domain[lp.op];
         break;
       }
       case PortKind::reduce: {
-        const LogicalReduce& r = g_.reduces[lp.op];
-        int d = domain_[r.values[0]];
+        const LogicalReduce& r = g.reduces[lp.op];
+        int d = domain[r.values[0]];
         if (d == 0) {
           throw CompileError(fmt::format(
               "F::reduce of {}: it lives in the root Domain d0, which has no parent to gather "
@@ -175,38 +178,38 @@ void Compiler::verify_and_assign_domains(RuntimePlan& plan) {
               port(r.values[0])));
         }
         for (int v : r.values) {
-          if (domain_[v] != d) {
+          if (domain[v] != d) {
             throw CompileError(fmt::format(
                 "F::reduce_aligned over {} (d{}) and {} (d{}): aligned Ports must share one "
                 "expansion; reduce them separately",
-                port(r.values[0]), d, port(v), domain_[v]));
+                port(r.values[0]), d, port(v), domain[v]));
           }
         }
-        if (r.members >= 0 && domain_[r.members] != d) {
+        if (r.members >= 0 && domain[r.members] != d) {
           throw CompileError(fmt::format(
               "reduce members {} is in d{} but the values ({}) are in d{}; members must share "
               "the values' child Domain",
-              port(r.members), domain_[r.members], port(r.values[0]), d));
+              port(r.members), domain[r.members], port(r.values[0]), d));
         }
-        domain_[id] = plan.domains[d].parent;
+        domain[id] = tree.domains[d].parent;
         break;
       }
       case PortKind::filter: {
-        const LogicalFilter& f = g_.filters[lp.op];
-        const int ds = domain_[f.source];
-        const int dm = domain_[f.mask];
+        const LogicalFilter& f = g.filters[lp.op];
+        const int ds = domain[f.source];
+        const int dm = domain[f.mask];
         if (ds != dm) {
           std::string hint;
-          if (plan.is_ancestor_or_self(dm, ds)) {
+          if (tree.is_ancestor_or_self(dm, ds)) {
             hint = "broadcast the mask with F::broadcast(mask, like) first";
-          } else if (plan.is_ancestor_or_self(ds, dm)) {
+          } else if (tree.is_ancestor_or_self(ds, dm)) {
             hint = fmt::format(
                 "the mask lives below the source: F::broadcast the source into d{} and filter "
                 "there, or gather the mask up to d{} with F::reduce and turn each Group into "
                 "one bool with a UDF",
                 dm, ds);
           } else {
-            hint = siblings_hint(plan, dm, ds,
+            hint = siblings_hint(tree, dm, ds,
                                  "gather the mask (and turn each Group into one bool with a UDF)");
           }
           throw CompileError(fmt::format(
@@ -214,46 +217,46 @@ void Compiler::verify_and_assign_domains(RuntimePlan& plan) {
               "Domain; {}",
               port(f.source), ds, port(f.mask), dm, hint));
         }
-        domain_[id] = domain_[f.source];
+        domain[id] = domain[f.source];
         break;
       }
       case PortKind::broadcast: {
-        const LogicalBroadcast& b = g_.broadcasts[lp.op];
-        const int from = domain_[b.source];
-        const int to = domain_[b.like];
+        const LogicalBroadcast& b = g.broadcasts[lp.op];
+        const int from = domain[b.source];
+        const int to = domain[b.like];
         if (from == to) {
           throw CompileError(fmt::format(
               "F::broadcast of {} like {}: both are already in d{}; use the Port directly",
               port(b.source), port(b.like), from));
         }
-        if (!plan.is_ancestor_or_self(from, to) && !plan.is_ancestor_or_self(to, from)) {
+        if (!tree.is_ancestor_or_self(from, to) && !tree.is_ancestor_or_self(to, from)) {
           throw CompileError(fmt::format(
               "F::broadcast of {} (d{}) like {} (d{}): d{} is not an ancestor of d{}; only an "
               "ancestor value can be broadcast into a descendant Domain, and {}",
               port(b.source), from, port(b.like), to, from, to,
-              siblings_hint(plan, from, to, "gather the source")));
+              siblings_hint(tree, from, to, "gather the source")));
         }
-        if (!plan.is_ancestor_or_self(from, to)) {
+        if (!tree.is_ancestor_or_self(from, to)) {
           throw CompileError(fmt::format(
               "F::broadcast of {} (d{}) like {} (d{}): d{} is not an ancestor of d{}; only "
               "an ancestor value can be broadcast into a descendant Domain (use F::reduce to "
               "go up)",
               port(b.source), from, port(b.like), to, from, to));
         }
-        domain_[id] = to;
+        domain[id] = to;
         break;
       }
     }
   }
-  std::set<int> seen;
-  for (int out : g_.outputs) {
-    if (domain_[out] != 0) {
+  for (int output : g.outputs) {
+    if (domain[output] != 0) {
       throw CompileError(fmt::format(
           "pipeline output {} lives in d{}, not the root Domain; gather it with F::reduce "
           "until it is one value per source row",
-          port(out), domain_[out]));
+          port(output), domain[output]));
     }
   }
+  return tree;
 }
 
 }  // namespace rayorch::detail

@@ -9,8 +9,7 @@
 
 namespace rayorch::detail {
 
-// Internal consistency of the lowered plan; a failure here is a compiler bug.
-void Compiler::verify_plan(const RuntimePlan& plan) const {
+void verify_plan(const RuntimePlan& plan) {
   auto bug = [](const std::string& what) {
     throw CompileError("internal error while lowering the pipeline: " + what);
   };

@@ -1,6 +1,9 @@
 // The compiler's driver: runs the phases of compiler.h in order over one traced graph.
 #include "program/compiler.h"
 
+#include <memory>
+#include <utility>
+
 #include <fmt/format.h>
 
 namespace rayorch::detail {
@@ -9,19 +12,16 @@ std::string call_name(const Graph::Impl& g, int call) {
   return fmt::format("{}#{}", g.modules[g.calls[call].module].record.udf_name, call);
 }
 
-std::shared_ptr<const RuntimePlan> Compiler::run() {
-  auto plan = std::make_shared<RuntimePlan>();
-  plan->optimized = options_.optimize;
-  verify_and_assign_domains(*plan);
-  canonicalise(*plan);
-  lower(*plan);
-  analyse(*plan);
-  verify_plan(*plan);
-  return plan;
-}
-
 std::shared_ptr<const RuntimePlan> compile_graph(Graph& graph, const CompileOptions& options) {
-  return Compiler(graph, options).run();
+  const Graph::Impl& program = graph.impl();
+  const DomainAssignment domains = verify(graph);
+  const Canonicalisation canonical = canonicalise(program, options);
+  const Analysis analysis = analyse(program, domains, canonical);
+  // The plan stays a mutable local until it is shared, so a phase that derives further
+  // indexes from the lowered plan is one more line here.
+  RuntimePlan plan = lower(program, domains, canonical, analysis);
+  verify_plan(plan);
+  return std::make_shared<const RuntimePlan>(std::move(plan));
 }
 
 }  // namespace rayorch::detail

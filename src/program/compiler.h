@@ -1,14 +1,22 @@
-// The compiler of a traced graph (DESIGN 4), one phase per file:
+// The compiler of a traced graph (DESIGN 4): one phase per file, each a free function that
+// reads its inputs as const and returns what it produces.
 //
 //   trace           graph.cc                 the Graph API records the logical program
 //   verify          compile_verify.cc        checks the program, assigns Domains
 //   canonicalise    compile_canonicalise.cc  collapses broadcast chains
-//   lower           compile_lower.cc         builds the RuntimePlan and its PlanCode
 //   analyse         compile_analyse.cc       mask producers, reduce guards
+//   lower           compile_lower.cc         builds the RuntimePlan and its PlanCode
 //   verify plan     compile_verify_plan.cc   internal consistency of the plan
 //   explain         explain.cc               the explain() text of a plan
 //
-// compiler.cc runs the phases in this order. Internal to src/program.
+// compile_graph (compiler.cc) runs verify to verify plan in this order. DESIGN 4 lists analyse
+// before canonicalise; here it runs after, because the analysis follows each broadcast to the Port
+// the plan reads it from, which canonicalise decides: analysing the uncollapsed chain would
+// mark the chain's inner broadcasts as mask carriers though no effect of the plan reads
+// them. Consumers (DESIGN's other analysis) are effect indexes, built by lower with the
+// effects; Domain depth is assigned by verify.
+//
+// Internal to src/program.
 #pragma once
 
 #include <memory>
@@ -25,36 +33,60 @@ namespace rayorch::detail {
 /// "Udf#index", the name of a Call in messages and in the plan.
 std::string call_name(const Graph::Impl& g, int call);
 
-class Compiler {
- public:
-  Compiler(const Graph& graph, const CompileOptions& options)
-      : graph_(graph), g_(graph.impl()), options_(options) {}
+/// What verify produces: the Domain tree and where each Port lives in it.
+struct DomainAssignment {
+  /// d0 is the root; then one child Domain per expand, in expand order. Only parent, depth
+  /// and expand are set; the lists of what lives in each Domain are filled by lower.
+  std::vector<PlanDomain> domains;
+  std::vector<int> port_domain;    ///< per Port
+  std::vector<int> expand_domain;  ///< per expand: the child Domain it creates
 
-  /// Runs every phase; throws CompileError on the first broken rule.
-  std::shared_ptr<const RuntimePlan> run();
-
- private:
-  std::string port(int p) const { return graph_.describe(p); }
-
-  // compile_verify.cc: fills domain_ and expand_domain_, and the plan's Domains.
-  void verify_and_assign_domains(RuntimePlan& plan);
-  // compile_canonicalise.cc: fills effective_source_ and the plan's rewrites.
-  void canonicalise(RuntimePlan& plan);
-  // compile_lower.cc
-  void lower(RuntimePlan& plan);
-  // compile_analyse.cc
-  void analyse(RuntimePlan& plan);
-  static void find_reduce_guards(RuntimePlan& plan);
-  static void mark_truth_producers(RuntimePlan& plan);
-  // compile_verify_plan.cc
-  void verify_plan(const RuntimePlan& plan) const;
-
-  const Graph& graph_;
-  const Graph::Impl& g_;
-  CompileOptions options_;
-  std::vector<int> domain_;            // per Port
-  std::vector<int> expand_domain_;     // per expand: the child Domain it creates
-  std::vector<int> effective_source_;  // per broadcast, after canonicalisation
+  /// True when `ancestor` is `domain` or one of its ancestors.
+  bool is_ancestor_or_self(int ancestor, int domain) const {
+    for (int d = domain; d >= 0; d = domains[d].parent) {
+      if (d == ancestor) return true;
+    }
+    return false;
+  }
 };
+
+/// What canonicalise produces: the rewrites of the logical program.
+struct Canonicalisation {
+  bool optimized = true;  ///< the rewrites ran (CompileOptions::optimize)
+  /// Per broadcast: the Port it reads, the first non-broadcast ancestor of its declared
+  /// source when optimized, else the declared source.
+  std::vector<int> broadcast_source;
+  /// Per Port: the rewrite notes explain() prints under it.
+  std::vector<std::vector<std::string>> rewrites;
+};
+
+/// What analyse produces: facts the runtime needs that no single operation shows.
+struct Analysis {
+  /// Per Port: some filter reads its value as a mask, directly or through filters and
+  /// broadcasts, so its producer reports each row's boolean (DESIGN 6.2).
+  std::vector<bool> needs_truth;
+  /// Per reduce: the Calls of its child Domain upstream of its values or membership, in
+  /// ascending order; a GroupFailure of one decides the reduce (DESIGN 5).
+  std::vector<std::vector<int>> reduce_guards;
+};
+
+/// Checks every rule of the logical program and assigns each Port its Domain; throws
+/// CompileError naming the Ports involved and the fix on the first broken rule.
+DomainAssignment verify(const Graph& graph);
+
+/// Collapses chains of broadcasts unless `options.optimize` is false.
+Canonicalisation canonicalise(const Graph::Impl& g, const CompileOptions& options);
+
+/// Control demand (which producers report a mask's boolean) and reduce guards.
+Analysis analyse(const Graph::Impl& g, const DomainAssignment& domains,
+                 const Canonicalisation& canonical);
+
+/// The RuntimePlan of pre-indexed effects, one pool per Module, and its typed code.
+RuntimePlan lower(const Graph::Impl& g, const DomainAssignment& domains,
+                  const Canonicalisation& canonical, const Analysis& analysis);
+
+/// Internal consistency of a lowered plan; throws CompileError ("internal error while
+/// lowering the pipeline: ...") since a failure is a compiler bug.
+void verify_plan(const RuntimePlan& plan);
 
 }  // namespace rayorch::detail
