@@ -56,6 +56,11 @@ CC
 #include <string>
 CC
   touch "${t}/include/rayorch/detail/config.h"
+  mkdir -p "${t}/workloads/synthetic"
+  cat >"${t}/workloads/synthetic/documents.h" <<'CC'
+#pragma once
+#include <chrono>
+CC
 }
 
 # expect_result TREE EXPECTED_RC DESCRIPTION [EXPECTED_OUTPUT_SUBSTRING]
@@ -109,6 +114,9 @@ plant src/execution/backends/c.cc '#include "execution/driver.h"'   "backend -> 
 plant src/execution/backends/d.cc '#include "runtime/protocols.h"'   "backend -> a non-protocol runtime header"
 plant src/execution/backends/e.cc '#include "runtime/plan_state.h"'  "backend -> runtime state"
 plant src/execution/backends/f.cc '#include "execution/observers/trace.h"' "backend -> observers"
+plant workloads/synthetic/x.h   '#include "bench/workload.h"'       "synthetic -> bench"
+plant workloads/synthetic/y.h   '#include "common/files.h"'         "synthetic -> a workload library"
+plant workloads/synthetic/z.h   '#include "execution/driver.h"'     "synthetic -> engine internals"
 
 # The rule name must be reported.
 make_clean_tree "${tree}"
