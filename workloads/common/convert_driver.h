@@ -183,10 +183,16 @@ class ConvertDriver {
   ConvertTally<Failure> tally_;
 };
 
-/// Copies what a workload's summary names as the tally does: failures, startup_seconds,
-/// run_seconds and stages.
+/// Copies the tally into a workload's summary: failures, startup_seconds, run_seconds and
+/// stages into the fields of those names, the rest into the fields the workload names.
 template <class Summary, class Failure>
-void copy_shared_tally(const ConvertTally<Failure>& t, Summary& s) {
+void copy_tally(const ConvertTally<Failure>& t, Summary& s,
+                std::vector<std::string> Summary::*written,
+                std::vector<std::string> Summary::*restored,
+                double Summary::*first_written_seconds) {
+  s.*written = t.written;
+  s.*restored = t.restored;
+  s.*first_written_seconds = t.first_written_seconds;
   s.failures = t.failures;
   s.startup_seconds = t.startup_seconds;
   s.run_seconds = t.run_seconds;

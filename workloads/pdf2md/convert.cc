@@ -86,10 +86,8 @@ ConvertSummary convert(const ConvertOptions& options) {
   summary.out_dir = driver.out().string();
   summary.failures_path = driver.failures_path();
   const auto take_tally = [&](const workloads::ConvertTally<FailedDocument>& t) {
-    summary.skipped = t.restored;
-    summary.converted = t.written;
-    summary.first_document_seconds = t.first_written_seconds;
-    workloads::copy_shared_tally(t, summary);
+    workloads::copy_tally(t, summary, &ConvertSummary::converted, &ConvertSummary::skipped,
+                          &ConvertSummary::first_document_seconds);
   };
   // The key names the options that shape a document's Markdown too: a document converted
   // with others is not restored but converted again (and its file replaced).

@@ -98,10 +98,8 @@ ConvertSummary convert(const ConvertOptions& options) {
   summary.records_path = (driver.out() / "videos.jsonl").string();
   summary.failures_path = driver.failures_path();
   const auto take_tally = [&](const workloads::ConvertTally<FailedVideo>& t) {
-    summary.written = t.written;
-    summary.restored = t.restored;
-    summary.first_video_seconds = t.first_written_seconds;
-    workloads::copy_shared_tally(t, summary);
+    workloads::copy_tally(t, summary, &ConvertSummary::written, &ConvertSummary::restored,
+                          &ConvertSummary::first_video_seconds);
   };
   JsonlAppender records(summary.records_path);
   // The key names the options that shape a record too: a video processed with others is not
