@@ -178,21 +178,6 @@ class EngineDriver {
   std::vector<Stage> stages_;
 };
 
-// The runtime-alone graph has the same shape as the simulated workload; its assemble has
-// one Port input so that the reduce is the only join.
-struct RuntimeShape : ro::Pipeline {
-  explicit RuntimeShape(int batch)
-      : render(ro::Module<NoopRender>().batch_size(batch)),
-        ocr(ro::Module<NoopOcr>().batch_size(batch)),
-        assemble(ro::Module<NoopAssemble>().batch_size(batch)) {}
-  ro::Module<NoopRender> render;
-  ro::Module<NoopOcr> ocr;
-  ro::Module<NoopAssemble> assemble;
-  ro::Port<std::uint64_t> forward(ro::Port<Doc> doc) {
-    return assemble(ro::F::reduce(ocr(ro::F::expand(render(doc)))));
-  }
-};
-
 std::string fmt_rate(double per_second) {
   return fmt::format("{:.2f} M", per_second / 1e6);
 }
@@ -207,7 +192,9 @@ Report run_engine_bench(const EngineBenchOptions& o) {
   const int repeats = std::max(1, o.repeats);
 
   // 1. The runtime alone.
-  RuntimeShape shape(o.batch);
+  // The runtime-alone graph has the same shape as the simulated workload; its assemble has
+  // one Port input so that the reduce is the only join.
+  NoopPipeline shape(o.batch, 1);
   auto program = ro::compile(shape);
   EngineDriver driver(program.plan(), docs);
   const EngineRun memory = driver.measure_memory(o.input_batch_size);

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <numeric>
 #include <random>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -31,11 +30,6 @@ std::vector<std::uint32_t> make_corpus(const CorpusSpec& spec) {
   return pages;
 }
 
-void simulate_ms(double ms) {
-  if (ms <= 0) return;
-  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
-}
-
 std::vector<std::vector<Page>> RenderUdf::run(ro::Column<Doc> docs) {
   std::vector<std::vector<Page>> out;
   out.reserve(docs.size());
@@ -47,7 +41,7 @@ std::vector<std::vector<Page>> RenderUdf::run(ro::Column<Doc> docs) {
     pages += d.pages;
     out.push_back(std::move(ps));
   }
-  simulate_ms(pages * costs.render_per_page);
+  simulate_ms(synthetic::render_ms(costs, pages));
   return out;
 }
 
@@ -60,7 +54,7 @@ std::vector<ro::Row<std::uint64_t>> OcrUdf::run(ro::Column<Page> pages) {
       out[i] = ro::GroupFailure{fmt::format("page 0 of document {} is unreadable", pages[i].doc)};
     }
   }
-  simulate_ms(costs.ocr_per_batch + static_cast<double>(pages.size()) * costs.ocr_per_page);
+  simulate_ms(synthetic::ocr_ms(costs, pages.size()));
   return out;
 }
 
@@ -71,21 +65,11 @@ std::vector<DocResult> AssembleUdf::run(ro::Column<ro::Group<std::uint64_t>> pag
   double cost = 0;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     out.push_back(DocResult{docs[i].id, pages[i].to_vector()});
-    cost += costs.assemble_per_doc + static_cast<double>(pages[i].size()) * costs.assemble_per_page;
+    cost += synthetic::assemble_ms(costs, pages[i].size());
   }
   simulate_ms(cost);
   return out;
 }
-
-SimPipeline::SimPipeline(const Costs& costs, const Topology& t)
-    : render(ro::Module<RenderUdf>(costs).replicas(t.render_replicas).batch_size(t.render_batch)),
-      ocr(ro::Module<OcrUdf>(costs)
-              .replicas(t.ocr_replicas)
-              .batch_size(t.ocr_batch)
-              .batch_wait(std::chrono::milliseconds(t.ocr_batch_wait_ms))),
-      assemble(ro::Module<AssembleUdf>(costs)
-                   .replicas(t.assemble_replicas)
-                   .batch_size(t.assemble_batch)) {}
 
 std::vector<PagePayload> PayloadOcrUdf::run(ro::Column<Page> pages) {
   std::vector<PagePayload> out;
@@ -94,7 +78,7 @@ std::vector<PagePayload> PayloadOcrUdf::run(ro::Column<Page> pages) {
     out.push_back(PagePayload{page_value(p.doc, p.index),
                               std::string(page_payload_size(p.doc, p.index, max_bytes), '\0')});
   }
-  simulate_ms(costs.ocr_per_batch + static_cast<double>(pages.size()) * costs.ocr_per_page);
+  simulate_ms(synthetic::ocr_ms(costs, pages.size()));
   return out;
 }
 
@@ -110,21 +94,11 @@ std::vector<PayloadDocResult> PayloadAssembleUdf::run(ro::Column<ro::Group<PageP
       r.payload_bytes += p.bytes.size();
     }
     out.push_back(std::move(r));
-    cost += costs.assemble_per_doc + static_cast<double>(pages[i].size()) * costs.assemble_per_page;
+    cost += synthetic::assemble_ms(costs, pages[i].size());
   }
   simulate_ms(cost);
   return out;
 }
-
-PayloadPipeline::PayloadPipeline(const Costs& costs, const Topology& t, std::size_t max_bytes)
-    : render(ro::Module<RenderUdf>(costs).replicas(t.render_replicas).batch_size(t.render_batch)),
-      ocr(ro::Module<PayloadOcrUdf>(costs, max_bytes)
-              .replicas(t.ocr_replicas)
-              .batch_size(t.ocr_batch)
-              .batch_wait(std::chrono::milliseconds(t.ocr_batch_wait_ms))),
-      assemble(ro::Module<PayloadAssembleUdf>(costs)
-                   .replicas(t.assemble_replicas)
-                   .batch_size(t.assemble_batch)) {}
 
 std::vector<Doc> make_docs(const std::vector<std::uint32_t>& pages,
                            const std::vector<bool>& poison) {

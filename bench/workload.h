@@ -1,18 +1,16 @@
-// The synthetic document workload shared by every benchmark: a seeded corpus of documents
-// with a long-tailed page count, and simulated stages whose cost is a sleep, so that many
-// simulated accelerators fit on a small machine.
-//
-//   render    one RPC per document, cost per page            -> the document's pages
-//   ocr       one RPC per page batch, fixed cost + per page  -> one value per page
-//   assemble  one RPC per document, fixed cost + per page    -> the ordered page values
-//
-// The OCR fixed cost per batch is what makes batching pay, as on a GPU.
+// The synthetic document workload of every benchmark: its stages' costs and values are
+// defined once in workloads/synthetic/documents.h; this adds a seeded corpus of documents with
+// a long-tailed page count, the stages as UDFs of this project's pipelines, and the
+// benchmarks' statistics.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "synthetic/documents.h"
 
 #include <rayorch/rayorch.h>
 
@@ -35,13 +33,7 @@ struct CorpusSpec {
 std::vector<std::uint32_t> make_corpus(const CorpusSpec& spec);
 
 /// Simulated stage costs in milliseconds.
-struct Costs {
-  double render_per_page = 0.5;
-  double ocr_per_batch = 30.0;
-  double ocr_per_page = 0.5;
-  double assemble_per_doc = 2.0;
-  double assemble_per_page = 0.02;
-};
+using synthetic::Costs;
 
 /// Actor counts and batch sizes of the simulated pipeline.
 struct Topology {
@@ -93,9 +85,9 @@ struct Page {
   bool poison = false;
 };
 
-/// The simulated OCR result of one page; the peers compute the same value.
+/// The simulated OCR result of one page (synthetic::page_value).
 inline std::uint64_t page_value(std::uint32_t doc, std::uint32_t page) {
-  return static_cast<std::uint64_t>(doc) * 1000000u + page;
+  return static_cast<std::uint64_t>(synthetic::page_value(doc, page));
 }
 
 /// The assembled document: its page values in page order.
@@ -106,7 +98,7 @@ struct DocResult {
 };
 
 /// Sleeps for `ms` milliseconds (nothing when ms <= 0).
-void simulate_ms(double ms);
+using synthetic::simulate_ms;
 
 struct RenderUdf {
   explicit RenderUdf(Costs c) : costs(c) {}
@@ -126,28 +118,36 @@ struct AssembleUdf {
   Costs costs;
 };
 
-/// render -> expand -> ocr -> reduce -> assemble.
-struct SimPipeline : ro::Pipeline {
-  SimPipeline(const Costs& costs, const Topology& topology);
+/// render -> expand -> ocr -> reduce -> assemble, with the UDFs `Ocr` (made from the costs and
+/// `ocr_args`) and `Assemble`, whose documents are `Result`s: SimPipeline and PayloadPipeline.
+template <class Ocr, class Assemble, class Result>
+struct DocumentPipeline : ro::Pipeline {
+  template <class... OcrArgs>
+  DocumentPipeline(const Costs& costs, const Topology& t, OcrArgs... ocr_args)
+      : render(ro::Module<RenderUdf>(costs).replicas(t.render_replicas).batch_size(t.render_batch)),
+        ocr(ro::Module<Ocr>(costs, ocr_args...)
+                .replicas(t.ocr_replicas)
+                .batch_size(t.ocr_batch)
+                .batch_wait(std::chrono::milliseconds(t.ocr_batch_wait_ms))),
+        assemble(ro::Module<Assemble>(costs)
+                     .replicas(t.assemble_replicas)
+                     .batch_size(t.assemble_batch)) {}
 
   ro::Module<RenderUdf> render;
-  ro::Module<OcrUdf> ocr;
-  ro::Module<AssembleUdf> assemble;
+  ro::Module<Ocr> ocr;
+  ro::Module<Assemble> assemble;
 
-  ro::Port<DocResult> forward(ro::Port<Doc> doc) {
+  ro::Port<Result> forward(ro::Port<Doc> doc) {
     auto pages = ro::F::expand(render(doc));
     return assemble(ro::F::reduce(ocr(pages)), doc);
   }
 };
 
-/// The payload regime: every page's OCR result carries a payload of its own size, so that
-/// regrouping pages into documents moves real bytes. Sizes lie in [max_bytes / 16,
-/// max_bytes]; bench/peers/common.py computes the same.
-inline std::size_t page_payload_size(std::uint32_t doc, std::uint32_t page, std::size_t max_bytes) {
-  const std::size_t lo = max_bytes / 16;
-  return lo + (static_cast<std::size_t>(doc) * 7919u + static_cast<std::size_t>(page) * 104729u) %
-                  (max_bytes - lo + 1);
-}
+/// The simulated workload: SimPipeline(costs, topology).
+using SimPipeline = DocumentPipeline<OcrUdf, AssembleUdf, DocResult>;
+
+/// The payload regime: each page's OCR result carries synthetic::page_payload_size bytes.
+using synthetic::page_payload_size;
 
 /// An OCR result with its payload.
 struct PagePayload {
@@ -174,19 +174,9 @@ struct PayloadAssembleUdf {
   Costs costs;
 };
 
-/// SimPipeline with payload-carrying OCR results (`max_bytes` > 0).
-struct PayloadPipeline : ro::Pipeline {
-  PayloadPipeline(const Costs& costs, const Topology& topology, std::size_t max_bytes);
-
-  ro::Module<RenderUdf> render;
-  ro::Module<PayloadOcrUdf> ocr;
-  ro::Module<PayloadAssembleUdf> assemble;
-
-  ro::Port<PayloadDocResult> forward(ro::Port<Doc> doc) {
-    auto pages = ro::F::expand(render(doc));
-    return assemble(ro::F::reduce(ocr(pages)), doc);
-  }
-};
+/// SimPipeline with payload-carrying OCR results: PayloadPipeline(costs, topology, max_bytes),
+/// `max_bytes` > 0.
+using PayloadPipeline = DocumentPipeline<PayloadOcrUdf, PayloadAssembleUdf, PayloadDocResult>;
 
 /// Source rows for a corpus; `poison[i]` marks document i (empty: none).
 std::vector<Doc> make_docs(const std::vector<std::uint32_t>& pages,

@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 
 def parse_args(description, arms=("groupby",)):
@@ -37,6 +38,24 @@ def load_corpus(path):
     return corpus["documents"], corpus["costs_ms"], corpus["topology"]
 
 
+def stage_seconds(costs):
+    """The simulated stage costs in seconds: (render per page, OCR per batch, OCR per page,
+    assemble per document, assemble per page). Plain numbers, so that UDFs running in worker
+    processes, which cannot import this module, can use them."""
+    return (
+        costs["render_per_page"] / 1000.0,
+        costs["ocr_per_batch"] / 1000.0,
+        costs["ocr_per_page"] / 1000.0,
+        costs["assemble_per_doc"] / 1000.0,
+        costs["assemble_per_page"] / 1000.0,
+    )
+
+
+def poisoned_documents(docs):
+    """The documents whose page 0 fails OCR (and which are therefore never assembled)."""
+    return frozenset(int(d["id"]) for d in docs if d.get("poison"))
+
+
 def payload_bytes(path):
     """Bytes of payload each page carries through OCR and the regroup (0: none)."""
     with open(path) as f:
@@ -48,6 +67,79 @@ def payload_bytes(path):
 # (max - min + 1) bytes.
 def payload_size(doc, page, lo, hi):
     return lo + (int(doc) * 7919 + int(page) * 104729) % (hi - lo + 1)
+
+
+def check_payload_totals(docs, totals, max_bytes):
+    """Exits unless every document's payload bytes (`totals`, by document id) are those its
+    pages carry."""
+    lo = max_bytes // 16
+    want = {
+        int(d["id"]): sum(payload_size(d["id"], p, lo, max_bytes) for p in range(d["pages"]))
+        for d in docs
+    }
+    bad = [d for d in want if totals.get(d) != want[d]]
+    if bad:
+        raise SystemExit(f"payload bytes differ for documents {bad[:5]}")
+
+
+def check_document_payload(doc, values, total, max_bytes):
+    """Exits unless document `doc`, assembled as `values`, carried `total` payload bytes."""
+    lo = max_bytes // 16
+    want = sum(payload_size(doc, p, lo, max_bytes) for p in range(len(values)))
+    if total != want:
+        raise SystemExit(f"document {doc}: {total} payload bytes, expected {want}")
+
+
+class DriverRegroup:
+    """The driver arm of the Ray Data and Daft peers: no shuffle. The driver returns OCR results
+    to their documents from the known page counts, and assembles each document as soon as its
+    last page is in, with `assemble_values(pages, values, payload_lengths)` -> (ordered values,
+    payload bytes) on `replicas` threads. A document with a failed page (value < 0) is dropped
+    after the regroup. Finished documents land in `documents` and `payload_totals`."""
+
+    def __init__(self, docs, replicas, assemble_values, clock, documents, payload_totals):
+        self.expected = {int(d["id"]): int(d["pages"]) for d in docs}
+        self.partial = {}
+        self.pool = ThreadPoolExecutor(max_workers=replicas)
+        self.pending = []
+        self.assemble_values = assemble_values
+        self.clock = clock
+        self.documents = documents
+        self.payload_totals = payload_totals
+
+    def add(self, doc, page, value, length):
+        """One OCR result; returns whether it was its document's last page."""
+        got = self.partial.setdefault(doc, [])
+        got.append((page, value, length))
+        if len(got) < self.expected[doc]:
+            return False
+        del self.partial[doc]
+        if all(v >= 0 for _, v, _ in got):  # filter after the regroup
+            self.pending.append(self.pool.submit(self._finish, doc, got))
+        return True
+
+    def _finish(self, doc, got):
+        pages, values, lengths = zip(*got)
+        ordered, total = self.assemble_values(list(pages), list(values), list(lengths))
+        return doc, ordered, total
+
+    def collect(self, wait=False):
+        """Records the assembled documents (all of them, waiting, with `wait`)."""
+        still = []
+        for f in self.pending:
+            if wait or f.done():
+                doc, ordered, total = f.result()
+                self.clock.document_done()
+                self.documents[doc] = ordered
+                self.payload_totals[doc] = total
+            else:
+                still.append(f)
+        self.pending = still
+
+    def close(self):
+        """Waits for every document still being assembled."""
+        self.collect(wait=True)
+        self.pool.shutdown()
 
 
 def require_loopback_only():

@@ -26,7 +26,6 @@ PAYLOAD = common.payload_bytes(args.corpus)
 
 import os  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 import daft  # noqa: E402
 from daft import DataType, col  # noqa: E402
@@ -40,14 +39,12 @@ else:
     daft.set_runner_native()
 
 # UDFs run in worker processes that cannot import `common`: they use only these numbers.
-RENDER_PER_PAGE = costs["render_per_page"] / 1000.0
-OCR_PER_BATCH = costs["ocr_per_batch"] / 1000.0
-OCR_PER_PAGE = costs["ocr_per_page"] / 1000.0
-ASSEMBLE_PER_DOC = costs["assemble_per_doc"] / 1000.0
-ASSEMBLE_PER_PAGE = costs["assemble_per_page"] / 1000.0
+RENDER_PER_PAGE, OCR_PER_BATCH, OCR_PER_PAGE, ASSEMBLE_PER_DOC, ASSEMBLE_PER_PAGE = (
+    common.stage_seconds(costs)
+)
 PAYLOAD_MIN = PAYLOAD // 16
 # Page 0 of these documents fails OCR; their documents are dropped after the regroup.
-POISONED = frozenset(int(d["id"]) for d in docs if d.get("poison"))
+POISONED = common.poisoned_documents(docs)
 EVENTS_DIR = args.events_dir
 
 
@@ -136,44 +133,15 @@ if args.arm == "groupby":
         documents[int(row["doc"])] = row["ordered"]
         payload_totals[int(row["doc"])] = int(row["payload_bytes"] or 0)
 else:
-    expected = {int(d["id"]): int(d["pages"]) for d in docs}
-    partial = {}
-    pool = ThreadPoolExecutor(max_workers=topo["assemble_replicas"])
-    pending = []
-
-    def finish(doc, got):
-        pages_, values, lengths = zip(*got)
-        ordered, total = assemble_values(pages_, values, lengths)
-        return doc, ordered, total
-
-    def collect(futures, wait):
-        still = []
-        for f in futures:
-            if wait or f.done():
-                doc, ordered, total = f.result()
-                clock.document_done()
-                documents[doc] = ordered
-                payload_totals[doc] = total
-            else:
-                still.append(f)
-        return still
-
+    regroup = common.DriverRegroup(
+        docs, topo["assemble_replicas"], assemble_values, clock, documents, payload_totals
+    )
     for row in df.select("doc", "page", "value", "length").iter_rows():
-        doc = int(row["doc"])
-        got = partial.setdefault(doc, [])
-        got.append((int(row["page"]), int(row["value"]), int(row["length"])))
-        if len(got) == expected[doc]:
-            del partial[doc]
-            if all(v >= 0 for _, v, _ in got):  # filter after the regroup
-                pending.append(pool.submit(finish, doc, got))
-            pending = collect(pending, False)
-    collect(pending, True)
-    pool.shutdown()
+        if regroup.add(int(row["doc"]), int(row["page"]), int(row["value"]), int(row["length"])):
+            regroup.collect()
+    regroup.close()
 if PAYLOAD:
-    want = {int(d["id"]): sum(payload_size(d["id"], p) for p in range(d["pages"])) for d in docs}
-    bad = [d for d in want if payload_totals.get(d) != want[d]]
-    if bad:
-        raise SystemExit(f"payload bytes differ for documents {bad[:5]}")
+    common.check_payload_totals(docs, payload_totals, PAYLOAD)
 common.write_result(
     args.out,
     f"daft ({args.arm}, {RUNNER} runner)",

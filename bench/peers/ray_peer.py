@@ -21,7 +21,6 @@ PAYLOAD = common.payload_bytes(args.corpus)
 
 import os  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 import numpy as np  # noqa: E402
 import ray  # noqa: E402
@@ -32,14 +31,12 @@ ctx.enable_progress_bars = False
 
 # Tasks and actors run in worker processes that cannot import `common`: the UDFs use only
 # these numbers.
-RENDER_PER_PAGE = costs["render_per_page"] / 1000.0
-OCR_PER_BATCH = costs["ocr_per_batch"] / 1000.0
-OCR_PER_PAGE = costs["ocr_per_page"] / 1000.0
-ASSEMBLE_PER_DOC = costs["assemble_per_doc"] / 1000.0
-ASSEMBLE_PER_PAGE = costs["assemble_per_page"] / 1000.0
+RENDER_PER_PAGE, OCR_PER_BATCH, OCR_PER_PAGE, ASSEMBLE_PER_DOC, ASSEMBLE_PER_PAGE = (
+    common.stage_seconds(costs)
+)
 PAYLOAD_MIN = PAYLOAD // 16
 # Page 0 of these documents fails OCR; their documents are dropped after the regroup.
-POISONED = frozenset(int(d["id"]) for d in docs if d.get("poison"))
+POISONED = common.poisoned_documents(docs)
 
 
 def payload_size(doc, page):
@@ -133,47 +130,17 @@ if args.arm == "groupby":
         documents[int(row["doc"])] = list(row["values"])
         payload_totals[int(row["doc"])] = int(row["payload_bytes"])
 else:
-    expected = {int(d["id"]): int(d["pages"]) for d in docs}
-    partial = {}
-    pool = ThreadPoolExecutor(max_workers=topo["assemble_replicas"])
-    pending = []
-
-    def finish(doc, got):
-        pages_, values, lengths = zip(*got)
-        ordered, total = assemble_values(list(pages_), list(values), list(lengths))
-        return doc, ordered, total
-
+    regroup = common.DriverRegroup(
+        docs, topo["assemble_replicas"], assemble_values, clock, documents, payload_totals
+    )
     for batch in ocr.iter_batches(batch_size=None, batch_format="numpy"):
         payloads = batch["payload"] if PAYLOAD else None
         for i, (doc, page, value) in enumerate(zip(batch["doc"], batch["page"], batch["value"])):
-            doc = int(doc)
-            got = partial.setdefault(doc, [])
-            got.append((int(page), int(value), len(payloads[i]) if PAYLOAD else 0))
-            if len(got) == expected[doc]:
-                del partial[doc]
-                if all(v >= 0 for _, v, _ in got):  # filter after the regroup
-                    pending.append(pool.submit(finish, doc, got))
-        still = []
-        for f in pending:
-            if f.done():
-                doc, ordered, total = f.result()
-                clock.document_done()
-                documents[doc] = ordered
-                payload_totals[doc] = total
-            else:
-                still.append(f)
-        pending = still
-    for f in pending:
-        doc, ordered, total = f.result()
-        clock.document_done()
-        documents[doc] = ordered
-        payload_totals[doc] = total
-    pool.shutdown()
+            regroup.add(int(doc), int(page), int(value), len(payloads[i]) if PAYLOAD else 0)
+        regroup.collect()
+    regroup.close()
 if PAYLOAD:
-    want = {int(d["id"]): sum(payload_size(d["id"], p) for p in range(d["pages"])) for d in docs}
-    bad = [d for d in want if payload_totals.get(d) != want[d]]
-    if bad:
-        raise SystemExit(f"payload bytes differ for documents {bad[:5]}")
+    common.check_payload_totals(docs, payload_totals, PAYLOAD)
 common.write_result(
     args.out, f"ray-data ({args.arm})", ray.__version__, clock, documents, args.events_dir
 )

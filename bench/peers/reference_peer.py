@@ -7,13 +7,13 @@ each document's completion time is the end of the run.
 """
 
 import common
+import ray_module_stages
 
 args = common.parse_args(__doc__)
 clock = common.Clock()
 docs, costs, topo = common.load_corpus(args.corpus)
 
 import importlib.metadata  # noqa: E402
-import os  # noqa: E402
 import time  # noqa: E402
 
 import ray  # noqa: E402
@@ -21,69 +21,9 @@ import rayorch as ro  # noqa: E402
 
 common.start_local_ray(ray, topo)
 
-# Actors run in worker processes that cannot import `common`: the UDFs use only these.
-RENDER_PER_PAGE = costs["render_per_page"] / 1000.0
-OCR_PER_BATCH = costs["ocr_per_batch"] / 1000.0
-OCR_PER_PAGE = costs["ocr_per_page"] / 1000.0
-ASSEMBLE_PER_DOC = costs["assemble_per_doc"] / 1000.0
-ASSEMBLE_PER_PAGE = costs["assemble_per_page"] / 1000.0
 PAYLOAD = common.payload_bytes(args.corpus)
-PAYLOAD_MIN = PAYLOAD // 16
-
-
-def payload_size(doc, page):
-    # common.payload_size, inlined.
-    return PAYLOAD_MIN + (int(doc) * 7919 + int(page) * 104729) % (PAYLOAD - PAYLOAD_MIN + 1)
-
-
-POISONED = frozenset(int(d["id"]) for d in docs if d.get("poison"))
-
-
-class Render:
-    def run(self, docs):
-        out = []
-        for doc, n in docs:
-            time.sleep(n * RENDER_PER_PAGE)
-            out.append([(doc, i) for i in range(n)])
-        return out
-
-
-class Ocr:
-    def __init__(self, events_dir, poisoned):
-        self.poisoned = poisoned
-        self.log = None
-        if events_dir:
-            self.log = open(os.path.join(events_dir, f"ocr-{os.getpid()}-{id(self)}.log"), "a")
-            self.log.write(f"ready {time.time()}\n")
-            self.log.flush()
-
-    def run(self, pages):
-        t0 = time.time()
-        time.sleep(OCR_PER_BATCH + len(pages) * OCR_PER_PAGE)
-        out = [
-            ro.GroupFailure(f"page 0 of document {doc} is unreadable")
-            if i == 0 and doc in self.poisoned
-            else (
-                (doc * 1000000 + i, bytes(payload_size(doc, i))) if PAYLOAD else doc * 1000000 + i
-            )
-            for doc, i in pages
-        ]
-        if self.log:
-            self.log.write(f"batch {len(pages)} {t0} {time.time()}\n")
-            self.log.flush()
-        return out
-
-
-class Assemble:
-    def run(self, values, docs):
-        out = []
-        for v, (doc, _) in zip(values, docs):
-            time.sleep(ASSEMBLE_PER_DOC + len(v) * ASSEMBLE_PER_PAGE)
-            if PAYLOAD:  # (value, payload) pairs: keep the values, count the payload bytes
-                out.append((doc, [x for x, _ in v], sum(len(b) for _, b in v)))
-            else:
-                out.append((doc, list(v)))
-        return out
+POISONED = common.poisoned_documents(docs)
+Render, Ocr, Assemble = ray_module_stages.make_stages(ro, common.stage_seconds(costs), PAYLOAD)
 
 
 class Documents(ro.Pipeline):
@@ -115,9 +55,7 @@ for out in result.outputs:
     if isinstance(out, tuple) and len(out) in (2, 3):
         documents[int(out[0])] = out[1]
         if PAYLOAD:
-            want = sum(payload_size(out[0], p) for p in range(len(out[1])))
-            if out[2] != want:
-                raise SystemExit(f"document {out[0]}: {out[2]} payload bytes, expected {want}")
+            common.check_document_payload(out[0], out[1], out[2], PAYLOAD)
 end = clock.elapsed(time.perf_counter())
 executor.close()
 common.write_result(

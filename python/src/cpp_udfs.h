@@ -2,18 +2,19 @@
 // (rayorch_cpp.CppModule). They run without the GIL: the adapter in core.cc converts their
 // Python inputs before the call and their results after it.
 //
-// The sim_* stages are the synthetic document workload of bench/workload.h (costs are
-// sleeps): a document is (id, pages), a page (doc, index), a page's value doc * 10^6 + index.
+// The sim_* stages are the synthetic document workload (workloads/synthetic/documents.h, whose
+// costs are sleeps), with Python's row types: a document is (id, pages), a page (doc, index),
+// a page's value synthetic::page_value(doc, index).
 #pragma once
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdint>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
+
+#include "synthetic/documents.h"
 
 #include "rayorch/column.h"
 #include "rayorch/outcome.h"
@@ -24,10 +25,6 @@ namespace ro = rayorch;
 
 using DocRow = std::tuple<std::int64_t, std::int64_t>;   ///< (document id, page count)
 using PageRow = std::tuple<std::int64_t, std::int64_t>;  ///< (document id, page index)
-
-inline void sleep_ms(double ms) {
-  if (ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
-}
 
 /// Upper-cases strings (a trivial C++ stage).
 struct Upper {
@@ -63,49 +60,52 @@ struct SumNonEmpty {
 
 /// render: one document -> its pages; costs per_page_ms per page.
 struct SimRender {
-  explicit SimRender(double per_page_ms) : per_page(per_page_ms) {}
+  explicit SimRender(double per_page_ms) { costs.render_per_page = per_page_ms; }
   std::vector<std::vector<PageRow>> run(ro::Column<DocRow> docs) {
     std::vector<std::vector<PageRow>> out;
     for (const auto& [id, pages] : docs) {
-      sleep_ms(per_page * static_cast<double>(pages));
+      synthetic::simulate_ms(synthetic::render_ms(costs, static_cast<double>(pages)));
       std::vector<PageRow> p;
       for (std::int64_t i = 0; i < pages; ++i) p.emplace_back(id, i);
       out.push_back(std::move(p));
     }
     return out;
   }
-  double per_page;
+  synthetic::Costs costs;
 };
 
 /// ocr: a batch of pages -> their values; costs per_batch_ms + per_page_ms per page.
 struct SimOcr {
-  SimOcr(double per_batch_ms, double per_page_ms)
-      : per_batch(per_batch_ms), per_page(per_page_ms) {}
+  SimOcr(double per_batch_ms, double per_page_ms) {
+    costs.ocr_per_batch = per_batch_ms;
+    costs.ocr_per_page = per_page_ms;
+  }
   std::vector<std::int64_t> run(ro::Column<PageRow> pages) {
-    sleep_ms(per_batch + per_page * static_cast<double>(pages.size()));
+    synthetic::simulate_ms(synthetic::ocr_ms(costs, pages.size()));
     std::vector<std::int64_t> out;
-    for (const auto& [doc, index] : pages) out.push_back(doc * 1000000 + index);
+    for (const auto& [doc, index] : pages) out.push_back(synthetic::page_value(doc, index));
     return out;
   }
-  double per_batch;
-  double per_page;
+  synthetic::Costs costs;
 };
 
 /// assemble: a document's page values (in page order) -> (id, values); costs per_doc_ms +
 /// per_page_ms per page.
 struct SimAssemble {
-  SimAssemble(double per_doc_ms, double per_page_ms) : per_doc(per_doc_ms), per_page(per_page_ms) {}
+  SimAssemble(double per_doc_ms, double per_page_ms) {
+    costs.assemble_per_doc = per_doc_ms;
+    costs.assemble_per_page = per_page_ms;
+  }
   std::vector<std::tuple<std::int64_t, std::vector<std::int64_t>>> run(
       ro::Column<ro::Group<std::int64_t>> pages, ro::Column<DocRow> docs) {
     std::vector<std::tuple<std::int64_t, std::vector<std::int64_t>>> out;
     for (std::size_t i = 0; i < docs.size(); ++i) {
-      sleep_ms(per_doc + per_page * static_cast<double>(pages[i].size()));
+      synthetic::simulate_ms(synthetic::assemble_ms(costs, pages[i].size()));
       out.emplace_back(std::get<0>(docs[i]), pages[i].to_vector());
     }
     return out;
   }
-  double per_doc;
-  double per_page;
+  synthetic::Costs costs;
 };
 
 }  // namespace rayorch::python_udfs

@@ -42,6 +42,13 @@
 #                   and nothing else of src/ (the engine, the driver's state, the compiler,
 #                   the value store, src/api).
 #
+# and the seam of the synthetic document workload:
+#
+#   workloads/synthetic/ is included by both the benchmarks (bench/) and the Python extension
+#                   (python/src/cpp_udfs.h), so it depends on neither, nor on another workload
+#                   (common/, pdf2md/, video/: their libraries are optional) or the engine's
+#                   internals: the Python extension builds it without any of them.
+#
 # Both #include "x/..." and #include <x/...> are checked; a leading "src/" or
 # "../" components are also recognised. Prints FILE:LINE for each violation.
 #
@@ -127,6 +134,8 @@ check src/program     "src/program must not depend on runtime or execution" runt
 check src/runtime     "src/runtime must not depend on execution"            execution
 check include/rayorch "public headers must not include internal program/runtime/execution headers" \
   program runtime execution
+check workloads/synthetic "workloads/synthetic is shared by bench and the Python extension" \
+  program runtime execution bench python common pdf2md video
 check_headers src/runtime "src/runtime must not include what can dereference a payload" \
   'rayorch/detail/erased\.h|rayorch/detail/udf_traits\.h|rayorch/column\.h|rayorch/detail/graph\.h|rayorch/rayorch\.h|rayorch/executor\.h|rayorch/module\.h|rayorch/ops\.h|rayorch/program\.h|program/plan_code\.h|program/logical\.h'
 check_headers src/program/plan.h "the runtime plan must stay plain data" \

@@ -70,6 +70,11 @@ CC
 #include <string>
 CC
   touch "${t}/include/rayorch/detail/config.h"
+  mkdir -p "${t}/workloads/synthetic"
+  cat >"${t}/workloads/synthetic/documents.h" <<'CC'
+#pragma once
+#include <chrono>
+CC
 }
 
 # expect_result TREE EXPECTED_RC DESCRIPTION [EXPECTED_OUTPUT_SUBSTRING]
@@ -130,6 +135,9 @@ plant python/src/g.cc            '#include "program/plans.h"'       "extension -
 plant python/src/d.cc            '#include "execution/backends/backends.h"' "extension -> a backend"
 plant python/src/e.cc            '#include "runtime/protocol_codecs.h"' "extension -> near-miss of an allowed header"
 plant python/src/f.cc            '#include "api/type_names.h"'      "extension -> src/api"
+plant workloads/synthetic/x.h   '#include "bench/workload.h"'       "synthetic -> bench"
+plant workloads/synthetic/y.h   '#include "common/files.h"'         "synthetic -> a workload library"
+plant workloads/synthetic/z.h   '#include "execution/driver.h"'     "synthetic -> engine internals"
 
 # The rule name must be reported.
 make_clean_tree "${tree}"

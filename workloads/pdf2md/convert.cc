@@ -2,49 +2,31 @@
 #include "pdf2md/convert.h"
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <optional>
 
+#include "common/convert_driver.h"
 #include "common/files.h"
-#include "common/output.h"
-#include "common/run_summary.h"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <rayorch/atomic_file.h>
 
 namespace pdf2md {
 namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Temporary files carry this infix so a later run can recognise and remove the leftovers of
-// an interrupted one without touching anything else in the directory.
-constexpr std::string_view kTempInfix = ".pdf2md-tmp-";
-
-using workloads::seconds_since;
-
-// Probe files that test a directory's writability carry this prefix.
-constexpr std::string_view kProbePrefix = ".pdf2md-probe-";
-
-void require_output_file_location(const std::string& path, const std::string& what) {
-  workloads::require_output_file_location(path, what, kProbePrefix);
-}
-
-// Temporary file + fsync + rename: a reader (or a later --resume) sees either no file or the
-// whole file, even if the process is killed mid-write.
-void write_atomically(const fs::path& target, std::string_view content) {
-  rayorch::write_file_atomically(target.string(), content);
-}
-
-// The run journal in the output directory (--resume).
-constexpr const char* kJournalName = ".pdf2md-journal";
-
-void remove_stale_temporaries(const fs::path& dir) {
-  workloads::remove_stale_temporaries(dir.string(), kTempInfix);
-}
+// Temporary files carry ".pdf2md-tmp-" so a later run can recognise and remove the leftovers
+// of an interrupted one without touching anything else in the directory; probe files that
+// test a directory's writability carry ".pdf2md-probe-".
+constexpr workloads::ConvertNaming kNaming{
+    .probe_prefix = ".pdf2md-probe-",
+    .temp_infix = ".pdf2md-tmp-",
+    .journal_name = ".pdf2md-journal",
+    .report_name = "pdf2md",
+    .input_field = "stem",
+    .redo = "convert every document again",
+};
 
 }  // namespace
 
@@ -93,101 +75,41 @@ nlohmann::json report_section(const ConvertSummary& summary, const ConvertOption
 }  // namespace
 
 ConvertSummary convert(const ConvertOptions& options) {
-  ConvertSummary summary;
   // Everything that can be wrong with the command is checked before anything is written.
-  const std::vector<std::string> files = resolve_inputs(options.inputs);
-  if (options.out_dir.empty()) throw InputError("no output directory given");
-  const fs::path out(options.out_dir);
-  require_output_file_location(options.trace_path, "trace file");
-  require_output_file_location(options.report_path, "report file");
-  workloads::create_output_dir(out, options.out_dir, kProbePrefix);
-  remove_stale_temporaries(out);
+  workloads::ConvertDriver<PdfToMarkdown, FailedDocument> driver(
+      kNaming, options, resolve_inputs(options.inputs), &FailedDocument::stem);
+  driver.prepare_output();
+  driver.start_engines(compile_pipeline(options.pipeline));
 
-  summary.documents = files.size();
-  summary.out_dir = out.string();
-  summary.failures_path = (out / "failures.jsonl").string();
-  const std::string journal_path = (out / kJournalName).string();
-  const std::string journal =
-      workloads::prepare_run_journal(out, kJournalName, options.resume, options.journal);
-  std::vector<std::string> stems;
-  for (const std::string& f : files) stems.push_back(fs::path(f).stem().string());
-
-  const auto startup = Clock::now();
-  std::optional<rayorch::Executor<PdfToMarkdown>> built;
-  try {
-    built.emplace(compile_pipeline(options.pipeline));
-  } catch (const rayorch::ExecutionError& e) {
-    // Nothing has run yet: an engine that cannot load (say, a missing OCR language) is a
-    // problem with the command, not a failed run.
-    throw InputError(fmt::format("cannot start the pipeline: {}", e.what()));
-  }
-  rayorch::Executor<PdfToMarkdown>& executor = *built;
-  summary.startup_seconds = seconds_since(startup);
-  rayorch::RunOptions run_options = workloads::run_options_of(options);
-  run_options.journal.path = journal;
+  ConvertSummary summary;
+  summary.documents = driver.files().size();
+  summary.out_dir = driver.out().string();
+  summary.failures_path = driver.failures_path();
+  const auto take_tally = [&](const workloads::ConvertTally<FailedDocument>& t) {
+    workloads::copy_tally(t, summary, &ConvertSummary::converted, &ConvertSummary::skipped,
+                          &ConvertSummary::first_document_seconds);
+  };
   // The key names the options that shape a document's Markdown too: a document converted
   // with others is not restored but converted again (and its file replaced).
   const std::string key_suffix = fmt::format("|dpi={}|lang={}|tessdata={}", options.pipeline.dpi,
                                              options.pipeline.lang, options.pipeline.tessdata);
-  run_options.journal.key = [&](std::size_t row) { return stems[row] + key_suffix; };
-  run_options.journal.allow_other_inputs = true;  // a directory may gain documents
-  run_options.dead_letters = summary.failures_path;
-  run_options.dead_letter_fields = [&](std::size_t row) {
-    return std::vector<std::pair<std::string, std::string>>{{"stem", stems[row]},
-                                                            {"input", files[row]}};
-  };
-  const auto start = Clock::now();
-  // Which delivered documents were computed and which restored: the observer's on_root
-  // follows each delivery.
-  std::vector<std::uint32_t> pages(files.size(), 0);
-  run_options.observers.push_back(
-      std::make_shared<workloads::RootObserver>([&](const rayorch::RootEvent& e) {
-        if (e.outcome != rayorch::Outcome::present) return;
-        if (e.restored) {
-          summary.skipped.push_back(stems[e.row]);
-          return;
-        }
-        if (summary.converted.empty()) summary.first_document_seconds = seconds_since(start);
-        summary.converted.push_back(stems[e.row]);
-        summary.pages += pages[e.row];
-      }));
-  // pdf2md's section of the engine's report, written with it at the end of the run.
-  run_options.observers.push_back(std::make_shared<workloads::ReportSectionObserver>("pdf2md", [&] {
-    summary.run_seconds = seconds_since(start);
-    std::sort(summary.skipped.begin(), summary.skipped.end());
-    return report_section(summary, options).dump();
-  }));
-  rayorch::RunResult<Markdown> result;
-  try {
-    result = executor.run(files, run_options, [&](std::size_t row, rayorch::Output<Markdown> doc) {
-      if (doc.ok()) {
-        const fs::path target = out / (stems[row] + ".md");
+  std::vector<std::uint32_t> pages(driver.files().size(), 0);
+  driver.run(
+      key_suffix,
+      [&](std::size_t row, const Markdown& doc) {
+        const fs::path target = driver.out() / (driver.stems()[row] + ".md");
         // A restored document's file is usually there already, complete: leave it alone.
-        if (workloads::read_file(target) != doc.value().text) {
-          write_atomically(target, doc.value().text);
+        if (workloads::read_file(target) != doc.text) {
+          rayorch::write_file_atomically(target.string(), doc.text);
         }
-        pages[row] = doc.value().pages;
-      } else {
-        const rayorch::OutputIssue& issue = doc.issue();
-        summary.failures.push_back(FailedDocument{
-            stems[row], files[row], std::string(rayorch::to_string(issue.outcome)), issue.cause});
-      }
-    });
-  } catch (const std::invalid_argument& e) {
-    // Raised before anything ran: the journal or the failure list cannot be used.
-    if (std::string_view(e.what()).find("another pipeline") != std::string_view::npos) {
-      throw InputError(fmt::format(
-          "cannot resume: the run journal {} was written by another version of the pipeline; "
-          "rerun without --resume to convert every document again",
-          journal_path));
-    }
-    throw InputError(e.what());
-  }
-  summary.run_seconds = seconds_since(start);
-  summary.stages = workloads::stage_summaries(result.metrics);
-  std::sort(summary.skipped.begin(), summary.skipped.end());
-  std::sort(summary.failures.begin(), summary.failures.end(),
-            [](const FailedDocument& a, const FailedDocument& b) { return a.stem < b.stem; });
+        pages[row] = doc.pages;
+      },
+      [&](std::size_t row) { summary.pages += pages[row]; },
+      [&](const workloads::ConvertTally<FailedDocument>& t) {
+        take_tally(t);
+        return report_section(summary, options).dump();
+      });
+  take_tally(driver.tally());
   return summary;
 }
 
@@ -200,17 +122,9 @@ std::string format_summary(const ConvertSummary& s) {
         fmt::format("pages: {} in {:.2f} s = {:.2f} pages/s (engine startup {:.2f} s)\n", s.pages,
                     s.run_seconds, static_cast<double>(s.pages) / s.run_seconds, s.startup_seconds);
   }
-  if (s.first_document_seconds >= 0) {
-    out += fmt::format("first finished document after {:.2f} s\n", s.first_document_seconds);
-  }
-  out += workloads::format_stages(s.stages);
-  out += fmt::format("markdown: {}/<stem>.md\n", s.out_dir);
-  if (!s.failures.empty()) {
-    out += fmt::format("failures ({}), listed in {}:\n", s.failures.size(), s.failures_path);
-    for (const FailedDocument& f : s.failures) {
-      out += fmt::format("  {} ({}): {}\n", f.stem, f.outcome, f.cause);
-    }
-  }
+  out += workloads::format_summary_tail("document", s.first_document_seconds, s.stages,
+                                        fmt::format("markdown: {}/<stem>.md\n", s.out_dir),
+                                        s.failures, s.failures_path, &FailedDocument::stem);
   return out;
 }
 

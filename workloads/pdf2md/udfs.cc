@@ -1,6 +1,4 @@
 // The pdf2md UDFs and pipeline. See pdf2md.h.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <charconv>
 #include <csignal>
@@ -13,6 +11,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/tesseract.h"
 #include "pdf2md/pdf2md.h"
 #include <fmt/format.h>
 #include <poppler/cpp/poppler-document.h>
@@ -20,7 +19,6 @@
 #include <poppler/cpp/poppler-image.h>
 #include <poppler/cpp/poppler-page-renderer.h>
 #include <poppler/cpp/poppler-page.h>
-#include <tesseract/baseapi.h>
 
 namespace pdf2md {
 namespace {
@@ -66,17 +64,6 @@ LoadedDocument load_document(const std::string& path) {
 
 std::string stem_of(const std::string& path) {
   return std::filesystem::path(path).stem().string();
-}
-
-// libgomp reads OMP_THREAD_LIMIT once, when the process starts, so setting it from an actor
-// would be too late. Limiting the active parallel levels to zero on the actor's thread makes
-// every parallel region inside Tesseract run on that thread alone. The symbol is looked up
-// at run time so a Tesseract built without OpenMP needs nothing.
-void serialise_openmp_on_this_thread() {
-  using SetLevels = void (*)(int);
-  static const auto set_levels =
-      reinterpret_cast<SetLevels>(::dlsym(RTLD_DEFAULT, "omp_set_max_active_levels"));
-  if (set_levels != nullptr) set_levels(0);
 }
 
 }  // namespace
@@ -250,49 +237,34 @@ std::vector<ro::Row<PageImage>> RenderPage::run(ro::Column<std::string> paths,
 // OcrPage
 
 struct OcrPage::Engine {
-  tesseract::TessBaseAPI api;
+  Engine(const std::string& lang, const std::string& tessdata)
+      : tesseract("OcrPage", lang, tessdata) {}
+  workloads::TesseractEngine tesseract;
 };
 
-OcrPage::OcrPage(std::string lang, std::string tessdata) : engine_(std::make_unique<Engine>()) {
-  serialise_openmp_on_this_thread();
-  const char* datapath = tessdata.empty() ? nullptr : tessdata.c_str();
-  if (engine_->api.Init(datapath, lang.c_str(), tesseract::OEM_LSTM_ONLY) != 0) {
-    throw std::runtime_error(fmt::format(
-        "OcrPage: cannot load Tesseract language '{}' from {}; install tesseract-ocr-{} or pass "
-        "--tessdata",
-        lang, tessdata.empty() ? "the default tessdata directory" : tessdata, lang));
-  }
-  engine_->api.SetPageSegMode(tesseract::PSM_AUTO);
-  // Diagnostics go nowhere: a page either yields text or a RecordFailure.
-  engine_->api.SetVariable("debug_file", "/dev/null");
-}
+OcrPage::OcrPage(std::string lang, std::string tessdata)
+    : engine_(std::make_unique<Engine>(lang, tessdata)) {}
 
-OcrPage::~OcrPage() {
-  if (engine_) engine_->api.End();
-}
+OcrPage::~OcrPage() = default;
 
 std::vector<ro::Row<std::string>> OcrPage::run(ro::Column<PageImage> pages) {
-  // The executor may run this on any thread of the pool; the limit is per thread.
-  serialise_openmp_on_this_thread();
+  workloads::serialise_openmp_on_this_thread();
   std::vector<ro::Row<std::string>> out;
   out.reserve(pages.size());
-  tesseract::TessBaseAPI& api = engine_->api;
   for (const PageImage& page : pages) {
     if (page.width == 0 || page.height == 0 ||
         page.pixels.size() != static_cast<std::size_t>(page.width) * page.height) {
       out.emplace_back(ro::RecordFailure{fmt::format("page {} has no image", page.number)});
       continue;
     }
-    api.SetImage(page.pixels.data(), static_cast<int>(page.width), static_cast<int>(page.height), 1,
-                 static_cast<int>(page.width));
-    api.SetSourceResolution(static_cast<int>(page.dpi));
-    std::unique_ptr<char[]> text(api.GetUTF8Text());
+    std::optional<std::string> text =
+        engine_->tesseract.recognise(page.pixels.data(), page.width, page.height,
+                                     static_cast<int>(page.dpi), workloads::PageLayout::automatic);
     if (!text) {
       out.emplace_back(ro::RecordFailure{fmt::format("OCR failed on page {}", page.number)});
     } else {
-      out.emplace_back(std::string(text.get()));
+      out.emplace_back(std::move(*text));
     }
-    api.Clear();
   }
   return out;
 }

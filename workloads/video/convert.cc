@@ -2,12 +2,11 @@
 #include "video/convert.h"
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <optional>
 
+#include "common/convert_driver.h"
 #include "common/files.h"
-#include "common/run_summary.h"
 #include "video/output.h"
 #include "video/record_json.h"
 #include <fmt/format.h>
@@ -19,19 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-using workloads::seconds_since;
-
-// Probe files that test a directory's writability carry this prefix.
-constexpr std::string_view kProbePrefix = ".video2jsonl-probe-";
-
-void require_output_file_location(const std::string& path, const std::string& what) {
-  workloads::require_output_file_location(path, what, kProbePrefix);
-}
-
-// The run journal in the output directory (--resume).
-constexpr const char* kJournalName = ".video2jsonl-journal";
+constexpr workloads::ConvertNaming kNaming{
+    .probe_prefix = ".video2jsonl-probe-",
+    .temp_infix = kTempInfix,
+    .journal_name = ".video2jsonl-journal",
+    .report_name = "video2jsonl",
+    .input_field = "video",
+    .redo = "process every video again",
+};
 
 // What the conversion did, as the "video2jsonl" section of the engine's JSON report.
 nlohmann::json report_section(const ConvertSummary& s, const PipelineConfig& c) {
@@ -84,8 +78,8 @@ std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs) 
 
 ConvertSummary convert(const ConvertOptions& options) {
   // Everything that can be wrong with the command is checked before anything is written.
-  const std::vector<std::string> files = resolve_inputs(options.inputs);
-  if (options.out_dir.empty()) throw InputError("no output directory given");
+  workloads::ConvertDriver<VideoPipeline, FailedVideo> driver(
+      kNaming, options, resolve_inputs(options.inputs), &FailedVideo::video);
   std::optional<ro::Compiled<VideoPipeline>> program;
   try {
     program.emplace(compile_pipeline(options.pipeline));
@@ -94,40 +88,20 @@ ConvertSummary convert(const ConvertOptions& options) {
   } catch (const ro::CompileError& e) {
     throw InputError(fmt::format("invalid stage option: {}", e.what()));
   }
-  require_output_file_location(options.trace_path, "trace file");
-  require_output_file_location(options.report_path, "report file");
-
   // The engines load before the output directory is created, so a missing OCR language
   // leaves nothing behind.
-  const auto startup = Clock::now();
-  std::optional<ro::Executor<VideoPipeline>> built;
-  try {
-    built.emplace(*program);
-  } catch (const ro::ExecutionError& e) {
-    // Nothing has run yet: an engine that cannot load is a problem with the command, not a
-    // failed run.
-    throw InputError(fmt::format("cannot start the pipeline: {}", e.what()));
-  }
-  const double startup_seconds = seconds_since(startup);
-
-  const fs::path out(options.out_dir);
-  workloads::create_output_dir(out, options.out_dir, kProbePrefix);
-  remove_stale_temporaries(out.string());
+  driver.start_engines(*program);
+  driver.prepare_output();
 
   ConvertSummary summary;
-  summary.videos = files.size();
-  summary.startup_seconds = startup_seconds;
-  summary.records_path = (out / "videos.jsonl").string();
-  summary.failures_path = (out / "failures.jsonl").string();
-  std::vector<std::string> stems;
-  for (const std::string& f : files) stems.push_back(fs::path(f).stem().string());
-
-  const std::string journal_path = (out / kJournalName).string();
-  const std::string journal =
-      workloads::prepare_run_journal(out, kJournalName, options.resume, options.journal);
+  summary.videos = driver.files().size();
+  summary.records_path = (driver.out() / "videos.jsonl").string();
+  summary.failures_path = driver.failures_path();
+  const auto take_tally = [&](const workloads::ConvertTally<FailedVideo>& t) {
+    workloads::copy_tally(t, summary, &ConvertSummary::written, &ConvertSummary::restored,
+                          &ConvertSummary::first_video_seconds);
+  };
   JsonlAppender records(summary.records_path);
-  ro::RunOptions run_options = workloads::run_options_of(options);
-  run_options.journal.path = journal;
   // The key names the options that shape a record too: a video processed with others is not
   // restored but processed again.
   const PipelineConfig& pc = options.pipeline;
@@ -136,62 +110,23 @@ ConvertSummary convert(const ConvertOptions& options) {
       "tessdata={}",
       pc.scene_threshold, pc.analysis_width, pc.sampling.every, pc.sampling.per_scene,
       pc.frame_width, pc.near_duplicate_bits, pc.lang, pc.tessdata);
-  run_options.journal.key = [&](std::size_t row) { return stems[row] + key_suffix; };
-  run_options.journal.allow_other_inputs = true;  // a directory may gain videos
-  run_options.dead_letters = summary.failures_path;
-  run_options.dead_letter_fields = [&](std::size_t row) {
-    return std::vector<std::pair<std::string, std::string>>{{"video", stems[row]},
-                                                            {"input", files[row]}};
-  };
-  const auto start = Clock::now();
-  // Which delivered videos were processed and which restored: on_root follows each delivery.
-  std::vector<std::pair<std::size_t, std::size_t>> counts(files.size());  // scenes, frames
-  run_options.observers.push_back(
-      std::make_shared<workloads::RootObserver>([&](const ro::RootEvent& e) {
-        if (e.outcome != ro::Outcome::present) return;
-        if (e.restored) {
-          summary.restored.push_back(stems[e.row]);
-          return;
-        }
-        if (summary.written.empty()) summary.first_video_seconds = seconds_since(start);
-        summary.written.push_back(stems[e.row]);
-        summary.scenes += counts[e.row].first;
-        summary.frames_analysed += counts[e.row].second;
-      }));
-  run_options.observers.push_back(
-      std::make_shared<workloads::ReportSectionObserver>("video2jsonl", [&] {
-        summary.run_seconds = seconds_since(start);
-        return report_section(summary, options.pipeline).dump();
-      }));
-  ro::RunResult<VideoRecord> result;
-  try {
-    result = built->run(files, run_options, [&](std::size_t row, ro::Output<VideoRecord> v) {
-      if (v.ok()) {
-        const VideoRecord& record = v.value();
+  std::vector<std::pair<std::size_t, std::size_t>> counts(driver.files().size());  // scenes, frames
+  driver.run(
+      key_suffix,
+      [&](std::size_t row, const VideoRecord& record) {
         records.append(to_json_line(record));
         counts[row].first = record.scenes.size();
         for (const SceneRecord& s : record.scenes) counts[row].second += s.frames.size();
-      } else {
-        const ro::OutputIssue& issue = v.issue();
-        summary.failures.push_back(FailedVideo{
-            stems[row], files[row], std::string(ro::to_string(issue.outcome)), issue.cause});
-      }
-    });
-  } catch (const std::invalid_argument& e) {
-    // Raised before anything ran: the journal or the failure list cannot be used.
-    if (std::string_view(e.what()).find("another pipeline") != std::string_view::npos) {
-      throw InputError(
-          fmt::format("cannot resume: the run journal {} was written by another version of the "
-                      "pipeline; rerun without --resume to process every video again",
-                      journal_path));
-    }
-    throw InputError(e.what());
-  }
-  summary.run_seconds = seconds_since(start);
-  summary.stages = workloads::stage_summaries(result.metrics);
-  std::sort(summary.restored.begin(), summary.restored.end());
-  std::sort(summary.failures.begin(), summary.failures.end(),
-            [](const FailedVideo& a, const FailedVideo& b) { return a.video < b.video; });
+      },
+      [&](std::size_t row) {
+        summary.scenes += counts[row].first;
+        summary.frames_analysed += counts[row].second;
+      },
+      [&](const workloads::ConvertTally<FailedVideo>& t) {
+        take_tally(t);
+        return report_section(summary, options.pipeline).dump();
+      });
+  take_tally(driver.tally());
   return summary;
 }
 
@@ -207,17 +142,9 @@ std::string format_summary(const ConvertSummary& s) {
         s.scenes, s.frames_analysed, s.run_seconds,
         static_cast<double>(s.written.size()) / s.run_seconds, s.startup_seconds);
   }
-  if (s.first_video_seconds >= 0) {
-    out += fmt::format("first finished video after {:.2f} s\n", s.first_video_seconds);
-  }
-  out += workloads::format_stages(s.stages);
-  out += fmt::format("records: {}\n", s.records_path);
-  if (!s.failures.empty()) {
-    out += fmt::format("failures ({}), listed in {}:\n", s.failures.size(), s.failures_path);
-    for (const FailedVideo& f : s.failures) {
-      out += fmt::format("  {} ({}): {}\n", f.video, f.outcome, f.cause);
-    }
-  }
+  out += workloads::format_summary_tail("video", s.first_video_seconds, s.stages,
+                                        fmt::format("records: {}\n", s.records_path), s.failures,
+                                        s.failures_path, &FailedVideo::video);
   return out;
 }
 
