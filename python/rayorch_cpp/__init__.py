@@ -21,16 +21,10 @@ from ._api import (
     cpp_udfs,
     function,
 )
-from ._executor import (
-    CallMetrics,
-    Executor,
-    InputBatchMetrics,
-    Journal,
-    RunResult,
-    SyncExecutor,
-    run,
-)
+from ._executor import Executor, SyncExecutor, run
 from ._pipeline import Pipeline
+from ._run_options import Journal
+from ._run_result import CallMetrics, InputBatchMetrics, RunResult
 from ._values import (
     ActorLost,
     CompileError,

@@ -37,6 +37,11 @@ class Port:
         """The Port's id in its program (the N of ``pN`` in explain_text())."""
         return self._id
 
+    @property
+    def trace(self) -> _Trace:
+        """The trace that recorded this Port (package-internal: tracing checks ownership)."""
+        return self._trace
+
     def __bool__(self) -> bool:
         raise TypeError(
             "a symbolic Port has no truth value: use F.filter for data-dependent "
@@ -65,16 +70,17 @@ class _Trace:
         """The id of ``value`` after checking it is a Port of this trace."""
         if not isinstance(value, Port):
             raise CompileError(f"{what} must be a Port, got {type(value).__name__}")
-        if value._trace is not self:
-            owner = value._trace.core if not value._trace.finished else None
-            _core.foreign_port(owner, value._id, what)
-        return value._id
+        if value.trace is not self:
+            owner = value.trace.core if not value.trace.finished else None
+            _core.foreign_port(owner, value.id, what)
+        return value.id
 
     def ports(self, ids: Sequence[int]) -> tuple[Port, ...]:
         return tuple(Port(self, i) for i in ids)
 
 
-def _active(what: str) -> _Trace:
+def active_trace(what: str) -> _Trace:
+    """The trace under way, for the operator or Module named ``what`` (package-internal)."""
     trace = _ACTIVE.get()
     if trace is None:
         raise CompileError(
@@ -166,7 +172,7 @@ class RayModule:
         return getattr(self.udf, "__name__", type(self.udf).__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        trace = _active(f"RayModule({self.name})")
+        trace = active_trace(f"RayModule({self.name})")
         inputs = [trace.port(v, f"input arg_{i} of {self.name}") for i, v in enumerate(args)]
         keyword_names: list[str] = []
         statics: dict[str, Any] = {}
@@ -314,7 +320,7 @@ class CompiledProgram:
         self._modules = modules
         self._optimize = optimize
 
-    # What the backends read of a compiled program (the Ray backend reads nothing else).
+    # What the executors and backends read of a compiled program (nothing else).
 
     @property
     def native(self) -> Any:
@@ -330,6 +336,17 @@ class CompiledProgram:
     def optimize(self) -> bool:
         """Whether it was compiled with ``optimize=True`` (a Ray actor compiles it again)."""
         return self._optimize
+
+    @property
+    def output_tree(self) -> Any:
+        """The structure of forward()'s result over the flat outputs: a leaf is the index of
+        an output, a tuple of trees a tuple of results."""
+        return self._output_tree
+
+    @property
+    def call_pools(self) -> tuple[int, ...]:
+        """Per Call (in Call order): the index of its Module's actor pool."""
+        return self._call_pools
 
     def pool_options(self) -> list[dict[str, Any]]:
         """Per actor pool (plan order): the options of the Module whose actors it has."""

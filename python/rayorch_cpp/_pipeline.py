@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._api import CompiledProgram, compile
-from ._executor import RunResult, run
+from ._executor import run
+from ._run_result import RunResult
 
 
 class Pipeline:

@@ -1,0 +1,50 @@
+"""Building an executor's engine core on its backend: the embedded local threads, the
+deterministic synchronous core, or Ray actor pools driven through a RayBackendProtocol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core
+from ._api import CompiledProgram
+from ._ray_backend import RayBackend
+from ._ray_contract import RayBackendProtocol
+from ._ray_session import snapshot
+
+
+def local_core(program: CompiledProgram) -> Any:
+    """The embedded local backend: one thread per actor, each owning one UDF instance."""
+    return _core.Core.local(program.native)
+
+
+def sync_core(program: CompiledProgram, wire: bool) -> Any:
+    """The deterministic core on the calling thread; ``wire`` round-trips every protocol
+    message through bytes."""
+    return _core.Core.sync(program.native, wire)
+
+
+def core_on(program: CompiledProgram, backend: RayBackendProtocol) -> Any:
+    """A core whose actor pools are driven through ``backend`` (Ray's, or a stand-in)."""
+    return _core.Core.ray(program.native, backend)
+
+
+def ray_source(pipeline: Any) -> bytes:
+    """The pipeline as the Ray actors compile it again, taken before the driver traces it
+    (a forward() that draws from state it carries then draws the same on every actor)."""
+    return snapshot(pipeline)
+
+
+def ray_core(
+    program: CompiledProgram,
+    source: bytes,
+    address: str | None,
+    ray_init_kwargs: dict[str, Any],
+) -> tuple[RayBackend, Any]:
+    """The Ray actor pools of ``program`` on the cluster at ``address`` and the core that
+    drives them. The pools are stopped again when the core cannot be built."""
+    backend = RayBackend(program, source, address, ray_init_kwargs)
+    try:
+        return backend, core_on(program, backend)
+    except BaseException:
+        backend.stop()
+        raise

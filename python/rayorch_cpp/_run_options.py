@@ -1,0 +1,172 @@
+"""What a run is asked to do: run()'s options checked and written into the engine's
+RunOptions, including the long-run ones (the Journal, dead letters, the error budget) and
+the journal key of every source row."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import _core
+
+SourceColumns = Sequence[Sequence[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """A run journal for resuming an interrupted run (docs/JOURNAL.md), as in C++
+    ``RunOptions::journal``: ``run(..., journal=Journal("out/run.journal"))`` or just the path.
+
+    Every terminal root is recorded with its key, outcome, cause and output (pickled, so
+    outputs must be picklable). A rerun with the same journal admits only the rows not
+    recorded finished (present or dropped; failed and suppressed ones run again unless
+    ``retry_failed=False``) and returns the recorded ones as if computed, counted in
+    ``RunResult.roots_restored``. ``key(row)`` names a source row (default: a 64-bit digest
+    of its pickled source values, 16 hex digits). A journal of another pipeline or other
+    inputs raises ValueError unless ``force`` (``allow_other_inputs`` accepts other inputs of
+    the same pipeline). Records are written by a writer thread at most ``write_interval_s``
+    after their root was delivered and flushed to disk every ``sync_every_records`` records,
+    ``sync_interval_s`` after the last flush, and when the run ends.
+    """
+
+    path: str
+    key: Callable[[int], str] | None = None
+    retry_failed: bool = True
+    force: bool = False
+    allow_other_inputs: bool = False
+    sync_every_records: int = 4096
+    sync_interval_s: float = 0.2
+    write_interval_s: float = 0.005
+
+
+def _row_keys(columns: SourceColumns, key: Callable[[int], str] | None) -> list[str]:
+    """One journal key per source row: key(row), else a digest of the pickled row values."""
+    rows = len(columns[0]) if columns else 0
+    if key is not None:
+        keys = []
+        for row in range(rows):
+            k = key(row)
+            if not isinstance(k, str):
+                raise TypeError(
+                    f"journal key(row) must return a str; row {row} gave {type(k).__name__}"
+                )
+            keys.append(k)
+        return keys
+    out = []
+    for row in range(rows):
+        try:
+            data = pickle.dumps(tuple(c[row] for c in columns), protocol=4)
+        except Exception as error:
+            raise TypeError(
+                f"the run journal keys rows by a digest of their pickled source values, but "
+                f"row {row} cannot be pickled ({error}); pass Journal(path, key=...)"
+            ) from error
+        out.append(hashlib.blake2b(data, digest_size=8).hexdigest())
+    return out
+
+
+def _long_run(
+    options: _core.RunOptions,
+    columns: SourceColumns,
+    journal: str | os.PathLike[str] | Journal | None,
+    dead_letters: str | os.PathLike[str] | None,
+    max_failed_roots: int | None,
+    max_failed_fraction: float,
+    min_roots_for_failed_fraction: int,
+) -> list[str] | None:
+    """Sets the journal, dead-letter and error-budget options of a run; returns one journal
+    key per source row, or None when none of them is used."""
+    if journal is not None and not isinstance(journal, Journal):
+        journal = Journal(os.fspath(journal))
+    if max_failed_roots is not None and (type(max_failed_roots) is not int or max_failed_roots < 0):
+        raise ValueError("max_failed_roots must be a non-negative integer or None")
+    if not 0.0 <= max_failed_fraction:
+        raise ValueError("max_failed_fraction must be >= 0 (1 or more: no limit)")
+    if type(min_roots_for_failed_fraction) is not int or min_roots_for_failed_fraction < 0:
+        raise ValueError("min_roots_for_failed_fraction must be a non-negative integer")
+    if journal is None and dead_letters is None and max_failed_roots is None:
+        if max_failed_fraction >= 1.0:
+            return None
+    if journal is not None and journal.sync_every_records < 1:
+        raise ValueError("Journal.sync_every_records must be >= 1")
+    if journal is not None:
+        keys = _row_keys(columns, journal.key)
+    elif dead_letters is not None:
+        try:
+            keys = _row_keys(columns, None)
+        except TypeError:
+            keys = [str(row) for row in range(len(columns[0]) if columns else 0)]
+    else:
+        keys = [str(row) for row in range(len(columns[0]) if columns else 0)]
+    j = journal if journal is not None else Journal("")
+    options.journal.path = j.path
+    options.journal.retry_failed = j.retry_failed
+    options.journal.force = j.force
+    options.journal.allow_other_inputs = j.allow_other_inputs
+    options.journal.sync_every_records = j.sync_every_records
+    options.journal.sync_interval_s = j.sync_interval_s
+    options.journal.write_interval_s = j.write_interval_s
+    options.dead_letters = os.fspath(dead_letters) if dead_letters is not None else ""
+    options.max_failed_roots = max_failed_roots
+    options.max_failed_fraction = max_failed_fraction
+    options.min_roots_for_failed_fraction = min_roots_for_failed_fraction
+    return keys
+
+
+def run_options(
+    source_columns: SourceColumns,
+    *,
+    input_batch_size: int | None,
+    max_active_input_batches: int,
+    progress_line: bool,
+    trace: str | None,
+    report: str | None,
+    backpressure: int,
+    reservation: str | None,
+    queue_order: str,
+    journal: str | os.PathLike[str] | Journal | None,
+    dead_letters: str | os.PathLike[str] | None,
+    max_failed_roots: int | None,
+    max_failed_fraction: float,
+    min_roots_for_failed_fraction: int,
+) -> tuple[_core.RunOptions, list[str] | None]:
+    """The engine's options for one run of ``source_columns`` (see Executor.run), and one
+    journal key per source row (None when no long-run option is used). ``progress_line``
+    turns on the engine's own progress line. Raises ValueError on a bad option before
+    anything runs."""
+    if reservation not in (None, "elastic", "parent_bound"):
+        raise ValueError("reservation must be None, 'elastic' or 'parent_bound'")
+    if queue_order not in ("fifo", "lifo"):
+        raise ValueError("queue_order must be 'fifo' or 'lifo'")
+    if input_batch_size is not None and (
+        type(input_batch_size) is not int or input_batch_size <= 0
+    ):
+        raise ValueError("input_batch_size must be a positive integer or None")
+    if type(max_active_input_batches) is not int or max_active_input_batches <= 0:
+        raise ValueError("max_active_input_batches must be a positive integer")
+    options = _core.RunOptions()
+    options.input_batch_size = input_batch_size or 0
+    options.max_active_input_batches = max_active_input_batches
+    options.backpressure = backpressure
+    options.progress = progress_line
+    options.trace_path = trace or ""
+    options.report_path = report or ""
+    options.reservation = reservation
+    options.queue_order = queue_order
+    journal_keys = _long_run(
+        options,
+        source_columns,
+        journal,
+        dead_letters,
+        max_failed_roots,
+        max_failed_fraction,
+        min_roots_for_failed_fraction,
+    )
+    return options, journal_keys
+
+
+__all__ = ["Journal"]

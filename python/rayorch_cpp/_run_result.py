@@ -1,0 +1,132 @@
+"""What a run returns: its outputs in source order and its metrics (RunResult, CallMetrics,
+InputBatchMetrics), built from the engine's RunMetrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _core
+
+
+@dataclass(frozen=True, slots=True)
+class CallMetrics:
+    """One Call's counters for one run.
+
+    ``grain_dispatches`` counts replays too; ``grain_requeues`` Grains put back for a retry.
+    """
+
+    call_index: int
+    call: str
+    udf_name: str
+    actor_instances: int
+    batch_size: int
+    rpcs: int
+    grain_dispatches: int
+    grain_requeues: int
+    failed_rpcs: int
+    suppressed_by_barrier: int
+    batch_sizes: dict[int, int]
+    mean_batch_fill: float
+    busy_s: float
+
+    @property
+    def average_batch(self) -> float:
+        """Mean Grains per RPC."""
+        return self.grain_dispatches / self.rpcs if self.rpcs else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class InputBatchMetrics:
+    """Counters of one input batch (a slice of source rows)."""
+
+    index: int
+    first_row: int
+    rows: int
+    grain_count: int
+    rpcs: int
+    admitted_s: float
+    completed_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The outputs of a run in source order (a list for one output Port, a tuple of lists
+    for several), plus its metrics. A row that is not present is an OutputIssue.
+    Streaming runs return ``outputs=None``."""
+
+    outputs: Any
+    elapsed_s: float
+    calls: tuple[CallMetrics, ...]
+    input_batches: tuple[InputBatchMetrics, ...]
+    peak_active_input_batches: int
+    actor_count: int  #: actors of every pool (Calls of one Module share theirs)
+    root_completed_s: tuple[float, ...] = ()
+    roots_by_outcome: dict[str, int] = field(default_factory=dict)
+    actors_replaced: int = 0
+    file_errors: tuple[str, ...] = ()
+    roots_restored: int = 0  #: roots delivered from the run journal, not computed
+    journal_discarded_bytes: int = 0  #: torn or corrupt journal tail cut off when opened
+
+    @property
+    def rpc_count(self) -> int:
+        """RPCs of every Call."""
+        return sum(c.rpcs for c in self.calls)
+
+
+def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...]) -> RunResult:
+    """The RunResult of a run: its shaped ``outputs`` and the engine's metrics ``raw``;
+    ``call_pools`` maps each Call to its actor pool (CompiledProgram.call_pools)."""
+    calls = tuple(
+        CallMetrics(
+            call_index=i,
+            call=c.call,
+            udf_name=c.udf,
+            actor_instances=c.actors,
+            batch_size=c.batch_size,
+            rpcs=c.rpcs,
+            grain_dispatches=c.grain_dispatches,
+            grain_requeues=c.requeues,
+            failed_rpcs=c.failed_rpcs,
+            suppressed_by_barrier=c.suppressed_by_barrier,
+            batch_sizes=c.batch_size_histogram,
+            mean_batch_fill=c.mean_batch_fill,
+            busy_s=c.busy_seconds,
+        )
+        for i, c in enumerate(raw.calls)
+    )
+    batches = tuple(
+        InputBatchMetrics(
+            index=b.index,
+            first_row=b.first_row,
+            rows=b.rows,
+            grain_count=b.grains,
+            rpcs=b.rpcs,
+            admitted_s=b.admitted_seconds,
+            completed_s=b.completed_seconds,
+        )
+        for b in raw.input_batches
+    )
+    return RunResult(
+        outputs=outputs,
+        elapsed_s=raw.elapsed_seconds,
+        calls=calls,
+        input_batches=batches,
+        peak_active_input_batches=raw.peak_active_input_batches,
+        # Calls of one Module share its actors: count each pool once.
+        actor_count=sum(
+            {
+                (call_pools[i] if i < len(call_pools) else -1 - i): c.actors
+                for i, c in enumerate(raw.calls)
+            }.values()
+        ),
+        root_completed_s=tuple(raw.root_completed_seconds),
+        roots_by_outcome=raw.roots_by_outcome,
+        actors_replaced=raw.actors_replaced,
+        file_errors=tuple(raw.file_errors),
+        roots_restored=raw.roots_restored,
+        journal_discarded_bytes=raw.journal_discarded_bytes,
+    )
+
+
+__all__ = ["CallMetrics", "InputBatchMetrics", "RunResult"]
