@@ -51,9 +51,12 @@ test-python: deps
 # sanitizer trees, so `make test` stays well within a CI budget on two cores.
 ASAN_BUILD     ?= build-asan
 TSAN_BUILD     ?= build-tsan
+# A test's target is its path under tests/ with '/' as '_' (tests/runtime/rules_test.cc:
+# runtime_rules_test).
 ASAN_TARGETS   ?= smoke_test runtime_rules_test runtime_scenarios_test runtime_recovery_test \
-                  local_executor_test schedule_independence_test misuse_test
-TSAN_TARGETS   ?= local_executor_test schedule_independence_test
+                  execution_local_executor_test execution_schedule_independence_test \
+                  api_misuse_test
+TSAN_TARGETS   ?= execution_local_executor_test execution_schedule_independence_test
 SANITIZE_BUILD_TYPE ?= Debug
 
 sanitize-subset: deps

@@ -5,13 +5,16 @@
 // reference interpreter, and every local run with the SyncExecutor run, output by output
 // (DESIGN 5, "Contract"); metrics must account for exactly the RPCs the UDFs saw.
 //
-//   ./randomized_test                                   CI: a fixed set of cases
-//   RAYORCH_RANDOM_SEED=0x1234 ./randomized_test        one case, with its program listing
-//   RAYORCH_RANDOM_SEED=0x1234 RAYORCH_RANDOM_REPEAT=50 ./randomized_test
-//                                                       ... again and again (timing-dependent)
-//   RAYORCH_SOAK=100000 ./randomized_test               a long soak from a random base seed
-//   RAYORCH_SOAK=1000 RAYORCH_RANDOM_BASE=7 ./randomized_test
-//   RAYORCH_RANDOM_CASES=300 ./randomized_test          fewer CI cases (e.g. under sanitizers)
+//   ./execution_randomized_test                   CI: a fixed set of cases
+//   RAYORCH_RANDOM_SEED=0x1234 ./execution_randomized_test
+//                                                 one case, with its program listing
+//   RAYORCH_RANDOM_SEED=0x1234 RAYORCH_RANDOM_REPEAT=50 ./execution_randomized_test
+//                                                 ... again and again (timing-dependent)
+//   RAYORCH_SOAK=100000 ./execution_randomized_test
+//                                                 a long soak from a random base seed
+//   RAYORCH_SOAK=1000 RAYORCH_RANDOM_BASE=7 ./execution_randomized_test
+//   RAYORCH_RANDOM_CASES=300 ./execution_randomized_test
+//                                                 fewer CI cases (e.g. under sanitizers)
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -561,8 +564,8 @@ class Case {
     if (!failed_ && !verbose_) return {};
     std::string text = fmt::format(
         "randomized case seed=0x{:016x} shape={} rows={} allow_abort={} {}\n"
-        "reproduce: RAYORCH_RANDOM_SEED=0x{:016x} ./randomized_test (add RAYORCH_RANDOM_REPEAT=50 "
-        "when a local run failed: schedules vary)\n",
+        "reproduce: RAYORCH_RANDOM_SEED=0x{:016x} ./execution_randomized_test (add "
+        "RAYORCH_RANDOM_REPEAT=50 when a local run failed: schedules vary)\n",
         seed_, shape_, rows_, config_.allow_abort,
         model_->definite_abort   ? "(must abort)"
         : model_->possible_abort ? "(may abort)"
@@ -648,7 +651,7 @@ class Watchdog {
       if (active_ && std::chrono::steady_clock::now() - started_ > std::chrono::seconds(90)) {
         std::fprintf(stderr,
                      "randomized case seed=0x%016llx did not finish within 90 s (hang?)\n"
-                     "reproduce: RAYORCH_RANDOM_SEED=0x%016llx ./randomized_test\n",
+                     "reproduce: RAYORCH_RANDOM_SEED=0x%016llx ./execution_randomized_test\n",
                      static_cast<unsigned long long>(seed_),
                      static_cast<unsigned long long>(seed_));
         std::fflush(stderr);

@@ -24,8 +24,9 @@ import rayorch_cpp as ro
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
+WORKLOADS = TESTS / "workloads"  # the workloads' Python pipelines (test_video.py)
 EXAMPLES = TESTS.parent / "examples"
-sys.path.insert(0, str(EXAMPLES))
+sys.path[:0] = [str(WORKLOADS), str(EXAMPLES)]
 DOCS = list(range(1, 25))
 RAY_PROCESS_MARKS = (
     "raylet",
@@ -72,7 +73,7 @@ def cluster() -> Iterator[Any]:
     assert interfaces == ["lo"], f"run through test_ray.py (network interfaces: {interfaces})"
     assert ray_processes() == [], "Ray processes were running before the suite started"
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(HERE), str(TESTS), str(EXAMPLES), os.environ.get("PYTHONPATH", "")]
+        [str(HERE), str(TESTS), str(WORKLOADS), str(EXAMPLES), os.environ.get("PYTHONPATH", "")]
     )
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     import ray

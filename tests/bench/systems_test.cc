@@ -1,5 +1,7 @@
 // The systems of `bench compare` and `bench failure --peers`: this project on Ray is one more
 // system, run with the project's Python, and the targets are evaluated with it when it ran.
+#include "systems.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -7,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "systems.h"
 #include <gtest/gtest.h>
 
 namespace {

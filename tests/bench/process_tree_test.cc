@@ -1,5 +1,7 @@
 // The measured process tree of `bench compare`: orphans come back to be reaped and counted,
 // nothing of the tree survives, the exit status and the timeout are reported.
+#include "process_tree.h"
+
 #include <dirent.h>
 #include <unistd.h>
 
@@ -9,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "process_tree.h"
 #include <gtest/gtest.h>
 
 namespace {
