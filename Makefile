@@ -13,7 +13,7 @@ CLANG_FORMAT   ?= clang-format
 # Tracked (and new, not ignored) C++ sources.
 FORMAT_FILES    = git ls-files -z --cached --others --exclude-standard -- '*.h' '*.cc'
 
-.PHONY: all deps deps-check configure build test test-python sanitize sanitize-subset format format-check demo clean
+.PHONY: all deps deps-check configure build test test-python wheel test-wheel sanitize sanitize-subset format format-check demo clean
 
 all: build
 
@@ -36,6 +36,7 @@ test: deps build
 	@$(MAKE) --no-print-directory sanitize-subset
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 	@$(MAKE) --no-print-directory test-python
+	@$(MAKE) --no-print-directory test-wheel
 
 # The Python package (python/): scripts/python-env.sh creates .venv with pinned versions and
 # installs the package from this checkout (incremental build in build-python/), then pytest.
@@ -45,6 +46,16 @@ test-python: deps
 	.venv/bin/ruff format --check python
 	.venv/bin/mypy
 	.venv/bin/python -m pytest python/tests -q
+
+# The self-contained wheel for Python users (dist/*.whl): needs no compiler or -dev package
+# where it is installed; `pip install --find-links dist 'rayorch-cpp[ray]'`.
+wheel: deps
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) bash scripts/build-wheel.sh
+
+# The wheel installed alone into a fresh venv runs the quickstart from outside the checkout,
+# and its extension needs only the C and C++ runtime (incremental build in build-wheel/).
+test-wheel: deps
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) bash tests/package/wheel_check.sh
 
 # The runtime and executor tests again under AddressSanitizer + UndefinedBehaviorSanitizer
 # and the executor tests under ThreadSanitizer. Only these targets are built in the

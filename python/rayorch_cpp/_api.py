@@ -233,7 +233,7 @@ class CppModule(RayModule):
     def __init__(self, udf: str, **options: Any) -> None:
         udfs = _core.cpp_udfs()
         if udf not in udfs:
-            raise ValueError(f"no C++ UDF named {udf!r}; available: {sorted(udfs)}")
+            raise ValueError(_unknown_cpp_udf(udf, udfs))
         super().__init__(udf, num_outputs=int(udfs[udf]["outputs"]))
         self._cpp = udf
         self.ray_options(**options)
@@ -243,6 +243,21 @@ class CppModule(RayModule):
         """The name of this Module's Calls: the option, else the C++ UDF's name."""
         name = self.options.get("name")
         return str(name) if name is not None else self._cpp
+
+
+def _unknown_cpp_udf(udf: str, udfs: dict[str, dict[str, Any]]) -> str:
+    """Why ``udf`` is not in this extension: a stage of a workload it was built without (the
+    wheel leaves them out), else no such UDF."""
+    for workload in _core.optional_stages():
+        if not workload["built"] and udf in workload["stages"]:
+            return (
+                f"C++ UDF {udf!r} is a stage of the {workload['workload']} workload, which this "
+                f"build of rayorch-cpp leaves out (the wheel does): it needs "
+                f"{workload['needs']} when the package is built; install those (on Debian: "
+                f"scripts/install-deps.sh) and install the package from a source checkout "
+                f"with `pip install .`"
+            )
+    return f"no C++ UDF named {udf!r}; available: {sorted(udfs)}"
 
 
 def cpp_udfs() -> dict[str, dict[str, Any]]:

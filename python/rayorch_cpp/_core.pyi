@@ -22,6 +22,9 @@ def configure(
 def cpp_udfs() -> dict[str, dict[str, Any]]:
     """The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor."""
 
+def optional_stages() -> list[dict[str, Any]]:
+    """Each optional workload's C++ stages: [{workload, stages, needs, built}]."""
+
 def foreign_port(owner: Trace | None, port: int, what: str) -> None:
     """Raises the CompileError for a Port used outside its own trace."""
 

@@ -15,7 +15,8 @@ def import_ray() -> Any:
         import ray
     except ImportError as error:  # pragma: no cover - ray is a pinned test dependency
         raise ExecutionError(
-            "the Ray backend needs the 'ray' package (pip install ray==2.60.0)"
+            "the Ray backend needs the 'ray' package: install the package with its "
+            "'ray' extra (pip install 'rayorch-cpp[ray]', which pins ray==2.60.0)"
         ) from error
     return ray
 

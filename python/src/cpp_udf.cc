@@ -33,6 +33,22 @@ void bind_cpp_udfs(nb::module_& m) {
         return out;
       },
       "The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor.");
+  m.def(
+      "optional_stages",
+      []() {
+        nb::list out;
+        for (const auto& w : optional_stages()) {
+          nb::dict d;
+          d["workload"] = w.workload;
+          d["stages"] = w.stages;
+          d["needs"] = w.needs;
+          d["built"] = w.built;
+          out.append(d);
+        }
+        return out;
+      },
+      "The C++ stages of each optional workload, whether this extension was built with them: "
+      "[{workload, stages, needs, built}].");
 }
 
 }  // namespace rayorch::python

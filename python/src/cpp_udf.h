@@ -46,7 +46,20 @@ struct CppUdf {
 /// The C++ UDFs usable in Python pipelines, by name (cpp_udf_registry.cc).
 const std::map<std::string, CppUdf>& cpp_udfs();
 
-/// Binds `cpp_udfs()`, the listing of the registry, into the extension module.
+/// The C++ stages of an optional workload, which an extension built without the workload's
+/// libraries (the wheel: RAYORCH_WHEEL) leaves out of `cpp_udfs()`.
+struct OptionalStages {
+  std::string workload;
+  std::vector<std::string> stages;
+  std::string needs;  ///< the pkg-config modules the build needs for them
+  bool built = false;
+};
+
+/// Every optional workload's stages, built or not (cpp_udf_registry.cc).
+const std::vector<OptionalStages>& optional_stages();
+
+/// Binds `cpp_udfs()` and `optional_stages()`, the listings of the registry, into the extension
+/// module.
 void bind_cpp_udfs(nanobind::module_& m);
 
 /// The TypeError of an input that does not convert to its C++ type.

@@ -3,6 +3,7 @@
 // is built with them, the pdf2md and video stages.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "cpp_udf.h"
 #include "cpp_udfs.h"
@@ -18,6 +19,17 @@
 namespace rayorch::python {
 
 namespace {
+
+#if RAYORCH_PYTHON_PDF2MD
+constexpr bool kWithPdf2md = true;
+#else
+constexpr bool kWithPdf2md = false;
+#endif
+#if RAYORCH_PYTHON_VIDEO
+constexpr bool kWithVideo = true;
+#else
+constexpr bool kWithVideo = false;
+#endif
 
 #if RAYORCH_PYTHON_VIDEO
 /// video::SampleFrames with its sampling configuration as two constructor arguments.
@@ -94,6 +106,23 @@ const std::map<std::string, CppUdf>& cpp_udfs() {
 #endif
   };
   return udfs;
+}
+
+const std::vector<OptionalStages>& optional_stages() {
+  // The names repeat those registered above: python/tests/test_cpp_udfs.py checks that a
+  // built workload registers exactly these.
+  static const std::vector<OptionalStages> workloads = {
+      {.workload = "pdf2md",
+       .stages = {"Pdf2mdOpen", "Pdf2mdRender", "Pdf2mdOcr", "Pdf2mdAssemble"},
+       .needs = "poppler-cpp, tesseract, cairo",
+       .built = kWithPdf2md},
+      {.workload = "video",
+       .stages = {"VideoOpen", "VideoDetectScenes", "VideoSampleFrames", "VideoDecodeFrame",
+                  "VideoOcrFrame", "VideoFrameSignature", "VideoSummarizeScene", "VideoAssemble"},
+       .needs = "libavformat, libavcodec, libswscale, libavutil, tesseract, cairo",
+       .built = kWithVideo},
+  };
+  return workloads;
 }
 
 }  // namespace rayorch::python

@@ -8,7 +8,7 @@ import pytest
 
 import rayorch_cpp as ro
 from conftest import make_executor
-from rayorch_cpp import F
+from rayorch_cpp import F, _core
 
 
 class Exclaim:
@@ -89,3 +89,29 @@ def test_the_cpp_udfs_are_listed() -> None:
     udfs = ro.cpp_udfs()
     assert {"Upper", "SumNonEmpty", "SimRender", "SimOcr", "SimAssemble"} <= set(udfs)
     assert udfs["SimAssemble"]["inputs"] == 2 and udfs["SimOcr"]["outputs"] == 1
+
+
+def test_a_built_workload_registers_exactly_its_listed_stages() -> None:
+    udfs = set(ro.cpp_udfs())
+    workloads = _core.optional_stages()
+    assert {w["workload"] for w in workloads} == {"pdf2md", "video"}
+    for w in workloads:
+        prefix = {"pdf2md": "Pdf2md", "video": "Video"}[w["workload"]]
+        registered = {name for name in udfs if name.startswith(prefix)}
+        assert registered == (set(w["stages"]) if w["built"] else set())
+
+
+def test_a_stage_of_a_workload_left_out_names_the_libraries_it_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    left_out = [
+        {"workload": "pdf2md", "stages": ["Pdf2mdOcr"], "needs": "poppler-cpp, x", "built": False}
+    ]
+    monkeypatch.setattr(_core, "optional_stages", lambda: left_out)
+    monkeypatch.setattr(_core, "cpp_udfs", lambda: {"Upper": {}})
+    with pytest.raises(
+        ValueError, match=r"'Pdf2mdOcr' is a stage of the pdf2md workload.*poppler-cpp, x"
+    ):
+        ro.CppModule("Pdf2mdOcr")
+    with pytest.raises(ValueError, match=r"no C\+\+ UDF named 'Nope'; available: \['Upper'\]"):
+        ro.CppModule("Nope")
