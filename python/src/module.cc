@@ -9,6 +9,7 @@
 #include "core.h"
 #include "cpp_udf.h"
 #include "py_values.h"
+#include "python_wording.h"
 #include "ray_pools.h"
 #include "run_types.h"
 #include "trace.h"
@@ -30,6 +31,7 @@ NB_MODULE(_core, m) {
 
   nb::exception<rayorch::CompileError>(m, "CompileError", PyExc_ValueError);
   nb::exception<rayorch::ExecutionError>(m, "ExecutionError", PyExc_RuntimeError);
+  register_python_wording();
 
   m.def(
       "configure",

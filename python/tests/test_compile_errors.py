@@ -47,7 +47,7 @@ CASES: list[tuple[str, Any, str]] = [
     (
         "expand of a source",
         lambda x: F.reduce(F.expand(x)),
-        "F::expand of p0 (source 0): only a Call output can be expanded",
+        "F.expand of p0 (source 0): only a Call output can be expanded",
     ),
     (
         "expand of one Port twice",
@@ -57,7 +57,7 @@ CASES: list[tuple[str, Any, str]] = [
     (
         "reduce in the root Domain",
         lambda x: F.reduce(x),
-        "F::reduce of p0 (source 0): it lives in the root Domain d0",
+        "F.reduce of p0 (source 0): it lives in the root Domain d0",
     ),
     (
         "aligned expand of two producers",
