@@ -22,6 +22,9 @@ def configure(
 def cpp_udfs() -> dict[str, dict[str, Any]]:
     """The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor."""
 
+def replica_context() -> dict[str, Any] | None:
+    """The calling thread's replica: {module, index, replicas, devices}, or None."""
+
 def foreign_port(owner: Trace | None, port: int, what: str) -> None:
     """Raises the CompileError for a Port used outside its own trace."""
 

@@ -11,6 +11,7 @@
 #include "py_values.h"
 #include "python_wording.h"
 #include "ray_pools.h"
+#include "replica_context.h"
 #include "run_types.h"
 #include "trace.h"
 #include "workload_bindings.h"
@@ -56,6 +57,7 @@ NB_MODULE(_core, m) {
   bind_video(m);
 #endif
   bind_trace(m);
+  bind_replica_context(m);
   bind_run_options(m);
   bind_run_metrics(m);
 
