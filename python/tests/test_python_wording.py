@@ -12,7 +12,9 @@ import pytest
 import rayorch_cpp as ro
 from rayorch_cpp import F
 
-_CPP = re.compile(r"ro::|F::|RunOptions\.|\.recovery\(|\.isolation\(|journal\.force")
+_CPP = re.compile(
+    r"ro::|F::|rayorch::|Isolation::|RunOptions\.|\.recovery\(|\.isolation\(|journal\.force"
+)
 
 
 def _python_words(error: BaseException) -> str:
@@ -43,6 +45,13 @@ def test_a_memory_limit_names_the_python_isolation_option() -> None:
     with pytest.raises(ro.CompileError) as info:
         ro.compile(lambda x: same(x))
     assert 'isolation="process"' in _python_words(info.value)
+
+
+def test_process_isolation_of_python_values_names_the_python_option() -> None:
+    upper = ro.CppModule("Upper", isolation="process")
+    with pytest.raises(ro.CompileError) as info:
+        ro.compile(lambda x: upper(x))
+    assert 'keep isolation="threads"' in _python_words(info.value)
 
 
 def test_operator_errors_name_the_python_operators() -> None:
