@@ -133,7 +133,7 @@ class FinishedCall:
 class RayWorker:
     """The worker of one Ray actor: one pool's UDF instance and its RPCs."""
 
-    def __init__(self, program: Program, pool: int) -> None: ...
+    def __init__(self, program: Program, pool: int, replica: int = -1) -> None: ...
     def run(self, task: bytes, *blocks: list[Any]) -> tuple[Any, ...]:
         """run(task, *blocks) -> (CallReport, *output blocks: a list each, or None)"""
     def cached_blocks(self) -> int:

@@ -55,7 +55,9 @@ _NODE_LABEL = "ray.io/node-id"
 class _Worker:
     """One actor of one pool: builds the pool's UDF instance from the compiled program."""
 
-    def __init__(self, source: bytes, optimize: bool, explain: str, pool: int) -> None:
+    def __init__(
+        self, source: bytes, optimize: bool, explain: str, pool: int, replica: int
+    ) -> None:
         ray = import_ray()
         program = compile(ray.cloudpickle.loads(source), optimize=optimize)
         if program.explain_text() != explain:
@@ -64,7 +66,7 @@ class _Worker:
                 "pipeline's Modules or UDF code differ between the driver and the workers "
                 "(ship the same code, e.g. with runtime_env)"
             )
-        self._worker = _core.RayWorker(program.native, pool)
+        self._worker = _core.RayWorker(program.native, pool, replica)
 
     def ready(self) -> tuple[str, int]:
         """The actor's node id and process id, once its constructor has finished."""
@@ -159,8 +161,8 @@ class RayBackend(RayBackendProtocol):
         try:
             started = []
             for p, pool in enumerate(self._pools):
-                for _ in range(int(pool["replicas"])):
-                    started.append((p, self._new_actor(p)))
+                for replica in range(int(pool["replicas"])):
+                    started.append((p, self._new_actor(p, replica)))
             ready = self._await_ready([a for _, a in started], [p for p, _ in started])
             for (p, actor), (node, _pid) in zip(started, ready, strict=True):
                 self._actors[p].append(actor)
@@ -174,12 +176,12 @@ class RayBackend(RayBackendProtocol):
 
     # -- actors --------------------------------------------------------------------------
 
-    def _new_actor(self, pool: int, avoid_node: str | None = None) -> Any:
+    def _new_actor(self, pool: int, replica: int, avoid_node: str | None = None) -> Any:
         options = self._options[pool]
         if avoid_node is not None:
             options = self._elsewhere(pool, avoid_node) or options
         return self._cls.options(**options).remote(
-            self._source_ref, self._optimize, self._explain, pool
+            self._source_ref, self._optimize, self._explain, pool, replica
         )
 
     def _elsewhere(self, pool: int, node: str) -> dict[str, Any] | None:
@@ -284,7 +286,7 @@ class RayBackend(RayBackendProtocol):
         self._kill(self._actors[pool][actor])
         deadline = time.monotonic() + self._startup_timeout_s
         while True:
-            fresh = self._new_actor(pool, avoid)
+            fresh = self._new_actor(pool, actor, avoid)
             try:
                 timeout = _ELSEWHERE_TIMEOUT_S if avoid is not None else None
                 (node, _pid) = self._await_ready([fresh], [pool], timeout)[0]

@@ -29,8 +29,10 @@ class ReplicaContext:
 
 
 def replica_context() -> ReplicaContext | None:
-    """The replica whose constructor or ``run`` calls this, on the local backend and the
-    synchronous core (which builds one instance per Module, index 0); None outside them."""
+    """The replica whose constructor or ``run`` calls this; None outside them. The
+    synchronous core builds one instance per Module (index 0). On the Ray backend each
+    actor is told its index by the driver (a replacement keeps the one it replaces) and Ray
+    sets the actor's CUDA_VISIBLE_DEVICES itself, from which ``devices`` are taken."""
     context = _core.replica_context()
     if context is None:
         return None

@@ -66,11 +66,12 @@ NB_MODULE(_core, m) {
       m, "RayWorker", "The worker of one Ray actor: one pool's UDF instance and its RPCs.")
       .def(
           "__init__",
-          [](rayorch::python::RayWorker* self, const Program& program, int pool) {
+          [](rayorch::python::RayWorker* self, const Program& program, int pool, int replica) {
             nb::gil_scoped_release release;  // Python constructors take the GIL themselves
+            ReplicaPreset preset(replica);
             new (self) rayorch::python::RayWorker(program.plan, pool);
           },
-          nb::arg("program"), nb::arg("pool"))
+          nb::arg("program"), nb::arg("pool"), nb::arg("replica") = -1)
       .def("run", &rayorch::python::RayWorker::run,
            "run(task, *blocks) -> (status, *output blocks)")
       .def("cached_blocks", &rayorch::python::RayWorker::cached_blocks,

@@ -19,6 +19,7 @@ namespace {
 thread_local ReplicaContext current;
 thread_local const ReplicaRegistry* last_built_by = nullptr;
 thread_local int last_index = -1;
+thread_local int preset_index = -1;
 
 /// The entries of CUDA_VISIBLE_DEVICES; false when it is not set.
 bool visible_devices(std::vector<std::string>& out) {
@@ -61,8 +62,8 @@ ReplicaRegistry::ReplicaRegistry(std::string module, int replicas, double gpus)
     : module_(std::move(module)), replicas_(replicas < 1 ? 1 : replicas), gpus_(gpus) {}
 
 ReplicaContext ReplicaRegistry::next() {
-  int index = last_index;
-  if (last_built_by != this || index < 0) {
+  int index = preset_index >= 0 ? preset_index % replicas_ : last_index;
+  if (preset_index < 0 && (last_built_by != this || index < 0)) {
     std::lock_guard<std::mutex> lock(mutex_);
     index = built_++ % replicas_;
   }
@@ -80,6 +81,14 @@ ReplicaContext ReplicaRegistry::of(const rd::UdfInstance* instance) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = contexts_.find(instance);
   return it != contexts_.end() ? it->second : ReplicaContext{module_, -1, replicas_, {}};
+}
+
+ReplicaPreset::ReplicaPreset(int index) {
+  preset_index = index;
+}
+
+ReplicaPreset::~ReplicaPreset() {
+  preset_index = -1;
 }
 
 ReplicaScope::ReplicaScope(ReplicaContext context) : previous_(std::move(current)) {

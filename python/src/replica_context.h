@@ -53,6 +53,16 @@ class ReplicaRegistry {
   std::map<const rd::UdfInstance*, ReplicaContext> contexts_;
 };
 
+/// Makes the next instance built on this thread replica `index` of its Module while it
+/// lives (a Ray actor, a process of its own, is told its replica by the driver).
+class ReplicaPreset {
+ public:
+  explicit ReplicaPreset(int index);
+  ~ReplicaPreset();
+  ReplicaPreset(const ReplicaPreset&) = delete;
+  ReplicaPreset& operator=(const ReplicaPreset&) = delete;
+};
+
 /// Makes a context the calling thread's current replica while it lives (a constructor or
 /// a call), then restores the one before.
 class ReplicaScope {
