@@ -23,6 +23,7 @@ from ._api import (
 )
 from ._executor import Executor, SyncExecutor, run
 from ._pipeline import Pipeline
+from ._replica_context import ReplicaContext, replica_context
 from ._run_options import Journal
 from ._run_result import CallMetrics, InputBatchMetrics, RunResult
 from ._values import (
@@ -60,11 +61,13 @@ __all__ = [
     "RayModule",
     "RecordFailure",
     "RecoveryPolicy",
+    "ReplicaContext",
     "RunResult",
     "SyncExecutor",
     "__version__",
     "compile",
     "cpp_udfs",
     "function",
+    "replica_context",
     "run",
 ]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextvars
 import inspect
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 from . import _core
+from ._journal_modules import ModuleSnapshot
 from ._values import CompileError
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ class Port:
     """A symbolic logical data edge of the pipeline being traced. It carries no data.
 
     A Port has no truth value: data-dependent branching is ``F.filter`` or logic inside a
-    UDF, so ``if port:`` raises TypeError.
+    UDF, so ``if port:`` raises TypeError; unpacking one raises TypeError naming ``num_outputs``.
     """
 
     __slots__ = ("_trace", "_id")
@@ -48,6 +49,12 @@ class Port:
             "selection, or put per-item conditions inside a UDF"
         )
 
+    def __iter__(self) -> NoReturn:
+        raise TypeError(
+            f"Port p{self._id} cannot be unpacked: its Module has one output. Declare several "
+            "with Module(udf, num_outputs=2) (or .returns(2)) to get a tuple of Ports"
+        )
+
     def __repr__(self) -> str:
         return f"Port(p{self._id})"
 
@@ -64,6 +71,7 @@ class _Trace:
         self.core = _core.Trace()
         self.finished = False
         self.modules: list[RayModule] = []  # distinct Modules, in first-use order
+        self.snapshots: list[ModuleSnapshot] = []  # per Module: as its first Call recorded it
         self.call_pools: list[int] = []  # per Call (in Call order): its Module's index
 
     def port(self, value: Any, what: str) -> int:
@@ -206,6 +214,7 @@ class RayModule:
         pool = next((i for i, m in enumerate(trace.modules) if m is self), None)
         if pool is None:
             trace.modules.append(self)
+            trace.snapshots.append(ModuleSnapshot.of(self))
             pool = len(trace.modules) - 1
         trace.call_pools.append(pool)
         ports = trace.ports(ids)
@@ -325,6 +334,7 @@ class CompiledProgram:
         source: Any = None,
         modules: tuple[RayModule, ...] = (),
         optimize: bool = True,
+        snapshots: tuple[ModuleSnapshot, ...] = (),
     ) -> None:
         self._program = program
         self._output_tree = output_tree
@@ -334,6 +344,7 @@ class CompiledProgram:
         self._source = source
         self._modules = modules
         self._optimize = optimize
+        self._snapshots = snapshots
 
     # What the executors and backends read of a compiled program (nothing else).
 
@@ -362,6 +373,11 @@ class CompiledProgram:
     def call_pools(self) -> tuple[int, ...]:
         """Per Call (in Call order): the index of its Module's actor pool."""
         return self._call_pools
+
+    @property
+    def module_snapshots(self) -> tuple[ModuleSnapshot, ...]:
+        """Per Module: what its Calls were recorded with (the run journal's check)."""
+        return self._snapshots
 
     def pool_options(self) -> list[dict[str, Any]]:
         """Per actor pool (plan order): the options of the Module whose actors it has."""
@@ -433,6 +449,7 @@ def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
         source=pipeline,
         modules=tuple(trace.modules),
         optimize=optimize,
+        snapshots=tuple(trace.snapshots),
     )
 
 

@@ -39,10 +39,11 @@ def ray_core(
     source: bytes,
     address: str | None,
     ray_init_kwargs: dict[str, Any],
+    actor_startup_timeout_s: float | None = None,
 ) -> tuple[RayBackend, Any]:
     """The Ray actor pools of ``program`` on the cluster at ``address`` and the core that
     drives them. The pools are stopped again when the core cannot be built."""
-    backend = RayBackend(program, source, address, ray_init_kwargs)
+    backend = RayBackend(program, source, address, ray_init_kwargs, actor_startup_timeout_s)
     try:
         return backend, core_on(program, backend)
     except BaseException:

@@ -25,6 +25,9 @@ def cpp_udfs() -> dict[str, dict[str, Any]]:
 def optional_stages() -> list[dict[str, Any]]:
     """Each optional workload's C++ stages: [{workload, stages, needs, built}]."""
 
+def replica_context() -> dict[str, Any] | None:
+    """The calling thread's replica: {module, index, replicas, devices}, or None."""
+
 def foreign_port(owner: Trace | None, port: int, what: str) -> None:
     """Raises the CompileError for a Port used outside its own trace."""
 
@@ -133,7 +136,7 @@ class FinishedCall:
 class RayWorker:
     """The worker of one Ray actor: one pool's UDF instance and its RPCs."""
 
-    def __init__(self, program: Program, pool: int) -> None: ...
+    def __init__(self, program: Program, pool: int, replica: int = -1) -> None: ...
     def run(self, task: bytes, *blocks: list[Any]) -> tuple[Any, ...]:
         """run(task, *blocks) -> (CallReport, *output blocks: a list each, or None)"""
     def cached_blocks(self) -> int:

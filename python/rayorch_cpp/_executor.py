@@ -107,6 +107,7 @@ class _Base:
             max_failed_roots=max_failed_roots,
             max_failed_fraction=max_failed_fraction,
             min_roots_for_failed_fraction=min_roots_for_failed_fraction,
+            modules=self._program.module_snapshots,
         )
         outputs, metrics = self._core.run(
             list(source_columns), options, journal_keys, sink, progress_callback(progress)
@@ -174,7 +175,11 @@ class Executor(_Base):
     ``runtime_env``).
 
     Every pool is created up front and reused across runs; a UDF constructor failure
-    raises ExecutionError after cleaning up. Use as a context manager or close().
+    raises ExecutionError after cleaning up. On Ray, actors that are not placed and
+    constructed within ``actor_startup_timeout_s`` (default: the environment variable
+    RAYORCH_RAY_STARTUP_TIMEOUT_S, else 120 s) raise ExecutionError naming each waiting
+    Module, the resources its actors ask for and what the cluster has. Use as a context
+    manager or close().
     """
 
     def __init__(
@@ -184,6 +189,7 @@ class Executor(_Base):
         backend: str = "local",
         address: str | None = None,
         ray_init_kwargs: dict[str, Any] | None = None,
+        actor_startup_timeout_s: float | None = None,
     ) -> None:
         if backend not in ("local", "ray"):
             raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
@@ -194,7 +200,9 @@ class Executor(_Base):
         self.ray_init_kwargs = dict(ray_init_kwargs or {})
         self._ray: Any = None
         if backend == "ray":
-            self._ray, self._core = ray_core(self._program, source, address, self.ray_init_kwargs)
+            self._ray, self._core = ray_core(
+                self._program, source, address, self.ray_init_kwargs, actor_startup_timeout_s
+            )
         else:
             self._core = local_core(self._program)
         _LIVE.add(self)

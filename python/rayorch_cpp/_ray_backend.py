@@ -21,6 +21,7 @@ from . import _core
 from ._api import CompiledProgram, compile
 from ._ray_contract import CallReport, CallStatus, FinishedCall, ObjectRef, RayBackendProtocol
 from ._ray_session import connect, import_ray
+from ._ray_startup import actor_startup_error, asked_resources, startup_timeout_s
 from ._values import ExecutionError
 
 # Ray actor options a Module may carry besides the ones the engine reads.
@@ -44,7 +45,6 @@ _ACTOR_OPTIONS = {
 # 95.5 % and 134.7 s with 1 (bench compare --regime realistic --peers rayorch-ray, with and
 # without --ray-tasks-in-flight 2).
 _DEFAULT_MAX_TASKS_IN_FLIGHT = 1
-_STARTUP_TIMEOUT_S = float(os.environ.get("RAYORCH_RAY_STARTUP_TIMEOUT_S", "120"))
 # How long a replacement for a lost actor may take to start away from the lost actor's node
 # before it is placed anywhere.
 _ELSEWHERE_TIMEOUT_S = 30.0
@@ -55,7 +55,9 @@ _NODE_LABEL = "ray.io/node-id"
 class _Worker:
     """One actor of one pool: builds the pool's UDF instance from the compiled program."""
 
-    def __init__(self, source: bytes, optimize: bool, explain: str, pool: int) -> None:
+    def __init__(
+        self, source: bytes, optimize: bool, explain: str, pool: int, replica: int
+    ) -> None:
         ray = import_ray()
         program = compile(ray.cloudpickle.loads(source), optimize=optimize)
         if program.explain_text() != explain:
@@ -64,7 +66,7 @@ class _Worker:
                 "pipeline's Modules or UDF code differ between the driver and the workers "
                 "(ship the same code, e.g. with runtime_env)"
             )
-        self._worker = _core.RayWorker(program.native, pool)
+        self._worker = _core.RayWorker(program.native, pool, replica)
 
     def ready(self) -> tuple[str, int]:
         """The actor's node id and process id, once its constructor has finished."""
@@ -112,7 +114,9 @@ class RayBackend(RayBackendProtocol):
         source: bytes,
         address: str | None = None,
         ray_init_kwargs: dict[str, Any] | None = None,
+        actor_startup_timeout_s: float | None = None,
     ) -> None:
+        self._startup_timeout_s = startup_timeout_s(actor_startup_timeout_s)
         connect(address, dict(ray_init_kwargs or {}))
         ray = import_ray()
         self._ray = ray
@@ -157,8 +161,8 @@ class RayBackend(RayBackendProtocol):
         try:
             started = []
             for p, pool in enumerate(self._pools):
-                for _ in range(int(pool["replicas"])):
-                    started.append((p, self._new_actor(p)))
+                for replica in range(int(pool["replicas"])):
+                    started.append((p, self._new_actor(p, replica)))
             ready = self._await_ready([a for _, a in started], [p for p, _ in started])
             for (p, actor), (node, _pid) in zip(started, ready, strict=True):
                 self._actors[p].append(actor)
@@ -172,12 +176,12 @@ class RayBackend(RayBackendProtocol):
 
     # -- actors --------------------------------------------------------------------------
 
-    def _new_actor(self, pool: int, avoid_node: str | None = None) -> Any:
+    def _new_actor(self, pool: int, replica: int, avoid_node: str | None = None) -> Any:
         options = self._options[pool]
         if avoid_node is not None:
             options = self._elsewhere(pool, avoid_node) or options
         return self._cls.options(**options).remote(
-            self._source_ref, self._optimize, self._explain, pool
+            self._source_ref, self._optimize, self._explain, pool, replica
         )
 
     def _elsewhere(self, pool: int, node: str) -> dict[str, Any] | None:
@@ -217,9 +221,9 @@ class RayBackend(RayBackendProtocol):
         self, actors: list[Any], pools: list[int], timeout: float | None = None
     ) -> list[tuple[str, int]]:
         """Each actor's (node, pid) once its constructor finished. Raises _NotReady when
-        `timeout` is given and passes first, ExecutionError after _STARTUP_TIMEOUT_S."""
+        `timeout` is given and passes first, ExecutionError after the startup timeout."""
         refs = [a.ready.remote() for a in actors]
-        deadline = time.monotonic() + (_STARTUP_TIMEOUT_S if timeout is None else timeout)
+        deadline = time.monotonic() + (self._startup_timeout_s if timeout is None else timeout)
         pending = list(refs)
         while pending:
             left = deadline - time.monotonic()
@@ -227,12 +231,19 @@ class RayBackend(RayBackendProtocol):
             if pending and left <= 0 and timeout is not None:
                 raise _NotReady()
             if pending and left <= 0:
-                names = sorted({self._pools[pools[refs.index(r)]]["name"] for r in pending})
-                raise ExecutionError(
-                    f"Ray actors of {', '.join(names)} did not start within "
-                    f"{_STARTUP_TIMEOUT_S:.0f} s; the cluster may lack the resources they ask "
-                    f"for ({[self._options[pools[refs.index(r)]] for r in pending][0]}) "
-                    f"(cluster: {self._ray.cluster_resources()})"
+                waiting: dict[str, tuple[int, dict[str, float]]] = {}
+                for ref in pending:
+                    pool = pools[refs.index(ref)]
+                    count, _ = waiting.get(self._pools[pool]["name"], (0, {}))
+                    waiting[self._pools[pool]["name"]] = (
+                        count + 1,
+                        asked_resources(self._options[pool]),
+                    )
+                raise actor_startup_error(
+                    waiting,
+                    self._startup_timeout_s,
+                    self._ray.cluster_resources(),
+                    self._ray.available_resources(),
                 )
         out = []
         for ref, pool in zip(refs, pools, strict=True):
@@ -273,9 +284,9 @@ class RayBackend(RayBackendProtocol):
         """
         avoid = self.nodes[pool][actor] if lost else None
         self._kill(self._actors[pool][actor])
-        deadline = time.monotonic() + _STARTUP_TIMEOUT_S
+        deadline = time.monotonic() + self._startup_timeout_s
         while True:
-            fresh = self._new_actor(pool, avoid)
+            fresh = self._new_actor(pool, actor, avoid)
             try:
                 timeout = _ELSEWHERE_TIMEOUT_S if avoid is not None else None
                 (node, _pid) = self._await_ready([fresh], [pool], timeout)[0]
@@ -290,7 +301,7 @@ class RayBackend(RayBackendProtocol):
                 if time.monotonic() > deadline:
                     raise ExecutionError(
                         f"no replacement actor of Module<{self._pools[pool]['name']}> could be "
-                        f"started within {_STARTUP_TIMEOUT_S:.0f} s: {error}"
+                        f"started within {self._startup_timeout_s:g} s: {error}"
                     ) from None
                 time.sleep(0.5)
             except BaseException:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _core
+from ._journal_modules import ModuleSnapshot, check_journal_modules, module_digests
 
 SourceColumns = Sequence[Sequence[Any]]
 
@@ -28,9 +29,12 @@ class Journal:
     ``RunResult.roots_restored``. ``key(row)`` names a source row (default: a 64-bit digest
     of its pickled source values, 16 hex digits). A journal of another pipeline or other
     inputs raises ValueError unless ``force`` (``allow_other_inputs`` accepts other inputs of
-    the same pipeline). Records are written by a writer thread at most ``write_interval_s``
-    after their root was delivered and flushed to disk every ``sync_every_records`` records,
-    ``sync_interval_s`` after the last flush, and when the run ends.
+    the same pipeline); so does one whose outputs were computed by a Module whose code (or
+    ``version`` option), constructor arguments or other non-tuning options have changed
+    since, naming the Modules (their digests are kept in ``<path>.modules.json``). Records
+    are written by a writer thread at most ``write_interval_s`` after their root was
+    delivered and flushed to disk every ``sync_every_records`` records, ``sync_interval_s``
+    after the last flush, and when the run ends.
     """
 
     path: str
@@ -77,6 +81,7 @@ def _long_run(
     max_failed_roots: int | None,
     max_failed_fraction: float,
     min_roots_for_failed_fraction: int,
+    modules: Sequence[ModuleSnapshot],
 ) -> list[str] | None:
     """Sets the journal, dead-letter and error-budget options of a run; returns one journal
     key per source row, or None when none of them is used."""
@@ -95,6 +100,8 @@ def _long_run(
         raise ValueError("Journal.sync_every_records must be >= 1")
     if journal is not None:
         keys = _row_keys(columns, journal.key)
+        if journal.path:
+            check_journal_modules(journal.path, module_digests(modules), journal.force)
     elif dead_letters is not None:
         try:
             keys = _row_keys(columns, None)
@@ -133,9 +140,11 @@ def run_options(
     max_failed_roots: int | None,
     max_failed_fraction: float,
     min_roots_for_failed_fraction: int,
+    modules: Sequence[ModuleSnapshot] = (),
 ) -> tuple[_core.RunOptions, list[str] | None]:
     """The engine's options for one run of ``source_columns`` (see Executor.run), and one
-    journal key per source row (None when no long-run option is used). ``progress_line``
+    journal key per source row (None when no long-run option is used); ``modules`` are the
+    program's, which a journal's records must have been computed by. ``progress_line``
     turns on the engine's own progress line. Raises ValueError on a bad option before
     anything runs."""
     if reservation not in (None, "elastic", "parent_bound"):
@@ -165,6 +174,7 @@ def run_options(
         max_failed_roots,
         max_failed_fraction,
         min_roots_for_failed_fraction,
+        modules,
     )
     return options, journal_keys
 

@@ -9,7 +9,9 @@
 #include "core.h"
 #include "cpp_udf.h"
 #include "py_values.h"
+#include "python_wording.h"
 #include "ray_pools.h"
+#include "replica_context.h"
 #include "run_types.h"
 #include "trace.h"
 #include "workload_bindings.h"
@@ -30,6 +32,7 @@ NB_MODULE(_core, m) {
 
   nb::exception<rayorch::CompileError>(m, "CompileError", PyExc_ValueError);
   nb::exception<rayorch::ExecutionError>(m, "ExecutionError", PyExc_RuntimeError);
+  register_python_wording();
 
   m.def(
       "configure",
@@ -54,6 +57,7 @@ NB_MODULE(_core, m) {
   bind_video(m);
 #endif
   bind_trace(m);
+  bind_replica_context(m);
   bind_run_options(m);
   bind_run_metrics(m);
 
@@ -62,11 +66,12 @@ NB_MODULE(_core, m) {
       m, "RayWorker", "The worker of one Ray actor: one pool's UDF instance and its RPCs.")
       .def(
           "__init__",
-          [](rayorch::python::RayWorker* self, const Program& program, int pool) {
+          [](rayorch::python::RayWorker* self, const Program& program, int pool, int replica) {
             nb::gil_scoped_release release;  // Python constructors take the GIL themselves
+            ReplicaPreset preset(replica);
             new (self) rayorch::python::RayWorker(program.plan, pool);
           },
-          nb::arg("program"), nb::arg("pool"))
+          nb::arg("program"), nb::arg("pool"), nb::arg("replica") = -1)
       .def("run", &rayorch::python::RayWorker::run,
            "run(task, *blocks) -> (status, *output blocks)")
       .def("cached_blocks", &rayorch::python::RayWorker::cached_blocks,

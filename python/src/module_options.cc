@@ -147,11 +147,13 @@ constexpr std::array kEngineOptions = {
 };
 
 // Options the engine does not read, accepted for those that do: `name` (the package: the
-// Module's Call names) and the Ray backend's (python/rayorch_cpp/_ray_backend.py): the actor
-// options it passes to Ray's `.options(...)` (its _ACTOR_OPTIONS) and the calls it keeps at
-// each actor. The local executor ignores them.
-constexpr std::array<std::string_view, 11> kPassedOptions = {
+// Module's Call names), `version` (the package: what the run journal takes for the UDF's
+// code, python/rayorch_cpp/_journal_modules.py) and the Ray backend's
+// (python/rayorch_cpp/_ray_backend.py): the actor options it passes to Ray's `.options(...)` (its
+// _ACTOR_OPTIONS) and the calls it keeps at each actor. The local executor ignores them.
+constexpr std::array<std::string_view, 12> kPassedOptions = {
     "name",
+    "version",
     "runtime_env",
     "scheduling_strategy",
     "memory",

@@ -132,7 +132,18 @@ std::vector<int> Trace::add_call(nb::handle module_key, nb::handle udf, nb::hand
   if (native != nullptr) {
     record.factory = native_factories_[spec.get()];
   } else {
-    record.factory = [spec]() { return build_python_udf(*spec); };
+    std::shared_ptr<ReplicaRegistry>& replicas = replicas_[spec.get()];
+    if (!replicas) {
+      const ModuleOptions& o = options_[spec.get()];
+      replicas = std::make_shared<ReplicaRegistry>(names_[spec.get()], o.replicas, o.gpus);
+    }
+    record.factory = [spec, replicas]() {
+      ReplicaContext context = replicas->next();
+      ReplicaScope scope(context);
+      std::unique_ptr<rd::UdfInstance> instance = build_python_udf(*spec);
+      replicas->built(instance.get(), std::move(context));
+      return instance;
+    };
   }
   record.owner = spec;
   rd::CallRecord call;
@@ -145,7 +156,9 @@ std::vector<int> Trace::add_call(nb::handle module_key, nb::handle udf, nb::hand
   if (native != nullptr) {
     call.invoker = native->invoker(info, names_[spec.get()]);
   } else {
-    call.invoker = [info](rd::UdfInstance& instance, std::span<const rd::ColumnInput> in) {
+    call.invoker = [info, replicas = replicas_[spec.get()]](rd::UdfInstance& instance,
+                                                            std::span<const rd::ColumnInput> in) {
+      ReplicaScope scope(replicas->of(&instance));
       return invoke_python_udf(*info, instance, in);
     };
   }

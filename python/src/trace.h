@@ -10,6 +10,7 @@
 
 #include "py_values.h"
 #include "python_udf.h"
+#include "replica_context.h"
 #include "udf_output.h"
 #include <nanobind/nanobind.h>
 
@@ -77,6 +78,7 @@ class Trace {
   std::map<const ModuleSpec*, std::string> names_;
   std::map<const ModuleSpec*, ModuleOptions> options_;
   std::map<const ModuleSpec*, rd::Factory> native_factories_;
+  std::map<const ModuleSpec*, std::shared_ptr<ReplicaRegistry>> replicas_;  ///< Python UDFs
   std::vector<nanobind::object> keys_;  ///< keeps the module keys alive while the trace lives
   int sources_ = 0;
   std::vector<int> mask_sources_;

@@ -47,7 +47,7 @@ CASES: list[tuple[str, Any, str]] = [
     (
         "expand of a source",
         lambda x: F.reduce(F.expand(x)),
-        "F::expand of p0 (source 0): only a Call output can be expanded",
+        "F.expand of p0 (source 0): only a Call output can be expanded",
     ),
     (
         "expand of one Port twice",
@@ -57,7 +57,7 @@ CASES: list[tuple[str, Any, str]] = [
     (
         "reduce in the root Domain",
         lambda x: F.reduce(x),
-        "F::reduce of p0 (source 0): it lives in the root Domain d0",
+        "F.reduce of p0 (source 0): it lives in the root Domain d0",
     ),
     (
         "aligned expand of two producers",
@@ -160,8 +160,9 @@ CASES: list[tuple[str, Any, str]] = [
     (
         "process isolation of Python values",
         lambda x: ro.CppModule("Upper", isolation="process", memory_limit=1 << 30)(x),
-        "Module<Upper> (used by Upper#0): runs in worker processes (Isolation::process), so its "
-        "values cross a process boundary, but type object (a Python value) has no codec",
+        'Module<Upper> (used by Upper#0): runs in worker processes (isolation="process"), so '
+        "its values cross a process boundary, but type object (a Python value) has no codec: "
+        "Python values cannot cross to a worker process",
     ),
     ("forward returns no Port", lambda x: 3, "forward() must return a Port"),
     ("positional static argument", lambda x: one(x, 3), "input arg_1 of Any1 must be a Port"),

@@ -269,6 +269,12 @@ def test_a_hung_udf_is_killed_replaced_and_replayed(cluster: Any, tmp_path: Path
     assert len(before[1]) == len(after[1]) == 2
 
 
+def test_each_ray_actor_learns_its_replica_index(cluster: Any) -> None:
+    module = ro.Module(u.ReplicaIndex, replicas=3, batch_size=1, num_cpus=0.1)
+    with on_ray(one_call(module)) as ex:
+        assert set(ex.run(list(range(30)), progress=False).outputs) == {0, 1, 2}
+
+
 def test_a_constructor_failure_is_a_clear_error(cluster: Any) -> None:
     class Bad(ro.Pipeline):
         def __init__(self) -> None:

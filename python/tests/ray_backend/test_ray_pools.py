@@ -9,15 +9,18 @@ import inspect
 import json
 import pickle
 import random
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import rayorch_cpp as ro
-from rayorch_cpp import F, _core
+from rayorch_cpp import F, _core, _ray_backend
 from rayorch_cpp._ray_backend import RayBackend
 from rayorch_cpp._ray_contract import CallReport, CallStatus, FinishedCall, RayBackendProtocol
+from rayorch_cpp._ray_startup import DEFAULT_ACTOR_STARTUP_TIMEOUT_S, startup_timeout_s
 
 
 class Ref:
@@ -340,3 +343,53 @@ def test_a_ray_error_fails_the_call_like_a_udf_exception() -> None:
             ex.run(DOCS, progress=False)
     assert fake.stopped
     assert fake.replaced == []  # the actor is fine: nothing to replace
+
+
+def _unplaceable_ray(killed: list[Any]) -> Any:
+    """A Ray whose actors are never placed: a cluster without the CPUs they ask for."""
+    actor = SimpleNamespace(ready=SimpleNamespace(remote=lambda: object()))
+    actor_class = SimpleNamespace(options=lambda **_: SimpleNamespace(remote=lambda *_: actor))
+
+    def wait(refs: list[Any], num_returns: int, timeout: float) -> tuple[list[Any], list[Any]]:
+        time.sleep(min(timeout, 0.01))
+        return [], list(refs)
+
+    return SimpleNamespace(
+        remote=lambda **_: lambda cls: actor_class,
+        put=lambda value: value,
+        wait=wait,
+        get=lambda refs: refs,
+        cluster_resources=lambda: {"CPU": 2.0, "node:10.0.0.1": 1.0, "object_store_memory": 1e9},
+        available_resources=lambda: {"CPU": 0.0},
+        kill=lambda a, no_restart: killed.append(a),
+    )
+
+
+def test_actors_that_cannot_be_placed_fail_after_the_startup_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    killed: list[Any] = []
+    monkeypatch.setattr(_ray_backend, "connect", lambda *_: None)
+    monkeypatch.setattr(_ray_backend, "import_ray", lambda: _unplaceable_ray(killed))
+    program = ro.compile(lambda x: ro.Module(Ocr, name="ocr", replicas=3, num_cpus=1)(x))
+    began = time.monotonic()
+    with pytest.raises(ro.ExecutionError) as info:
+        RayBackend(program, b"", actor_startup_timeout_s=0.3)
+    assert 0.3 <= time.monotonic() - began < 5
+    message = str(info.value)
+    assert "did not start within 0.3 s (actor_startup_timeout_s)" in message
+    assert "Module<ocr>: 3 actor(s) waiting, each asking {CPU: 1}" in message
+    assert "The cluster has {CPU: 2} in all, {CPU: 0} free" in message
+    assert len(killed) == 3
+
+
+def test_the_startup_timeout_is_the_option_then_the_environment_then_120_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RAYORCH_RAY_STARTUP_TIMEOUT_S", raising=False)
+    assert startup_timeout_s(None) == DEFAULT_ACTOR_STARTUP_TIMEOUT_S == 120.0
+    monkeypatch.setenv("RAYORCH_RAY_STARTUP_TIMEOUT_S", "45")
+    assert startup_timeout_s(None) == 45.0
+    assert startup_timeout_s(7) == 7.0
+    with pytest.raises(ValueError, match="actor_startup_timeout_s must be a number > 0"):
+        startup_timeout_s(0)

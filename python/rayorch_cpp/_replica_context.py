@@ -1,0 +1,47 @@
+"""Which replica of its Module a UDF instance is (``rayorch_cpp.replica_context()``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _core
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaContext:
+    """One replica of a Module: ``index`` in ``0 .. replicas - 1`` and the GPU ``devices``
+    it is given.
+
+    Replica ``i`` of a Module with ``num_gpus=g`` is given devices ``floor(i*g) ..`` (``ceil(g)``
+    of them; one, shared, when ``g < 1``), taken modulo the entries of
+    ``CUDA_VISIBLE_DEVICES`` when that is set (``devices`` are then those entries) and as
+    device numbers otherwise. The local backend runs every actor as a thread of this
+    process, whose environment is shared: it does not set ``CUDA_VISIBLE_DEVICES`` per
+    replica, so a UDF selects its device itself, e.g. ``torch.device(f"cuda:{d}")`` for
+    ``d = ctx.devices[0]`` (without CUDA_VISIBLE_DEVICES) or by position. An actor rebuilt
+    after a loss keeps its index; indices are handed out in the order the actors are built.
+    """
+
+    module: str
+    index: int
+    replicas: int
+    devices: tuple[str, ...]
+
+
+def replica_context() -> ReplicaContext | None:
+    """The replica whose constructor or ``run`` calls this; None outside them. The
+    synchronous core builds one instance per Module (index 0). On the Ray backend each
+    actor is told its index by the driver (a replacement keeps the one it replaces) and Ray
+    sets the actor's CUDA_VISIBLE_DEVICES itself, from which ``devices`` are taken."""
+    context = _core.replica_context()
+    if context is None:
+        return None
+    return ReplicaContext(
+        str(context["module"]),
+        int(context["index"]),
+        int(context["replicas"]),
+        tuple(str(d) for d in context["devices"]),
+    )
+
+
+__all__ = ["ReplicaContext", "replica_context"]
