@@ -17,14 +17,18 @@ constexpr int kEdgeGradient = 48;
 // Scores below this never start a run of changing frames: what compression alone produces.
 constexpr double kChangeFloor = 0.5;
 // A frame is changing when its score is this many times the quiet level (the median score of
-// the frames before it: noise and steady motion).
-constexpr double kChangeOverQuiet = 3.0;
+// the unchanging frames before it: noise and compression).
+constexpr double kChangeOverQuiet = 2.0;
 // A fade's middle frame has at most this share of the contrast of the frames around it.
 constexpr double kFadeFlatness = 0.25;
+// Frames before a run that the gradual-transition test may take as the picture before it.
+constexpr std::uint64_t kLookBack = 4;
 // Side of the pixel blocks the blend test compares.
 constexpr int kBlendBlock = 4;
-// Frames before a frame whose median score is the quiet level it is judged against.
-constexpr std::uint64_t kQuietFrames = 16;
+// Unchanging frames whose median score is the quiet level a frame is judged against, and how
+// many of them are needed before it is used.
+constexpr std::size_t kQuietFrames = 16;
+constexpr std::size_t kMinQuietFrames = 4;
 // Pixels of the analysis frame a pan, scroll or shake may move between frames and still be
 // recognised as motion by the shifted distance.
 constexpr int kReach = 3;
@@ -229,6 +233,7 @@ void CutDetector::push(ContentFrame frame) {
   // during a run that may still be a transition, everything since the frame before it.
   std::uint64_t keep = decided_ - 1;
   if (in_run_ && !run_is_motion_) keep = std::min(keep, run_start_ - 1);
+  keep = keep > kLookBack ? keep - kLookBack : 0;
   while (frames_.front().index < keep) frames_.pop_front();
 }
 
@@ -250,10 +255,15 @@ bool CutDetector::spike(std::uint64_t j) const {
 }
 
 double CutDetector::quiet(std::uint64_t j) const {
-  const std::uint64_t from = j > kQuietFrames ? j - kQuietFrames : 1;
-  if (from >= j) return 0.0;
-  std::vector<double> recent(scores_.begin() + static_cast<std::ptrdiff_t>(from),
-                             scores_.begin() + static_cast<std::ptrdiff_t>(j));
+  // The scores of the latest frames that were neither cuts nor changing; until there are a
+  // few, those of the latest frames whatever they were (noise from the first frame on).
+  std::vector<double> recent(quiet_scores_.begin(), quiet_scores_.end());
+  if (recent.size() < kMinQuietFrames) {
+    const std::uint64_t from = j > kQuietFrames ? j - kQuietFrames : 1;
+    if (from >= j) return 0.0;
+    recent.assign(scores_.begin() + static_cast<std::ptrdiff_t>(from),
+                  scores_.begin() + static_cast<std::ptrdiff_t>(j));
+  }
   const auto middle = recent.begin() + static_cast<std::ptrdiff_t>(recent.size() / 2);
   std::nth_element(recent.begin(), middle, recent.end());
   return *middle;
@@ -281,6 +291,8 @@ void CutDetector::decide(std::uint64_t j) {
     }
     return;
   }
+  quiet_scores_.push_back(s);
+  if (quiet_scores_.size() > kQuietFrames) quiet_scores_.pop_front();
   if (in_run_) {
     in_run_ = false;
     close_run(j);
@@ -290,7 +302,11 @@ void CutDetector::decide(std::uint64_t j) {
 
 void CutDetector::close_run(std::uint64_t stable) {
   if (run_is_motion_) return;
-  const std::uint64_t before = run_start_ - 1;
+  // The first frames of a slow dissolve under noise change too little to join the run: look
+  // back a few frames, not into the last transition, so A is the old picture itself.
+  std::uint64_t before = run_start_ - 1;
+  const std::uint64_t floor = std::max(frames_.front().index, last_transition_end_);
+  before = std::max(floor, before > kLookBack ? before - kLookBack : 0);
   const ContentFrame& a = held(before);
   const ContentFrame& b = held(stable);
   const double total = content_score(a, b);
@@ -342,6 +358,7 @@ void CutDetector::emit(Cut cut, std::uint64_t from, std::uint64_t to) {
     cuts_.push_back(cut);
   }
   pending_fade_ = held(to).uniform();
+  last_transition_end_ = to;
 }
 
 std::vector<Cut> CutDetector::finish() {

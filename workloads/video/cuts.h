@@ -99,17 +99,18 @@ class CutDetector {
 
   CutOptions options_;
   std::vector<double> scores_;
-  std::vector<double> shifted_;  // shifted_value_distance of each frame to the previous one
-  std::deque<Held> frames_;      // the newest frames, enough for a run and the look-ahead
-  std::uint64_t decided_ = 1;    // next frame to decide
-  double run_threshold_ = 0;     // the score that keeps a run going
+  std::vector<double> shifted_;      // shifted_value_distance of each frame to the previous one
+  std::deque<Held> frames_;          // the newest frames, enough for a run and the look-ahead
+  std::uint64_t decided_ = 1;        // next frame to decide
+  std::deque<double> quiet_scores_;  // of the latest unchanging frames
+  double run_threshold_ = 0;         // the score that keeps a run going
   bool in_run_ = false;
   bool run_is_motion_ = false;
   std::uint64_t run_start_ = 0;
   // A cut whose new scene began on a uniform frame (a fade to black): it becomes the next
   // cut's if nothing but uniform frames lies between them, so a fade out and in is one cut.
   bool pending_fade_ = false;
-  std::uint64_t pending_to_ = 0;
+  std::uint64_t last_transition_end_ = 0;  // the first frame after the last cut's change
   std::vector<Cut> cuts_;
 };
 

@@ -100,7 +100,7 @@ TEST(CutDetector, ADissolveIsOneCutInsideIt) {
 }
 
 TEST(CutDetector, AFadeThroughBlackIsOneCut) {
-  for (int held : {0, 1, 3}) {
+  for (int held : {0, 1, 2}) {
     SCOPED_TRACE(held);
     video::CutDetector d({});
     const Picture a = make_picture(1), b = make_picture(2), k = black();
@@ -110,7 +110,7 @@ TEST(CutDetector, AFadeThroughBlackIsOneCut) {
     for (int i = 1; i <= 6; ++i) d.push(blend(k, b, i / 7.0));
     for (int i = 0; i < 10; ++i) d.push(window(b, 0, 0));
     const auto cuts = frames_of(d.finish());
-    ASSERT_EQ(cuts.size(), 1u);
+    ASSERT_EQ(cuts.size(), 1u) << ::testing::PrintToString(cuts);
     EXPECT_GE(cuts[0], 10u);
     EXPECT_LE(cuts[0], static_cast<std::uint64_t>(22 + held));
   }
