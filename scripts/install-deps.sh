@@ -26,6 +26,12 @@ PACKAGES=(
   libavcodec-dev
   libswscale-dev
   libavutil-dev
+  # Real material for the video workload's footage corpus (rayorch make-footage): PDF manuals
+  # and pictures shipped by Debian packages.
+  libtasn1-doc
+  shared-mime-info
+  desktop-base
+  libleptonica-dev
 )
 
 missing=()

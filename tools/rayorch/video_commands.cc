@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -11,6 +12,8 @@
 #include "commands.h"
 #include "video/check.h"
 #include "video/convert.h"
+#include "video/footage.h"
+#include "video/footage_check.h"
 #include "video/samples.h"
 #include "workload_commands.h"
 #include <fmt/format.h>
@@ -61,12 +64,44 @@ void add_video2jsonl(CLI::App& app) {
                   ".webm ...); video names (file stems) must be unique")
       ->required();
   cmd->add_option("-o,--output", c.out_dir, "output directory (created if missing)")->required();
-  cmd->add_option("--scene-threshold", p.scene_threshold,
-                  "mean absolute gray difference (0-255) between consecutive frames that cuts")
+  video::SceneDetection& d = p.detection;
+  cmd->add_option("--cut-method", d.method,
+                  "how cuts are found: 'content' scores hue, saturation, brightness and edges "
+                  "of consecutive frames and cuts where a score stands out against its "
+                  "neighbours (dissolves and fades are one cut each); 'threshold' cuts where "
+                  "the mean gray difference exceeds --scene-threshold (docs/VIDEO.md)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, video::CutMethod>{{"content", video::CutMethod::content},
+                                                  {"threshold", video::CutMethod::threshold}},
+          CLI::ignore_case))
+      ->default_str("content");
+  cmd->add_option("--scene-threshold", d.threshold,
+                  "threshold method: mean absolute gray difference (0-255) between consecutive "
+                  "frames that cuts")
       ->check(CLI::Range(0.001, 254.999))
       ->capture_default_str();
-  cmd->add_option("--analysis-width", p.analysis_width, "width of the frames compared for cuts")
-      ->check(CLI::Range(8, 1024))
+  cmd->add_option("--analysis-width", d.analysis_width,
+                  "width of the frames compared for cuts (0: 128 for content, 64 for threshold)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  cmd->add_option("--cut-ratio", d.adaptive_ratio,
+                  "content method: a hard cut's score is at least this many times the mean "
+                  "score of the two frames on each side")
+      ->check(CLI::Range(1.001, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--min-cut-score", d.min_score,
+                  "content method: least content score (0-255) of a cut, between the frames "
+                  "before and after a gradual transition")
+      ->check(CLI::Range(0.001, 254.999))
+      ->capture_default_str();
+  cmd->add_option("--min-scene-seconds", d.min_scene_seconds,
+                  "content method: a cut closer than this to the previous one is dropped")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--max-transition-seconds", d.max_transition_seconds,
+                  "content method: a change lasting longer than this is motion (pan, zoom, "
+                  "scrolling), never a fade or dissolve")
+      ->check(CLI::Range(0.001, 60.0))
       ->capture_default_str();
   auto* per_scene = cmd->add_option("--frames-per-scene", p.sampling.per_scene,
                                     "frames sampled per scene, spread from its first to its last")
@@ -76,7 +111,9 @@ void add_video2jsonl(CLI::App& app) {
       cmd->add_option("--every", p.sampling.every, "sample every Nth frame of each scene instead")
           ->check(CLI::Range(1, 100000));
   every->excludes(per_scene);
-  cmd->add_option("--frame-width", p.frame_width, "decoded frames wider than this are downscaled")
+  cmd->add_option("--frame-width", p.frame_width,
+                  "frames for OCR and signatures are decoded at their native size, downscaled "
+                  "only when wider than this (document text needs its pixels)")
       ->check(CLI::Range(16, 8192))
       ->capture_default_str();
   cmd->add_option("--near-duplicate-bits", p.near_duplicate_bits,
@@ -240,12 +277,113 @@ void add_check_videos(CLI::App& app) {
   });
 }
 
+void add_make_footage(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  auto o = std::make_shared<video::FootageOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "make-footage",
+      "Write a corpus of videos made from real material with known cuts: slideshows of PDF "
+      "pages (hard cuts, dissolves, fades through black, camera noise), pans and zooms over "
+      "pictures and a scrolling screen; DIR/footage.jsonl describes it");
+  cmd->add_option("outdir", *dir, "directory to write the corpus into")->required();
+  cmd->add_option("--width", o->width, "frame width (even)")
+      ->check(CLI::Range(64, 4096))
+      ->capture_default_str();
+  cmd->add_option("--height", o->height, "frame height (even)")
+      ->check(CLI::Range(64, 4096))
+      ->capture_default_str();
+  cmd->add_option("--fps", o->fps, "frame rate")->check(CLI::Range(1, 240))->capture_default_str();
+  cmd->add_option("--slides", o->slides, "slides per slideshow")
+      ->check(CLI::Range(2, 1000))
+      ->capture_default_str();
+  cmd->add_option("--slide-frames", o->slide_frames, "frames a slide stays still")
+      ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
+  cmd->add_option("--transition-frames", o->transition_frames,
+                  "frames of a dissolve, or of each half of a fade")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--motion-frames", o->motion_frames, "frames of a pan, zoom or scroll")
+      ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "random seed (camera noise)")->capture_default_str();
+  cmd->add_option("--document", o->documents, "PDF files to take pages from (repeatable)");
+  cmd->add_option("--picture", o->pictures, "PNG pictures to pan and zoom over (repeatable)");
+  cmd->callback([dir, o] {
+    const video::FootageCorpus corpus =
+        run_or_usage("make-footage", [&] { return video::make_footage(*dir, *o); });
+    std::size_t cuts = 0, frames = 0;
+    for (const auto& v : corpus.videos) {
+      cuts += v.cuts.size();
+      frames += v.frames;
+    }
+    std::fputs(fmt::format("make-footage: {} videos, {} cuts, {} frames in {}\n",
+                           corpus.videos.size(), cuts, frames, *dir)
+                   .c_str(),
+               stdout);
+  });
+}
+
+void add_check_footage(CLI::App& app) {
+  auto expected = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto min_precision = std::make_shared<double>(0.95);
+  auto min_recall = std::make_shared<double>(0.95);
+  auto min_text_recall = std::make_shared<double>(0.8);
+  CLI::App* cmd = app.add_subcommand(
+      "check-footage",
+      "Score a video2jsonl output directory against a make-footage corpus: cut precision and "
+      "recall (a dissolve or fade counts once), cuts inside pans, zooms and scrolls, and "
+      "recall of the documents' words on slide frames");
+  cmd->footer(
+      "Exit status: 0 every score reaches its minimum and no cut lies inside motion; 1 "
+      "otherwise; 2 bad command line or unreadable corpus or output.");
+  cmd->add_option("expected", *expected, "the make-footage directory (with footage.jsonl)")
+      ->required();
+  cmd->add_option("outdir", *out, "the video2jsonl output directory")->required();
+  cmd->add_option("--min-precision", *min_precision, "required cut precision")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--min-recall", *min_recall, "required cut recall")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--min-text-recall", *min_text_recall,
+                  "required share of document words read on slide frames")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->callback([expected, out, min_precision, min_recall, min_text_recall] {
+    video::FootageCheck check;
+    run_or_usage("check-footage",
+                 [&] { check = video::check_footage(video::load_footage(*expected), *out); });
+    for (const video::FootageVideoCheck& v : check.videos) {
+      std::fputs(fmt::format("  {}: {}cuts {} found of {}, {} detected, {} inside motion; "
+                             "words {} of {} on {} slide frames\n",
+                             v.video, v.present ? "" : "MISSING ", v.matched_cuts, v.expected_cuts,
+                             v.detected_cuts, v.cuts_in_motion, v.words_found, v.slide_words,
+                             v.scored_frames)
+                     .c_str(),
+                 stdout);
+    }
+    const bool ok = check.precision >= *min_precision && check.recall >= *min_recall &&
+                    check.text_recall >= *min_text_recall && check.cuts_in_motion == 0;
+    std::fputs(fmt::format("check-footage: {} videos: cut precision {:.3f}, recall {:.3f}, {} "
+                           "cuts inside motion, text recall {:.3f}: {}\n",
+                           check.videos.size(), check.precision, check.recall, check.cuts_in_motion,
+                           check.text_recall, ok ? "OK" : "FAILED")
+                   .c_str(),
+               stdout);
+    if (!ok) throw CLI::RuntimeError(kSomeFailed);
+  });
+}
+
 }  // namespace
 
 void add_video_commands(CLI::App& app) {
   add_video2jsonl(app);
   add_make_videos(app);
   add_check_videos(app);
+  add_make_footage(app);
+  add_check_footage(app);
 }
 
 }  // namespace rayorch::cli

@@ -48,7 +48,8 @@ nlohmann::json report_section(const ConvertSummary& s, const PipelineConfig& c) 
       {"videos_per_second",
        s.run_seconds > 0 ? static_cast<double>(s.written.size()) / s.run_seconds : 0.0},
       {"first_video_seconds", s.first_video_seconds},
-      {"scene_threshold", c.scene_threshold},
+      {"cut_method", c.detection.method == CutMethod::content ? "content" : "threshold"},
+      {"scene_threshold", c.detection.threshold},
       {"sampling", {{"every", c.sampling.every}, {"per_scene", c.sampling.per_scene}}},
       {"frame_width", c.frame_width},
   };
@@ -106,10 +107,12 @@ ConvertSummary convert(const ConvertOptions& options) {
   // restored but processed again.
   const PipelineConfig& pc = options.pipeline;
   const std::string key_suffix = fmt::format(
-      "|threshold={}|analysis_width={}|every={}|per_scene={}|frame_width={}|bits={}|lang={}|"
-      "tessdata={}",
-      pc.scene_threshold, pc.analysis_width, pc.sampling.every, pc.sampling.per_scene,
-      pc.frame_width, pc.near_duplicate_bits, pc.lang, pc.tessdata);
+      "|method={}|threshold={}|analysis_width={}|ratio={}|min_score={}|min_scene={}|"
+      "transition={}|every={}|per_scene={}|frame_width={}|bits={}|lang={}|tessdata={}",
+      static_cast<int>(pc.detection.method), pc.detection.threshold, pc.detection.width(),
+      pc.detection.adaptive_ratio, pc.detection.min_score, pc.detection.min_scene_seconds,
+      pc.detection.max_transition_seconds, pc.sampling.every, pc.sampling.per_scene, pc.frame_width,
+      pc.near_duplicate_bits, pc.lang, pc.tessdata);
   std::vector<std::pair<std::size_t, std::size_t>> counts(driver.files().size());  // scenes, frames
   driver.run(
       key_suffix,

@@ -12,7 +12,7 @@ namespace video {
 // cache keeps at most one open file and decoder per actor.
 struct DecodeFrame::Cache {
   std::unique_ptr<FrameReader> reader;
-  av::GrayScaler scaler;
+  av::FrameScaler scaler;
 };
 
 DecodeFrame::DecodeFrame(int max_width) : max_width_(max_width), cache_(std::make_unique<Cache>()) {

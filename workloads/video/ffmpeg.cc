@@ -71,7 +71,7 @@ std::string describe(const std::string& what, int error) {
   return out;
 }
 
-void GrayScaler::convert(const AVFrame& frame, int width, int height, unsigned char* out) {
+void FrameScaler::convert(const AVFrame& frame, int width, int height, unsigned char* out) {
   if (frame.width <= 0 || frame.height <= 0 || width <= 0 || height <= 0) {
     throw VideoError(fmt::format("cannot scale a {}x{} frame to {}x{}", frame.width, frame.height,
                                  width, height));
@@ -80,12 +80,13 @@ void GrayScaler::convert(const AVFrame& frame, int width, int height, unsigned c
       frame.format != src_format_ || width != dst_width_ || height != dst_height_) {
     // Area averaging keeps thin glyph strokes when shrinking, which matters for OCR.
     scaler_.reset(sws_getContext(frame.width, frame.height,
-                                 static_cast<AVPixelFormat>(frame.format), width, height,
-                                 AV_PIX_FMT_GRAY8, SWS_AREA, nullptr, nullptr, nullptr));
+                                 static_cast<AVPixelFormat>(frame.format), width, height, target_,
+                                 SWS_AREA, nullptr, nullptr, nullptr));
     if (!scaler_) {
       const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(frame.format));
-      throw VideoError(fmt::format("cannot convert pixel format {} to gray",
-                                   name != nullptr ? name : "unknown"));
+      throw VideoError(fmt::format("cannot convert pixel format {} to {}",
+                                   name != nullptr ? name : "unknown",
+                                   av_get_pix_fmt_name(target_)));
     }
     src_width_ = frame.width;
     src_height_ = frame.height;
@@ -94,7 +95,8 @@ void GrayScaler::convert(const AVFrame& frame, int width, int height, unsigned c
     dst_height_ = height;
   }
   uint8_t* dst[4] = {out, nullptr, nullptr, nullptr};
-  int dst_stride[4] = {width, 0, 0, 0};
+  int dst_stride[4] = {width * av_get_padded_bits_per_pixel(av_pix_fmt_desc_get(target_)) / 8, 0, 0,
+                       0};
   const int rows =
       sws_scale(scaler_.get(), frame.data, frame.linesize, 0, frame.height, dst, dst_stride);
   if (rows != height) {

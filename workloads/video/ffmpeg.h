@@ -11,6 +11,7 @@ extern "C" {
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 }
 
@@ -71,16 +72,17 @@ std::string first_log_message();
 /// "what: FFmpeg error text (first logged message)", for a VideoError.
 std::string describe(const std::string& what, int error);
 
-/// Converts frames of one size and pixel format to 8-bit gray of a fixed size, keeping its
-/// context while the source format does not change.
-class GrayScaler {
+/// Converts frames of one size and pixel format to a packed target format (8-bit gray by
+/// default, or RGB24) of a fixed size, keeping its context while the source does not change.
+class FrameScaler {
  public:
-  GrayScaler() = default;
-  /// Writes `width` x `height` gray bytes (rows packed) to `out`. Throws VideoError when the
-  /// frame's format cannot be converted.
+  explicit FrameScaler(AVPixelFormat target = AV_PIX_FMT_GRAY8) : target_(target) {}
+  /// Writes `width` x `height` pixels (rows packed, 1 byte each in gray, 3 in RGB24) to `out`.
+  /// Throws VideoError when the frame's format cannot be converted.
   void convert(const AVFrame& frame, int width, int height, unsigned char* out);
 
  private:
+  AVPixelFormat target_;
   Scaler scaler_;
   int src_width_ = 0, src_height_ = 0, src_format_ = -1, dst_width_ = 0, dst_height_ = 0;
 };

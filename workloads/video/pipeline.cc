@@ -21,14 +21,7 @@ ro::Module<U> staged(ro::Module<U> m, const StageConfig& stage) {
 }  // namespace
 
 void validate(const PipelineConfig& c) {
-  if (!(c.scene_threshold > 0 && c.scene_threshold < 255)) {
-    throw std::invalid_argument(
-        fmt::format("scene threshold must be in (0, 255), got {}", c.scene_threshold));
-  }
-  if (c.analysis_width < 8 || c.analysis_width > 1024) {
-    throw std::invalid_argument(
-        fmt::format("analysis width must be in [8, 1024], got {}", c.analysis_width));
-  }
+  validate(c.detection);
   (void)sample_offsets(1, c.sampling);
   if (c.frame_width < 16 || c.frame_width > 8192) {
     throw std::invalid_argument(
@@ -43,7 +36,7 @@ void validate(const PipelineConfig& c) {
 
 VideoPipeline::VideoPipeline(const PipelineConfig& c)
     : open(staged(ro::Module<OpenVideo>(), c.open)),
-      detect(staged(ro::Module<DetectScenes>(c.scene_threshold, c.analysis_width), c.detect)),
+      detect(staged(ro::Module<DetectScenes>(c.detection), c.detect)),
       sample(staged(ro::Module<SampleFrames>(c.sampling), c.sample)),
       decode(staged(ro::Module<DecodeFrame>(c.frame_width), c.decode)),
       ocr(staged(ro::Module<OcrFrame>(c.lang, c.tessdata), c.ocr)),

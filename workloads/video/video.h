@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "video/cuts.h"
+
 #include <rayorch/rayorch.h>
 
 namespace video {
@@ -133,16 +135,37 @@ class OpenVideo {
   std::vector<ro::Row<VideoInfo>> run(ro::Column<std::string> paths);
 };
 
-/// Decodes every frame of a video at a small gray size and cuts where the mean absolute
-/// difference of consecutive frames (0..255) exceeds the threshold.
+/// How DetectScenes finds cuts (docs/VIDEO.md, "Finding cuts").
+struct SceneDetection {
+  CutMethod method = CutMethod::content;
+  double threshold = 25.0;      ///< threshold method: mean gray difference (0..255) that cuts
+  int analysis_width = 0;       ///< width of the compared frames; 0: 64 (threshold), 128 (content)
+  double adaptive_ratio = 3.0;  ///< content: a cut's score over its neighbours' mean
+  double min_score = 4.0;       ///< content: least score (0..255) of a cut
+  double min_scene_seconds = 0.4;       ///< content: shorter scenes join the previous one
+  double max_transition_seconds = 3.0;  ///< content: longer changes are motion, not fades
+
+  /// The analysis width in effect.
+  int width() const;
+  /// The content detector's options for a video of `fps` frames per second.
+  CutOptions cut_options(double fps) const;
+};
+
+/// Throws std::invalid_argument naming the option when a value is out of range.
+void validate(const SceneDetection& detection);
+
+/// Decodes every frame of a video at a small size and cuts it into scenes: by default with
+/// the content detector (video/cuts.h), or where the mean absolute gray difference of
+/// consecutive frames (0..255) exceeds a fixed threshold.
 class DetectScenes {
  public:
+  explicit DetectScenes(SceneDetection detection);
+  /// The threshold method.
   DetectScenes(double threshold, int analysis_width);
   std::vector<ro::Row<std::vector<Scene>>> run(ro::Column<VideoInfo> videos);
 
  private:
-  double threshold_;
-  int analysis_width_;
+  SceneDetection detection_;
 };
 
 /// Chooses the frames of each scene to analyse.
@@ -224,10 +247,11 @@ struct StageConfig {
 
 /// Everything that shapes the compiled pipeline.
 struct PipelineConfig {
-  double scene_threshold = 25.0;  ///< mean absolute gray difference (0..255) that cuts
-  int analysis_width = 64;        ///< width of the frames compared for cuts
+  SceneDetection detection;
   SamplingConfig sampling;
-  int frame_width = 320;  ///< decoded frames wider than this are downscaled to it
+  /// Frames for OCR and signatures are decoded at their native size, downscaled only when
+  /// wider than this: document text needs its pixels; the cap bounds memory per frame.
+  int frame_width = 1920;
   int near_duplicate_bits = 6;
   std::string lang = "eng";
   std::string tessdata;  ///< empty: Tesseract's default data directory

@@ -95,7 +95,7 @@ void write_moving_bar(const fs::path& path, int frames, int gop, int b_frames) {
 
 std::uint64_t checksum(const AVFrame& frame) {
   std::vector<std::uint8_t> gray(static_cast<std::size_t>(frame.width) * frame.height);
-  video::av::GrayScaler scaler;
+  video::av::FrameScaler scaler;
   scaler.convert(frame, frame.width, frame.height, gray.data());
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
   for (std::uint8_t b : gray) h = (h ^ b) * 1099511628211ULL;
@@ -323,7 +323,7 @@ TEST(VideoPipeline, ExplainShowsBothExpansionsTheBroadcastAndBothGathers) {
 
 TEST(VideoPipeline, InvalidOptionsAreRejectedWithTheirName) {
   video::PipelineConfig c;
-  c.scene_threshold = 0;
+  c.detection.threshold = 0;
   EXPECT_THROW(video::compile_pipeline(c), std::invalid_argument);
   c = {};
   c.sampling = {.every = 3, .per_scene = 3};
@@ -430,7 +430,7 @@ TEST(VideoConvert, CorpusHasExactScenesInOrderReadableCaptionsAndOnlyTheCorruptF
       EXPECT_NEAR(sc.start_seconds, static_cast<double>(sc.first_frame) / 5.0, 1e-6);
       EXPECT_NEAR(sc.end_seconds, static_cast<double>(sc.last_frame + 1) / 5.0, 1e-6);
       if (i > 0) {
-        EXPECT_GT(sc.cut_score, c.pipeline.scene_threshold);
+        EXPECT_GT(sc.cut_score, c.pipeline.detection.min_score);
       }
       // The first and the last frame of every scene: a cut or a seek one frame off would
       // show the neighbouring scene's caption here.
@@ -632,7 +632,7 @@ TEST(VideoConvert, BadInputsAreRejectedBeforeAnythingIsWritten) {
         << e.what();
   }
   video::ConvertOptions bad = options_for({(tmp.path() / "x.mp4").string()}, out);
-  bad.pipeline.scene_threshold = 300;
+  bad.pipeline.detection.threshold = 300;
   EXPECT_THROW(video::convert(bad), video::InputError);
   bad = options_for({(tmp.path() / "x.mp4").string()}, out);
   bad.pipeline.lang = "no-such-language";
