@@ -17,6 +17,7 @@ std::shared_ptr<const RuntimePlan> Compiler::run() {
   lower(*plan);
   analyse(*plan);
   verify_plan(*plan);
+  plan->call_consumers = compute_call_consumers(*plan);
   return plan;
 }
 
