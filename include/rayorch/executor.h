@@ -1,21 +1,18 @@
-// Running compiled programs: the embedded local executor.
+// Running compiled programs: the embedded local executor. Executor and its run() (batch and
+// streaming forms) are the user's API; the machinery behind them is in
+// rayorch/detail/executor_impl.h.
 #pragma once
 
-#include <array>
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "rayorch/codec.h"
-#include "rayorch/detail/erased.h"
-#include "rayorch/detail/journal.h"
-#include "rayorch/errors.h"
+#include "rayorch/detail/executor_impl.h"
 #include "rayorch/metrics.h"
 #include "rayorch/outcome.h"
 #include "rayorch/program.h"
@@ -43,131 +40,6 @@ struct RunResult<MultiOutput<O...>> {
 
 namespace detail {
 
-/// One root row's output Item as handed over by an executor core.
-struct ErasedOutput {
-  Outcome outcome = Outcome::dropped;
-  const std::string* cause = nullptr;
-  const void* value = nullptr;
-  std::optional<IssueOrigin> origin{};
-};
-
-/// Receives each root row as soon as it is terminal; the values are valid during the call.
-using RootSink = std::function<void(std::size_t row, std::span<const ErasedOutput>)>;
-
-/// The source columns of a run.
-struct SourceData {
-  std::vector<BlockRef> blocks;
-  std::vector<std::vector<const void*>> values;  ///< [column][row]
-  std::size_t rows = 0;
-  /// The caller's row index of each source row when the run covers a subset of the caller's
-  /// rows (a resumed journal); empty: the identity. Observers and error messages name the
-  /// caller's rows.
-  std::vector<std::size_t> original_rows{};
-  /// Roots restored from a run journal instead of being run (rayorch/journal.h): (the
-  /// caller's row, its outcome). After on_run_start and before any computed root, the run
-  /// calls deliver_restored(i) for each (it hands the i-th to the caller) and reports it to
-  /// the observers' on_root with RootEvent::restored; its metrics (roots_restored,
-  /// roots_by_outcome) and progress count them.
-  std::vector<std::pair<std::size_t, Outcome>> restored{};
-  std::function<void(std::size_t)> deliver_restored{};
-  std::uint64_t journal_discarded_bytes = 0;
-};
-
-/// The untyped engine behind an executor (src/execution).
-class ExecutionCore {
- public:
-  virtual ~ExecutionCore() = default;
-  virtual RunMetrics run(SourceData sources, const RunOptions& options, const RootSink& sink) = 0;
-  virtual void close() = 0;
-  virtual bool closed() const = 0;
-  virtual const std::vector<RpcRecord>& rpc_log() const = 0;
-  /// A digest of what the results depend on (Calls, UDF types, static arguments, Port types
-  /// and wiring), for the run journal.
-  virtual std::uint64_t plan_fingerprint() const = 0;
-};
-
-/// Creates the local backend (builds every pool; throws ExecutionError on a constructor
-/// failure after cleaning up).
-std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
-                                               const LocalBackend& backend);
-/// Creates the deterministic single-thread core used by testing::SyncExecutor; with `wire`,
-/// every protocol message is round-tripped through bytes.
-std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan,
-                                              bool wire = false);
-
-/// How run_journaled records and restores a run's root outputs.
-struct OutputCodec {
-  std::size_t outputs = 0;  ///< output Ports per root
-  bool available = false;   ///< every output can be encoded (a journal needs it)
-  /// Appends the encoded value of output `k` (present) to `out`.
-  std::function<void(std::size_t k, const void* value, std::string& out)> encode{};
-  /// Decodes a recorded root and hands it to `sink` as row `row`.
-  std::function<void(std::size_t row, const JournalEntry& entry, const RootSink& sink)> restore{};
-};
-
-/// Runs `core` with RunOptions::journal and RunOptions::dead_letters (rayorch/journal.h):
-/// `keys` holds one journal key per source row. Restores the rows recorded finished, runs
-/// the others as a subset of `sources` (observers and errors still name the caller's rows),
-/// records and dead-letters each root after `sink` received it. Used by the typed run() and
-/// the Python package. Implemented in src/execution/journal.cc.
-RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
-                         const std::vector<std::string>& keys, const RunOptions& options,
-                         const RootSink& sink, const OutputCodec& codec);
-
-template <class T>
-Output<T> to_output(const ErasedOutput& e) {
-  if (e.outcome == Outcome::present) return Output<T>(*static_cast<const T*>(e.value));
-  return Output<T>(OutputIssue{e.outcome, e.cause ? *e.cause : std::string(), e.origin});
-}
-
-template <class Out>
-struct RowOutput {
-  using type = Output<Out>;
-  static type make(std::span<const ErasedOutput> e) { return to_output<Out>(e[0]); }
-  static void store(RunResult<Out>& r, std::size_t row, type&& v) { r.outputs[row] = std::move(v); }
-  static void size(RunResult<Out>& r, std::size_t rows) {
-    r.outputs.assign(rows, Output<Out>(OutputIssue{Outcome::dropped, "not materialised"}));
-  }
-};
-template <class... O>
-struct RowOutput<MultiOutput<O...>> {
-  using type = std::tuple<Output<O>...>;
-  static type make(std::span<const ErasedOutput> e) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return type{to_output<O>(e[I])...};
-    }
-    (std::index_sequence_for<O...>{});
-  }
-  static void store(RunResult<MultiOutput<O...>>& r, std::size_t row, type&& v) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((std::get<I>(r.outputs)[row] = std::move(std::get<I>(v))), ...);
-    }
-    (std::index_sequence_for<O...>{});
-  }
-  static void size(RunResult<MultiOutput<O...>>& r, std::size_t rows) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((std::get<I>(r.outputs).assign(
-           rows, Output<O>(OutputIssue{Outcome::dropped, "not materialised"}))),
-       ...);
-    }
-    (std::index_sequence_for<O...>{});
-  }
-};
-
-/// The value types of a run's outputs, as a tuple.
-template <class Out>
-struct OutTypes {
-  using type = std::tuple<Out>;
-};
-template <class... O>
-struct OutTypes<MultiOutput<O...>> {
-  using type = std::tuple<O...>;
-};
-template <class Tuple>
-struct AllHaveCodec;
-template <class... T>
-struct AllHaveCodec<std::tuple<T...>> : std::bool_constant<(has_codec<T> && ...)> {};
-
 /// The typed run() surface shared by Executor and testing::SyncExecutor.
 template <class Out, class Inputs>
 class RunApi;
@@ -184,7 +56,7 @@ class RunApi<Out, std::tuple<Ins...>> {
   /// unrecoverable failure (the executor is then closed).
   RunResult<Out> run(const std::vector<Ins>&... columns, const RunOptions& options = {}) {
     RunResult<Out> result;
-    RowOutput<Out>::size(result, check_rows(columns...));
+    RowOutput<Out>::size(result, Typed::check_rows(columns...));
     result.metrics =
         run_erased(columns..., options, [&](std::size_t row, std::span<const ErasedOutput> e) {
           RowOutput<Out>::store(result, row, RowOutput<Out>::make(e));
@@ -237,126 +109,15 @@ class RunApi<Out, std::tuple<Ins...>> {
   const ExecutionCore& core() const { return *core_; }
 
  private:
-  using out_tuple = typename OutTypes<Out>::type;
-  static constexpr std::size_t kOutputs = std::tuple_size_v<out_tuple>;
-
-  static std::size_t check_rows(const std::vector<Ins>&... columns) {
-    const std::size_t lengths[] = {columns.size()...};
-    for (std::size_t i = 1; i < sizeof...(Ins); ++i) {
-      if (lengths[i] != lengths[0]) {
-        throw std::invalid_argument("source columns are not row-aligned: column 0 has " +
-                                    std::to_string(lengths[0]) + " rows but column " +
-                                    std::to_string(i) + " has " + std::to_string(lengths[i]) +
-                                    "; pass columns of equal length");
-      }
-    }
-    return lengths[0];
-  }
-
-  static SourceData make_sources(const std::vector<Ins>&... columns) {
-    SourceData s;
-    s.rows = check_rows(columns...);
-    (add_column(s, columns), ...);
-    return s;
-  }
+  using Typed = TypedRun<Out, std::tuple<Ins...>>;
 
   // Runs the core, with the journal and dead letters when the options ask for them.
   RunMetrics run_erased(const std::vector<Ins>&... columns, const RunOptions& options,
                         const RootSink& sink) {
     if (options.journal.path.empty() && options.dead_letters.empty()) {
-      return core_->run(make_sources(columns...), options, sink);
+      return core_->run(Typed::make_sources(columns...), options, sink);
     }
-    return run_resumable(columns..., options, sink);
-  }
-
-  static std::vector<std::string> row_keys(const std::vector<Ins>&... columns,
-                                           const RunOptions& options, std::size_t rows,
-                                           bool required) {
-    std::vector<std::string> keys;
-    keys.reserve(rows);
-    if (options.journal.key) {
-      for (std::size_t r = 0; r < rows; ++r) keys.push_back(options.journal.key(r));
-    } else if constexpr ((has_codec<Ins> && ...)) {
-      std::string bytes;
-      for (std::size_t r = 0; r < rows; ++r) {
-        bytes.clear();
-        (Codec<Ins>::encode(columns[r], bytes), ...);
-        keys.push_back(hex64(fnv1a64(bytes)));
-      }
-    } else {
-      if (required) {
-        throw std::invalid_argument(
-            "RunOptions.journal needs a stable key per source row: set journal.key, or give "
-            "every source type a rayorch::Codec (rayorch/codec.h) so rows are keyed by a "
-            "digest of their values");
-      }
-      for (std::size_t r = 0; r < rows; ++r) keys.push_back(std::to_string(r));
-    }
-    return keys;
-  }
-
-  template <std::size_t I>
-  static ErasedOutput restore_port(const JournalPort& p,
-                                   std::optional<std::tuple_element_t<I, out_tuple>>& slot) {
-    if (p.outcome != Outcome::present) return ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
-    if constexpr (has_codec<std::tuple_element_t<I, out_tuple>>) {
-      slot.emplace(decode_value<std::tuple_element_t<I, out_tuple>>(p.value));
-    }
-    return ErasedOutput{Outcome::present, nullptr, &*slot, std::nullopt};
-  }
-
-  static void deliver_restored(std::size_t row, const JournalEntry& entry, const RootSink& sink) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      std::tuple<std::optional<std::tuple_element_t<I, out_tuple>>...> values;
-      std::array<ErasedOutput, kOutputs> erased;
-      try {
-        ((erased[I] = restore_port<I>(entry.ports[I], std::get<I>(values))), ...);
-      } catch (const DecodeError& e) {
-        throw std::invalid_argument("RunOptions.journal: the recorded output of source row " +
-                                    std::to_string(row) + " cannot be decoded (" + e.what() +
-                                    "); did an output type's Codec change? Use a new journal path");
-      }
-      sink(row, erased);
-    }
-    (std::make_index_sequence<kOutputs>{});
-  }
-
-  // The Codec bytes of output `k`.
-  static void encode_output(std::size_t k, const void* value, std::string& out) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((k == I ? Codec<std::tuple_element_t<I, out_tuple>>::encode(
-                     *static_cast<const std::tuple_element_t<I, out_tuple>*>(value), out)
-               : void()),
-       ...);
-    }
-    (std::make_index_sequence<kOutputs>{});
-  }
-
-  RunMetrics run_resumable(const std::vector<Ins>&... columns, const RunOptions& options,
-                           const RootSink& sink) {
-    const std::size_t rows = check_rows(columns...);
-    const bool journaled = !options.journal.path.empty();
-    OutputCodec codec;
-    codec.outputs = kOutputs;
-    if constexpr (AllHaveCodec<out_tuple>::value) {
-      codec.available = true;
-      codec.encode = &encode_output;
-      codec.restore = &deliver_restored;
-    } else if (journaled) {
-      throw std::invalid_argument(
-          "RunOptions.journal records root outputs and so needs a rayorch::Codec for every "
-          "output type (rayorch/codec.h); specialise rayorch::Codec for it");
-    }
-    return run_journaled(*core_, make_sources(columns...),
-                         row_keys(columns..., options, rows, journaled), options, sink, codec);
-  }
-  template <class T>
-  static void add_column(SourceData& s, const std::vector<T>& column) {
-    std::vector<const void*> pointers;
-    std::vector<RowKind> kinds;
-    std::vector<std::string> messages;
-    s.blocks.push_back(make_block(std::vector<T>(column), pointers, kinds, messages));
-    s.values.push_back(std::move(pointers));
+    return Typed::run_resumable(*core_, columns..., options, sink);
   }
 
   std::unique_ptr<ExecutionCore> core_;

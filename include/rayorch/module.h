@@ -257,102 +257,40 @@ class Module {
   Module& operator=(Module&&) noexcept = default;
   ~Module() = default;
 
+  // Each setter works on an lvalue (`m.replicas(2);`) and on a temporary in a chain
+  // (`ro::Module<Ocr>().replicas(4).batch_size(32)`); it returns the Module it set.
+  // Initialising a Module from a chain on a temporary copies the temporary's settings and
+  // arguments into the new Module, which is then the only one using them.
+
   /// Number of actors in the pool (>= 1; default 1).
-  Module&& replicas(int n) && {
-    state_->options.replicas = n;
-    return std::move(*this);
-  }
-  Module& replicas(int n) & {
-    state_->options.replicas = n;
-    return *this;
-  }
+  Module& replicas(int n) { return set(&ModuleOptions::replicas, n); }
   /// Maximum Grains per RPC (>= 1; default 1).
-  Module&& batch_size(int n) && {
-    state_->options.batch_size = n;
-    return std::move(*this);
-  }
-  Module& batch_size(int n) & {
-    state_->options.batch_size = n;
-    return *this;
-  }
+  Module& batch_size(int n) { return set(&ModuleOptions::batch_size, n); }
   /// CPUs per actor (>= 0), a scheduling hint.
-  Module&& cpus(double n) && {
-    state_->options.cpus = n;
-    return std::move(*this);
-  }
-  Module& cpus(double n) & {
-    state_->options.cpus = n;
-    return *this;
-  }
+  Module& cpus(double n) { return set(&ModuleOptions::cpus, n); }
   /// GPUs per actor (>= 0), a scheduling hint.
-  Module&& gpus(double n) && {
-    state_->options.gpus = n;
-    return std::move(*this);
-  }
-  Module& gpus(double n) & {
-    state_->options.gpus = n;
-    return *this;
-  }
+  Module& gpus(double n) { return set(&ModuleOptions::gpus, n); }
   /// A named resource per actor (>= 0).
-  Module&& resources(const std::string& name, double amount) && {
-    state_->options.resources[name] = amount;
-    return std::move(*this);
-  }
-  Module& resources(const std::string& name, double amount) & {
+  Module& resources(const std::string& name, double amount) {
     state_->options.resources[name] = amount;
     return *this;
   }
   /// How physical attempt failures (UDF exceptions) are handled (default abort).
-  Module&& recovery(RecoveryPolicy p) && {
-    state_->options.recovery = p;
-    return std::move(*this);
-  }
-  Module& recovery(RecoveryPolicy p) & {
-    state_->options.recovery = p;
-    return *this;
-  }
+  Module& recovery(RecoveryPolicy p) { return set(&ModuleOptions::recovery, p); }
   /// Replays per Grain after a lost actor or a timeout (>= 0; default 1).
-  Module&& infra_retries(int n) && {
-    state_->options.infra_retries = n;
-    return std::move(*this);
-  }
-  Module& infra_retries(int n) & {
-    state_->options.infra_retries = n;
-    return *this;
-  }
+  Module& infra_retries(int n) { return set(&ModuleOptions::infra_retries, n); }
   /// Per-RPC deadline; an RPC running past it counts as a lost actor. The abandoned thread
   /// is not killed: it is detached and its late report is rejected; with
   /// Isolation::process the worker process is killed. 0 disables (default).
-  Module&& timeout(std::chrono::milliseconds t) && {
-    state_->options.timeout = t;
-    return std::move(*this);
-  }
-  Module& timeout(std::chrono::milliseconds t) & {
-    state_->options.timeout = t;
-    return *this;
-  }
+  Module& timeout(std::chrono::milliseconds t) { return set(&ModuleOptions::timeout, t); }
   /// An idle actor waits up to `w` for a batch of batch_size Grains while Grains upstream of
   /// the Call in the same input batch are unsealed (more may arrive), never when nothing
   /// more can arrive and never while no other RPC is running, so it adds no tail latency at
   /// the end of an input batch. For accelerator stages that pay per call. 0: never wait.
   /// The local executor honours it; testing::SyncExecutor (no clock) ignores it.
-  Module&& batch_wait(std::chrono::milliseconds w) && {
-    state_->options.batch_wait = w;
-    return std::move(*this);
-  }
-  Module& batch_wait(std::chrono::milliseconds w) & {
-    state_->options.batch_wait = w;
-    return *this;
-  }
+  Module& batch_wait(std::chrono::milliseconds w) { return set(&ModuleOptions::batch_wait, w); }
   /// How reservations pick Grains (default elastic).
-  Module&& reservation(Reservation r) && {
-    state_->options.reservation = r;
-    return std::move(*this);
-  }
-  Module& reservation(Reservation r) & {
-    state_->options.reservation = r;
-    return *this;
-  }
+  Module& reservation(Reservation r) { return set(&ModuleOptions::reservation, r); }
 
   /// Where the pool's actors run (default threads). With Isolation::process each actor is
   /// a child process: a crash (signal, abort, exit), a hang past timeout() or a memory
@@ -361,35 +299,18 @@ class Module {
   /// it alone is FAILED with a cause naming what happened (docs/ISOLATION.md). Every Column
   /// input type and output type of run() needs a rayorch::Codec: calling isolation() on a
   /// Module whose types lack one does not compile.
-  Module&& isolation(Isolation i) && {
+  Module& isolation(Isolation i) {
     check_codecs();
-    state_->options.isolation = i;
-    return std::move(*this);
-  }
-  Module& isolation(Isolation i) & {
-    check_codecs();
-    state_->options.isolation = i;
-    return *this;
+    return set(&ModuleOptions::isolation, i);
   }
   /// Process-isolated pools only: the bytes each worker may allocate beyond what it
   /// inherited from the executor's process (RLIMIT_AS). A worker that exceeds it is lost
   /// with the cause "worker exceeded its memory limit (N MiB)". 0: no limit (default).
-  Module&& memory_limit(std::uint64_t bytes) && {
-    state_->options.memory_limit = bytes;
-    return std::move(*this);
-  }
-  Module& memory_limit(std::uint64_t bytes) & {
-    state_->options.memory_limit = bytes;
-    return *this;
-  }
+  Module& memory_limit(std::uint64_t bytes) { return set(&ModuleOptions::memory_limit, bytes); }
 
   /// The name of this Module's Calls ("name#k") and pool in explain(), metrics and
   /// messages; by default the UDF's type name without namespaces.
-  Module&& name(std::string n) && {
-    state_->name = std::move(n);
-    return std::move(*this);
-  }
-  Module& name(std::string n) & {
+  Module& name(std::string n) {
     state_->name = std::move(n);
     return *this;
   }
@@ -430,6 +351,12 @@ class Module {
     std::string name;
   };
 
+  template <class Field, class Value>
+  Module& set(Field ModuleOptions::*field, Value value) {
+    state_->options.*field = std::move(value);
+    return *this;
+  }
+
   static void check_codecs() {
     if constexpr (detail::UdfCheck<U>::ok) {
       using traits = detail::UdfTraits<U>;
@@ -464,7 +391,7 @@ class Module {
     using columns = typename traits::columns;
     using statics = typename traits::statics;
     using shape = typename traits::shape;
-    detail::Graph* graph = detail::current_graph();
+    const std::shared_ptr<detail::Graph> graph = detail::current_graph_shared();
     const std::string udf = name();
     if (graph == nullptr) {
       throw CompileError("Module<" + udf +
@@ -497,27 +424,20 @@ class Module {
   static constexpr std::size_t n_cols_of() { return detail::UdfTraits<U>::column_count; }
 
   template <class... V>
-  static auto make_ports(detail::Graph* graph, const std::vector<int>& outs, std::tuple<V...>*) {
-    std::shared_ptr<detail::Graph> shared = shared_graph(graph);
+  static auto make_ports(const std::shared_ptr<detail::Graph>& graph, const std::vector<int>& outs,
+                         std::tuple<V...>*) {
     if constexpr (sizeof...(V) == 1) {
-      return Port<V...>(shared, outs[0]);
+      return Port<V...>(graph, outs[0]);
     } else {
       // An index pack, not a running counter: GCC flags `i++` in a braced pack expansion.
       return [&]<std::size_t... K>(std::index_sequence<K...>) {
-        return std::tuple<Port<V>...>{Port<V>(shared, outs[K])...};
+        return std::tuple<Port<V>...>{Port<V>(graph, outs[K])...};
       }
       (std::index_sequence_for<V...>{});
     }
   }
 
-  static std::shared_ptr<detail::Graph> shared_graph(detail::Graph* graph);
-
   std::shared_ptr<State> state_;
 };
-
-template <class U>
-std::shared_ptr<detail::Graph> Module<U>::shared_graph(detail::Graph*) {
-  return detail::current_graph_shared();
-}
 
 }  // namespace rayorch

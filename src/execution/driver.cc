@@ -9,6 +9,7 @@
 #include "rayorch/errors.h"
 
 #include "execution/backends/backends.h"
+#include "execution/run/run_options_check.h"
 
 namespace rayorch::detail {
 
@@ -36,6 +37,7 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
         "run again");
   }
   // Bad options throw here, before anything ran, and leave the executor usable.
+  check_run_options(options);
   RunState state(plan_, pools_->make_store(plan_), std::move(sources), options, sink,
                  pools_->actors(), options_.wire);
   ++run_;
@@ -109,7 +111,7 @@ void Driver::dispatch(RunState& state) {
       task.run = run_;
       task.pool = static_cast<int>(p);
       task.slot = static_cast<int>(slot);
-      task.inputs = state.store().resolve_inputs(d->batch);
+      task.inputs = state.resolve_inputs(*d);
       task.invocation = d->batch;
       w.current = std::move(*d);
       pools_->submit(std::move(task));
@@ -150,7 +152,7 @@ void Driver::handle(RunState& state, WorkerResult& r) {
       break;
     case Attempt::Kind::lost:
       state.record_rpc(d, actor, a.start, a.end, "lost");
-      if (!r.loss_counted) ++state.actors_replaced();
+      if (!r.loss_counted) state.count_replaced_actor();
       state.apply_lost(d, a.error);
       break;
   }
@@ -168,7 +170,7 @@ void Driver::expire(RunState& state) {
       const auto timeout = plan_->pools[p].options.timeout;
       pools_->replace(static_cast<int>(p), static_cast<int>(slot));
       --outstanding_;
-      ++state.actors_replaced();
+      state.count_replaced_actor();
       if (options_.keep_rpc_log) log_rpc(d, true);
       state.record_rpc(d, pools_->actor_of(static_cast<int>(p), static_cast<int>(slot)),
                        now - timeout, now, "timeout");

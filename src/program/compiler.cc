@@ -21,6 +21,7 @@ std::shared_ptr<const RuntimePlan> compile_graph(Graph& graph, const CompileOpti
   // indexes from the lowered plan is one more line here.
   RuntimePlan plan = lower(program, domains, canonical, analysis);
   verify_plan(plan);
+  plan.call_consumers = compute_call_consumers(plan);
   return std::make_shared<const RuntimePlan>(std::move(plan));
 }
 

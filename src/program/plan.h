@@ -116,6 +116,15 @@ struct PlanBroadcast {
   int target_domain = 0;
 };
 
+/// Which Calls feed which, a fact of the wiring (compile_consumers.cc).
+struct CallConsumers {
+  /// Per Call: the other Calls that read its outputs directly or through filters, broadcasts
+  /// and expands (values flow through those unchanged; a reduce or a Call ends the path).
+  std::vector<std::vector<int>> direct;
+  /// Per Call: every Call upstream of it (the transitive closure of `direct`, reversed).
+  std::vector<std::vector<int>> upstream;
+};
+
 struct PlanCode;
 
 struct RuntimePlan {
@@ -132,6 +141,8 @@ struct RuntimePlan {
   std::vector<int> outputs;
   /// Rewrite notes per Port (printed under the Port's line).
   std::vector<std::vector<std::string>> rewrites;
+  /// Which Calls feed which (the scheduler's backpressure and batch_wait read it).
+  CallConsumers call_consumers;
   /// The typed code of the program; read only at the worker boundary (plan_code.h).
   std::shared_ptr<const PlanCode> code;
 
@@ -143,5 +154,9 @@ struct RuntimePlan {
     return false;
   }
 };
+
+/// The Call-to-Call feeds of a lowered plan: reads its Calls, Ports, filters, broadcasts and
+/// expands. The compiler stores the result in RuntimePlan::call_consumers.
+CallConsumers compute_call_consumers(const RuntimePlan& plan);
 
 }  // namespace rayorch::detail

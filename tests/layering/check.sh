@@ -16,9 +16,9 @@
 #   src/program/plan.h must stay plain data (no rayorch/detail/erased.h, graph.h, logical.h).
 #   backend files (src/execution/backends/...) must not include the engine or the run's
 #                   driver state (runtime/... other than the protocol, execution/driver.h,
-#                   execution/run_state.h, execution/observers/...): a backend only runs
-#                   invocations and speaks the protocol (runtime/protocol.h and its byte
-#                   codec runtime/protocol_codec.h); it holds no driver logic.
+#                   execution/run_state.h, execution/run/..., execution/observers/...): a
+#                   backend only runs invocations and speaks the protocol (runtime/protocol.h
+#                   and its byte codec runtime/protocol_codec.h); it holds no driver logic.
 #
 # and the Python extension (python/src), which binds the engine through its public headers
 # (include/rayorch/...) and may include from src/ exactly these interface headers:
@@ -141,7 +141,7 @@ check_headers src/runtime "src/runtime must not include what can dereference a p
 check_headers src/program/plan.h "the runtime plan must stay plain data" \
   'rayorch/detail/erased\.h|rayorch/detail/graph\.h|program/logical\.h'
 check_headers src/execution/backends "a backend runs invocations and holds no driver logic" \
-  'runtime/([a-oq-z][a-z_]*|p[a-qs-z][a-z_]*|pr[a-np-z][a-z_]*|pro[a-su-z][a-z_]*|protocol_?[a-bd-z][a-z_]*)\.h|execution/driver\.h|execution/run_state\.h|execution/observers/[a-z_]+\.h'
+  'runtime/([a-oq-z][a-z_]*|p[a-qs-z][a-z_]*|pr[a-np-z][a-z_]*|pro[a-su-z][a-z_]*|protocol_?[a-bd-z][a-z_]*)\.h|execution/driver\.h|execution/run_state\.h|execution/run/[a-z_]+\.h|execution/observers/[a-z_]+\.h'
 check_allowlist python/src \
   "the Python extension uses the public headers and the execution interfaces only" \
   'execution/worker_pool\.h|execution/block_store\.h|execution/actor_block_cache\.h|execution/driver\.h|execution/invoke\.h|runtime/protocol\.h|runtime/protocol_codec\.h|program/plan\.h|program/plan_code\.h' \

@@ -1,5 +1,5 @@
 // The built-in observers (rayorch/observer.h): progress line, Chrome trace, JSON report.
-// RunState adds each when its RunOptions field asks for it.
+// RunEvents (execution/run/run_events.h) adds each when its RunOptions field asks for it.
 #pragma once
 
 #include <memory>

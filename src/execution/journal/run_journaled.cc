@@ -1,0 +1,146 @@
+// The run wrapper of the journal and dead letters: restores the rows a journal recorded
+// finished, runs the others, records and dead-letters each root. See run_journaled in
+// rayorch/executor.h and rayorch/journal.h.
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "rayorch/executor.h"
+
+#include "execution/journal/dead_letters.h"
+#include "execution/journal/format.h"
+#include "execution/journal/run_journal.h"
+
+namespace rayorch::detail {
+
+namespace {
+
+void dead_letter(DeadLetterFile& file, const RunOptions& options, const std::string& key,
+                 std::size_t row, std::span<const ErasedOutput> e, bool restored) {
+  for (std::size_t k = 0; k < e.size(); ++k) {
+    if (e[k].outcome == Outcome::present) continue;
+    DeadLetter d{key,         row,     e[k].outcome, k, e[k].cause ? *e[k].cause : std::string(),
+                 e[k].origin, restored};
+    if (options.dead_letter_fields) d.fields = options.dead_letter_fields(row);
+    file.write(d);
+    return;
+  }
+}
+
+// A root's record: per output its outcome, cause, origin and encoded value, straight into
+// the journal's reusable record buffer.
+void record_root(RunJournal& journal, const OutputCodec& codec, const std::string& key,
+                 std::span<const ErasedOutput> e) {
+  std::string& out = journal.begin_record(key, static_cast<std::uint32_t>(e.size()));
+  for (std::size_t k = 0; k < e.size(); ++k) {
+    journal_format::put_port(out, e[k].outcome,
+                             e[k].cause ? std::string_view(*e[k].cause) : std::string_view(),
+                             e[k].origin);
+    const std::size_t at = journal_format::begin_value(out);
+    if (e[k].outcome == Outcome::present) codec.encode(k, e[k].value, out);
+    journal_format::end_value(out, at);
+  }
+  journal.commit();
+}
+
+}  // namespace
+
+RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
+                         const std::vector<std::string>& keys, const RunOptions& options,
+                         const RootSink& sink, const OutputCodec& codec) {
+  const std::size_t rows = sources.rows;
+  const bool journaled = !options.journal.path.empty();
+  if (journaled && !codec.available) {
+    throw std::invalid_argument(
+        "RunOptions.journal records root outputs, but this run's outputs cannot be encoded");
+  }
+  if (keys.size() != rows) {
+    throw std::invalid_argument(fmt::format(
+        "the run journal needs one key per source row: {} keys for {} rows", keys.size(), rows));
+  }
+  std::optional<RunJournal> journal;
+  if (journaled) {
+    std::uint64_t digest = fnv1a64("keys");
+    for (const std::string& k : keys) {
+      // "<decimal length>:" then the key, as journals have always been digested.
+      std::array<char, 24> size{};
+      char* end = std::to_chars(size.data(), size.data() + size.size() - 1, k.size()).ptr;
+      *end++ = ':';
+      digest = fnv1a64(
+          k, fnv1a64(std::string_view(size.data(), static_cast<std::size_t>(end - size.data())),
+                     digest));
+    }
+    journal.emplace(options.journal, core.plan_fingerprint(), digest);
+  }
+  std::optional<DeadLetterFile> dead;
+  if (!options.dead_letters.empty()) dead.emplace(options.dead_letters);
+
+  // Rows recorded as finished are restored; the others run.
+  std::vector<std::size_t> todo;
+  std::vector<std::pair<std::size_t, const JournalEntry*>> restored;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const JournalEntry* e = journal && !journal->empty() ? journal->recorded(keys[r]) : nullptr;
+    const bool finished = e != nullptr && e->ports.size() == codec.outputs &&
+                          (e->outcome() == Outcome::present || e->outcome() == Outcome::dropped ||
+                           !options.journal.retry_failed);
+    if (finished) {
+      restored.emplace_back(r, e);
+    } else {
+      todo.push_back(r);
+    }
+  }
+  const bool all = todo.size() == rows;
+  if (!all) {
+    // The rows to run, as a subset of the same blocks.
+    for (auto& column : sources.values) {
+      std::vector<const void*> subset;
+      subset.reserve(todo.size());
+      for (std::size_t r : todo) subset.push_back(column[r]);
+      column = std::move(subset);
+    }
+    sources.rows = todo.size();
+    sources.original_rows = todo;
+  }
+  for (const auto& [r, e] : restored) sources.restored.emplace_back(r, e->outcome());
+  // Hands the i-th restored root to the caller (the run calls it after on_run_start).
+  sources.deliver_restored = [&](std::size_t i) {
+    const auto& [r, e] = restored[i];
+    if (dead && e->outcome() != Outcome::present) {
+      std::vector<ErasedOutput> issue(e->ports.size());
+      for (std::size_t k = 0; k < e->ports.size(); ++k) {
+        const JournalPort& p = e->ports[k];
+        issue[k] = ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
+      }
+      dead_letter(*dead, options, keys[r], r, issue, true);
+    }
+    codec.restore(r, *e, sink);
+  };
+  sources.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
+  const RootSink wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
+    const std::size_t original = all ? row : todo[row];
+    sink(original, e);  // delivered first: a recorded root was received by the caller
+    if (journal) record_root(*journal, codec, keys[original], e);
+    if (dead) dead_letter(*dead, options, keys[original], original, e, false);
+  };
+  RunMetrics m = core.run(std::move(sources), options, wrapped);
+  if (!all) {
+    std::vector<double> seconds(rows, 0.0);
+    for (std::size_t i = 0; i < todo.size() && i < m.root_completed_seconds.size(); ++i) {
+      seconds[todo[i]] = m.root_completed_seconds[i];
+    }
+    m.root_completed_seconds = std::move(seconds);
+  }
+  if (journal) journal->finish();
+  return m;
+}
+
+}  // namespace rayorch::detail

@@ -1,0 +1,95 @@
+// The metrics of one run. See run_recorder.h.
+#include "execution/run/run_recorder.h"
+
+#include <algorithm>
+#include <string>
+
+namespace rayorch::detail {
+
+RunRecorder::RunRecorder(const RuntimePlan& plan, const SourceData& sources,
+                         const std::vector<int>& actors_per_pool)
+    : start_(Clock::now()),
+      done_per_call_(plan.calls.size(), 0),
+      in_flight_per_call_(plan.calls.size(), 0) {
+  metrics_.root_completed_seconds.assign(sources.rows, 0.0);
+  metrics_.roots_restored = sources.restored.size();
+  for (const auto& [row, outcome] : sources.restored) {
+    ++metrics_.roots_by_outcome[std::string(to_string(outcome))];
+  }
+  metrics_.journal_discarded_bytes = sources.journal_discarded_bytes;
+  for (const PlanCall& c : plan.calls) {
+    CallMetrics m;
+    m.call = c.name;
+    m.udf = c.udf;
+    m.actors = actors_per_pool[c.pool];
+    m.batch_size = c.batch_size;
+    metrics_.calls.push_back(std::move(m));
+  }
+}
+
+double RunRecorder::now_seconds() const {
+  return seconds_at(Clock::now());
+}
+
+double RunRecorder::seconds_at(Clock::time_point t) const {
+  return std::chrono::duration<double>(t - start_).count();
+}
+
+void RunRecorder::batch_admitted(std::size_t index, std::size_t first, std::size_t rows,
+                                 std::size_t active) {
+  InputBatchMetrics bm;
+  bm.index = index;
+  bm.first_row = first;
+  bm.rows = rows;
+  bm.admitted_seconds = now_seconds();
+  metrics_.input_batches.push_back(bm);
+  metrics_.peak_active_input_batches = std::max(metrics_.peak_active_input_batches, active);
+}
+
+void RunRecorder::fold(const Engine& e) {
+  for (std::size_t c = 0; c < metrics_.calls.size(); ++c) {
+    metrics_.calls[c].requeues += e.counters(static_cast<int>(c)).requeues;
+    metrics_.calls[c].suppressed_by_barrier +=
+        e.counters(static_cast<int>(c)).suppressed_by_barrier;
+  }
+  metrics_.stale_reports_rejected += e.stale_reports();
+  auto& bm = metrics_.input_batches[e.batch_index()];
+  bm.grains = e.grains_total();
+  bm.completed_seconds = now_seconds();
+}
+
+void RunRecorder::dispatched(int call, std::size_t grains) {
+  in_flight_per_call_[call] += grains;
+}
+
+void RunRecorder::rpc_ended(int call, std::size_t grains, const Engine* batch, double seconds,
+                            std::string_view status) {
+  CallMetrics& m = metrics_.calls[call];
+  in_flight_per_call_[call] -= grains;
+  ++m.rpcs;
+  m.grain_dispatches += grains;
+  ++m.batch_size_histogram[grains];
+  m.busy_seconds += seconds;
+  if (status != "ok") ++m.failed_rpcs;
+  if (batch != nullptr) ++metrics_.input_batches[batch->batch_index()].rpcs;
+}
+
+double RunRecorder::root_delivered(std::size_t row, Outcome outcome) {
+  const double seconds = now_seconds();
+  metrics_.root_completed_seconds[row] = seconds;
+  ++metrics_.roots_by_outcome[std::string(to_string(outcome))];
+  return seconds;
+}
+
+void RunRecorder::close(bool complete) {
+  metrics_.elapsed_seconds = now_seconds();
+  if (!complete) return;
+  for (CallMetrics& m : metrics_.calls) {
+    if (m.rpcs > 0) {
+      m.mean_batch_fill = static_cast<double>(m.grain_dispatches) /
+                          (static_cast<double>(m.rpcs) * static_cast<double>(m.batch_size));
+    }
+  }
+}
+
+}  // namespace rayorch::detail

@@ -1,0 +1,76 @@
+// Which READY work an idle worker gets. See scheduler.h.
+#include "execution/run/scheduler.h"
+
+#include <algorithm>
+
+namespace rayorch::detail {
+
+Scheduler::Scheduler(std::shared_ptr<const RuntimePlan> plan, const RunOptions& options)
+    : plan_(std::move(plan)),
+      backpressure_(options.backpressure != 0),
+      rr_(plan_->pools.size(), 0),
+      backlog_limit_(plan_->calls.size(), 0),
+      hold_since_(plan_->calls.size(), Clock::time_point::max()) {
+  for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
+    const PlanCall& pc = plan_->calls[c];
+    backlog_limit_[c] = options.backpressure * static_cast<std::size_t>(pc.batch_size) *
+                        static_cast<std::size_t>(plan_->pools[pc.pool].options.replicas);
+  }
+}
+
+bool Scheduler::held_back(int call, std::span<const std::unique_ptr<Engine>> active) const {
+  if (!backpressure_) return false;
+  for (int consumer : plan_->call_consumers.direct[call]) {
+    std::size_t ready = 0;
+    for (const auto& e : active) ready += e->ready_count(consumer);
+    if (ready >= backlog_limit_[consumer]) return true;
+  }
+  return false;
+}
+
+bool Scheduler::wait_for_batch(const Engine& e, int call, Clock::time_point now) {
+  const PlanCall& pc = plan_->calls[call];
+  const auto wait = plan_->pools[pc.pool].options.batch_wait;
+  if (wait.count() <= 0 || e.ready_count(call) >= static_cast<std::size_t>(pc.batch_size))
+    return false;
+  bool more_can_arrive = false;
+  for (int u : plan_->call_consumers.upstream[call]) {
+    const auto& k = e.counters(u);
+    if (k.sealed < k.total) more_can_arrive = true;
+  }
+  if (!more_can_arrive) return false;
+  if (hold_since_[call] == Clock::time_point::max()) hold_since_[call] = now;
+  return now - hold_since_[call] < wait;
+}
+
+Scheduler::Clock::time_point Scheduler::next_hold_deadline() const {
+  auto t = Clock::time_point::max();
+  for (std::size_t c = 0; c < hold_since_.size(); ++c) {
+    if (hold_since_[c] == Clock::time_point::max()) continue;
+    t = std::min(t, hold_since_[c] + plan_->pools[plan_->calls[c].pool].options.batch_wait);
+  }
+  return t;
+}
+
+std::optional<Dispatch> Scheduler::pick(int pool, bool may_wait,
+                                        std::span<const std::unique_ptr<Engine>> active) {
+  const auto& calls = plan_->pools[pool].calls;
+  const std::size_t n = calls.size();
+  const auto now = Clock::now();
+  for (const auto& engine : active) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t idx = (rr_[pool] + k) % n;
+      const int call = calls[idx];
+      if (!engine->has_work(call) || held_back(call, active)) continue;
+      if (may_wait && wait_for_batch(*engine, call, now)) continue;
+      auto batch = engine->reserve(call);
+      if (!batch) continue;
+      rr_[pool] = idx + 1;
+      hold_since_[call] = Clock::time_point::max();
+      return Dispatch{engine.get(), std::move(*batch)};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace rayorch::detail
