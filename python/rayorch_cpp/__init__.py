@@ -41,6 +41,7 @@ from ._values import (
     OutputIssue,
     RecordFailure,
     RecoveryPolicy,
+    UdfTraceback,
 )
 
 __version__ = "0.1.0"
@@ -68,6 +69,7 @@ __all__ = [
     "RecoveryPolicy",
     "RunResult",
     "SyncExecutor",
+    "UdfTraceback",
     "__version__",
     "compile",
     "cpp_udfs",
