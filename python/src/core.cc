@@ -246,6 +246,8 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options,
   auto sink = [&delivery](std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     delivery(row, outputs);
   };
+  RunOptions checked = options;
+  checked.observers.push_back(std::make_shared<SignalCheck>(callback_error));
   RunMetrics metrics;
   bool aborted_by_callback = false;
   std::optional<std::string> engine_error;
@@ -258,9 +260,9 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options,
     nb::gil_scoped_release release;
     try {
       if (!journal_keys) {
-        metrics = core_->run(std::move(sources), options, sink);
+        metrics = core_->run(std::move(sources), checked, sink);
       } else {
-        metrics = rd::run_journaled(*core_, std::move(sources), *journal_keys, options, sink,
+        metrics = rd::run_journaled(*core_, std::move(sources), *journal_keys, checked, sink,
                                     pickle_codec(program_.outputs, callback_error));
       }
     } catch (const CallbackAbort&) {
