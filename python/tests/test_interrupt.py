@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+import rayorch_cpp as ro
+from conftest import Ident, make_executor
+
 CHILD = r"""
 import sys
 import threading
@@ -104,3 +107,16 @@ def test_the_executor_runs_again_after_an_interrupt() -> None:
     assert latency < 2.0, latency
     assert "calls started after the interrupt: 0" in lines, lines
     assert lines[-1] == "again [2, 4, 6]", lines
+
+
+def test_a_keyboard_interrupt_from_on_row_keeps_the_executor(executor_kind: str) -> None:
+    ident = ro.RayModule(Ident)
+
+    def stop(index: int, output: object) -> None:
+        raise KeyboardInterrupt
+
+    with make_executor(executor_kind, lambda x: ident(x)) as ex:
+        with pytest.raises(KeyboardInterrupt):
+            ex.run([1, 2, 3], on_row=stop, progress=False)
+        assert not ex.closed
+        assert ex.run([1, 2, 3], progress=False).outputs == [1, 2, 3]
