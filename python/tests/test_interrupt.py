@@ -1,7 +1,7 @@
 """Ctrl-C (SIGINT) stops a local run() within a second or so and leaves the executor usable.
 
-Each scenario runs in a child process: the child's UDF prints one line per call, the test
-sends SIGINT after the first, and the child reports what it saw."""
+The SIGINT scenarios run in a child process: the child's UDF prints one line per call, the
+test sends SIGINT after the first, and the child reports what it saw."""
 
 from __future__ import annotations
 
