@@ -15,7 +15,8 @@ VENV="${VENV:-$root/.venv}"
 
 # Pinned versions: the build backend and bindings generator (also pinned in pyproject.toml's
 # build-system table), the test runner, the linter/formatter, the type checker, and Ray for
-# the Ray backend and its tests.
+# the Ray backend and its tests, and numpy for the tests of array values (the package itself
+# does not need it).
 PINNED=(
   "scikit-build-core==1.1.2"
   "nanobind==3.1.0"
@@ -23,6 +24,7 @@ PINNED=(
   "ruff==0.17.5"
   "mypy==2.4.1"
   "ray==2.60.0"
+  "numpy==2.2.6"
 )
 
 if [[ ! -x "$VENV/bin/python" ]]; then

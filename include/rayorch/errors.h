@@ -20,4 +20,14 @@ class ExecutionError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by a RunObserver callback or the streaming callback to stop a run at the user's
+/// request (the Python package throws it on Ctrl-C) while keeping the executor usable: the
+/// driver dispatches nothing more, waits for the RPCs in flight (their results are
+/// discarded) and rethrows it; the next run() starts afresh. Any other exception from a
+/// callback closes the executor. Not a std::exception, so no handler of failures takes it.
+class RunInterrupted {
+ public:
+  virtual ~RunInterrupted() = default;
+};
+
 }  // namespace rayorch

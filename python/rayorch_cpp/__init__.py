@@ -36,6 +36,7 @@ from ._values import (
     OutputIssue,
     RecordFailure,
     RecoveryPolicy,
+    UdfTraceback,
 )
 
 __version__ = "0.1.0"
@@ -64,6 +65,7 @@ __all__ = [
     "ReplicaContext",
     "RunResult",
     "SyncExecutor",
+    "UdfTraceback",
     "__version__",
     "compile",
     "cpp_udfs",

@@ -15,9 +15,10 @@ def configure(
     group_failure: type,
     make_issue: Callable[..., Any],
     actor_lost: type[BaseException],
+    udf_traceback: type[BaseException],
 ) -> None:
-    """Registers the failure classes, the OutputIssue factory and the ActorLost exception of
-    the Python package."""
+    """Registers the failure classes, the OutputIssue factory, the ActorLost exception and the
+    UdfTraceback exception of the Python package."""
 
 def cpp_udfs() -> dict[str, dict[str, Any]]:
     """The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor."""

@@ -41,12 +41,15 @@ class IssueOrigin:
     attempts: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class OutputIssue:
     """A root output that is not present: its outcome and the cause that travelled downstream.
 
-    Equality compares ``outcome`` and ``cause`` only: those are the same for every schedule,
-    while ``origin.attempts`` may depend on how retries split batches.
+    A cause decided by a UDF's exception reads ``"ErrorType: message"`` on its first line,
+    then that exception's traceback. Equality (and the hash) compares ``outcome`` and the
+    cause's first line only: those are the same for every schedule and machine, while
+    ``origin.attempts`` may depend on how retries split batches and a traceback names the
+    files where the UDF ran.
     """
 
     outcome: ItemOutcome
@@ -58,6 +61,17 @@ class OutputIssue:
             raise ValueError("OutputIssue requires a non-PRESENT ItemOutcome")
         if self.cause is not None and not isinstance(self.cause, str):
             raise TypeError("OutputIssue cause must be text or None")
+
+    def _key(self) -> tuple[ItemOutcome, str | None]:
+        return self.outcome, None if self.cause is None else self.cause.partition("\n")[0]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OutputIssue):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +142,8 @@ class RecoveryPolicy:
     @classmethod
     def isolate_tail(cls, *, infra_retries: int = 1) -> RecoveryPolicy:
         """One tail retry, then binary splitting until the poisoned Grain is isolated and
-        FAILED with the cause ``"ErrorType: message"``; the rest of the batch succeeds."""
+        FAILED with the cause ``"ErrorType: message"`` (then the UDF's traceback on the next
+        lines); the rest of the batch succeeds."""
         return cls("isolate_tail", 1, infra_retries)
 
 
@@ -146,7 +161,24 @@ class ActorLost(Exception):
     generation, within the Module's ``infra_retries``; beyond them the run aborts."""
 
 
-_core.configure(RecordFailure, GroupFailure, _make_issue, ActorLost)
+class UdfTraceback(Exception):
+    """The ``__cause__`` of an ExecutionError that a UDF's exception decided: that
+    exception's formatted traceback (the UDF's frames: file, line, function), as
+    ``traceback.format_exception`` wrote it where the UDF ran. A text, not the exception
+    object, so the cause reads the same on every backend, Ray's worker processes included.
+    """
+
+    def __init__(self, traceback: str) -> None:
+        super().__init__(traceback)
+        self.traceback = traceback
+
+    def __str__(self) -> str:
+        return self.traceback
+
+
+UdfTraceback.__module__ = "rayorch_cpp"
+
+_core.configure(RecordFailure, GroupFailure, _make_issue, ActorLost, UdfTraceback)
 
 __all__ = [
     "ActorLost",
@@ -158,4 +190,5 @@ __all__ = [
     "OutputIssue",
     "RecordFailure",
     "RecoveryPolicy",
+    "UdfTraceback",
 ]

@@ -43,6 +43,37 @@ PyObject* output_object(const rd::ErasedOutput& o) {
                                static_cast<Py_ssize_t>(cause.size()), Py_None, Py_None, Py_None);
 }
 
+/// Raises the engine's ExecutionError in Python, in Python's wording (python_wording.h). When a
+/// UDF's exception decided it, its traceback (the cause text's lines after the first, up to the ";
+/// " that continues the engine's message) moves from the message to the error's __cause__, a
+/// UdfTraceback, so Python prints it as the cause and the message reads as it does without a
+/// traceback.
+[[noreturn]] void raise_execution_error(const std::string& engine_message) {
+  const std::string message = python_wording(engine_message);
+  static constexpr std::string_view start = "\nTraceback (most recent call last):\n";
+  const std::size_t begin = message.find(start);
+  const std::size_t end = begin == std::string::npos ? begin : message.find("\n; ", begin + 1);
+  if (end == std::string::npos || registry.udf_traceback == nullptr) {
+    PyErr_SetString(registry.execution_error, message.c_str());
+    throw nb::python_error();
+  }
+  const std::string traceback = message.substr(begin + 1, end + 1 - (begin + 1));
+  const std::string text = message.substr(0, begin) + message.substr(end + 1);
+  PyObject* error = PyObject_CallFunction(registry.execution_error, "s#", text.data(),
+                                          static_cast<Py_ssize_t>(text.size()));
+  if (error == nullptr) throw nb::python_error();
+  PyObject* cause = PyObject_CallFunction(registry.udf_traceback, "s#", traceback.data(),
+                                          static_cast<Py_ssize_t>(traceback.size()));
+  if (cause == nullptr) {
+    Py_DECREF(error);
+    throw nb::python_error();
+  }
+  PyException_SetCause(error, cause);  // steals `cause`
+  PyErr_SetObject(registry.execution_error, error);
+  Py_DECREF(error);
+  throw nb::python_error();
+}
+
 /// Where a run's terminal rows go: into one list per output, or to the row callback; and
 /// the progress callback. Called on the driver thread; takes the GIL for Python.
 class RowDelivery {
@@ -217,8 +248,11 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options,
   auto sink = [&delivery](std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     delivery(row, outputs);
   };
+  RunOptions checked = options;
+  checked.observers.push_back(std::make_shared<SignalCheck>(callback_error));
   RunMetrics metrics;
   bool aborted_by_callback = false;
+  std::optional<std::string> engine_error;
   running_ = true;
   struct Clear {
     bool& flag;
@@ -228,19 +262,22 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options,
     nb::gil_scoped_release release;
     try {
       if (!journal_keys) {
-        metrics = core_->run(std::move(sources), options, sink);
+        metrics = core_->run(std::move(sources), checked, sink);
       } else {
-        metrics = rd::run_journaled(*core_, std::move(sources), *journal_keys, options, sink,
+        metrics = rd::run_journaled(*core_, std::move(sources), *journal_keys, checked, sink,
                                     pickle_codec(program_.outputs, callback_error));
       }
     } catch (const CallbackAbort&) {
       aborted_by_callback = true;
+    } catch (const rayorch::ExecutionError& e) {
+      engine_error = e.what();
     }
   }
   if (aborted_by_callback) {
     callback_error.restore();
     throw nb::python_error();
   }
+  if (engine_error) raise_execution_error(*engine_error);
   return nb::make_tuple(delivery.results(), std::move(metrics));
 }
 

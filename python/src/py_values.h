@@ -91,6 +91,9 @@ struct Registry {
   PyObject* group_failure = nullptr;
   PyObject* make_issue = nullptr;  ///< (outcome, cause, call, entity, attempts) -> OutputIssue
   PyObject* actor_lost = nullptr;  ///< the exception class a UDF raises to model a lost actor
+  /// The __cause__ of an ExecutionError that a UDF's exception decided: (traceback text).
+  PyObject* udf_traceback = nullptr;
+  PyObject* execution_error = nullptr;  ///< the ExecutionError class
 };
 inline Registry registry;  // set once at import by configure(), then read-only
 
@@ -114,24 +117,57 @@ inline std::string str_of(PyObject* o) {
   return out;
 }
 
-/// Turns the Python error being raised into rd::ForeignError ("ValueError: boom"), the
-/// Python counterpart of a C++ exception thrown by a UDF, or into rayorch::ActorLost for the
-/// package's ActorLost. Clears the Python error.
+/// The text of traceback.format_exception(type, value, trace), ending with a newline, or
+/// empty when it cannot be formatted (no traceback, or formatting raised). The caller holds the
+/// GIL; leaves no Python error set.
+inline std::string formatted_traceback(PyObject* type, PyObject* value, PyObject* trace) {
+  if (trace == nullptr) return {};
+  PyObject* module = PyImport_ImportModule("traceback");
+  if (module == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  PyObject* lines =
+      PyObject_CallMethod(module, "format_exception", "OOO", type, value ? value : Py_None, trace);
+  Py_DECREF(module);
+  if (lines == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  PyObject* empty = PyUnicode_FromString("");
+  PyObject* joined = empty ? PyUnicode_Join(empty, lines) : nullptr;
+  Py_XDECREF(empty);
+  Py_DECREF(lines);
+  if (joined == nullptr) {
+    PyErr_Clear();
+    return {};
+  }
+  std::string text = str_of(joined);
+  Py_DECREF(joined);
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  return text;
+}
+
+/// Turns the Python error being raised into rd::ForeignError ("ValueError: boom", with the
+/// formatted traceback of the UDF's frames), the Python counterpart of a C++ exception thrown
+/// by a UDF, or into rayorch::ActorLost for the package's ActorLost. Clears the Python error.
 [[noreturn]] inline void throw_foreign() {
   PyObject* type = nullptr;
   PyObject* value = nullptr;
   PyObject* trace = nullptr;
   PyErr_Fetch(&type, &value, &trace);
   PyErr_NormalizeException(&type, &value, &trace);
+  if (value != nullptr && trace != nullptr) PyException_SetTraceback(value, trace);
   std::string name = type ? reinterpret_cast<PyTypeObject*>(type)->tp_name : "unknown error";
   std::string message = value ? str_of(value) : std::string();
   const bool lost = registry.actor_lost != nullptr && type != nullptr &&
                     PyErr_GivenExceptionMatches(type, registry.actor_lost) != 0;
+  std::string traceback = lost ? std::string() : formatted_traceback(type, value, trace);
   Py_XDECREF(type);
   Py_XDECREF(value);
   Py_XDECREF(trace);
   if (lost) throw rayorch::ActorLost(message);
-  throw rd::ForeignError(std::move(name), message);
+  throw rd::ForeignError(std::move(name), message, std::move(traceback));
 }
 
 // ---------------------------------------------------------------------------------------

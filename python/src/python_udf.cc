@@ -1,6 +1,7 @@
 #include "python_udf.h"
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace rayorch::python {
@@ -18,16 +19,46 @@ class PyUdf final : public rd::UdfInstance {
   Ref run_;
 };
 
-/// A new list of one input column's Python objects.
-PyObject* column_list(const rd::ColumnInput& c) {
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(c.size));
-  if (list == nullptr) throw_foreign();
-  for (std::size_t r = 0; r < c.size; ++r) {
-    PyObject* o = object_at(c.data[r]);
-    Py_INCREF(o);
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(r), o);
+/// Whether `o` is a numpy array (numpy.ndarray or a subclass), found by the type's name so
+/// that the package does not import numpy.
+bool is_ndarray(PyObject* o) {
+  PyObject* mro = Py_TYPE(o)->tp_mro;
+  if (mro == nullptr) return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
+    const auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+    if (std::string_view(type->tp_name) == "numpy.ndarray") return true;
   }
-  return list;
+  return false;
+}
+
+/// A new reference to what a UDF receives for `o`: for a numpy array, a read-only view of
+/// it (no copy), so an in-place update raises "output array is read-only" as it does on a
+/// Ray worker, where arrays arrive read-only from the object store, instead of changing the
+/// value that other Calls and the caller hold; any other object as it is (python/README.md).
+PyObject* received_value(PyObject* o) {
+  if (!is_ndarray(o)) return Py_NewRef(o);
+  PyObject* view = PyObject_CallMethod(o, "view", nullptr);
+  if (view == nullptr) throw_foreign();
+  PyObject* flags = PyObject_GetAttrString(view, "flags");
+  const int rc = flags == nullptr ? -1 : PyObject_SetAttrString(flags, "writeable", Py_False);
+  Py_XDECREF(flags);
+  if (rc != 0) {
+    Py_DECREF(view);
+    throw_foreign();
+  }
+  return view;
+}
+
+/// A new list of one input column's Python objects, as the UDF receives them.
+PyObject* column_list(const rd::ColumnInput& c) {
+  Ref list = Ref::steal(PyList_New(static_cast<Py_ssize_t>(c.size)));
+  if (!list) throw_foreign();
+  for (std::size_t r = 0; r < c.size; ++r) {
+    PyList_SET_ITEM(list.get(), static_cast<Py_ssize_t>(r), received_value(object_at(c.data[r])));
+  }
+  PyObject* out = list.get();
+  Py_INCREF(out);
+  return out;
 }
 
 }  // namespace

@@ -43,6 +43,10 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
   ++run_;
   try {
     return drive(state);
+  } catch (const RunInterrupted&) {
+    state.write_aborted("interrupted");
+    drain();
+    throw;
   } catch (const std::exception& e) {
     state.write_aborted(e.what());
     // An unrecoverable failure or an exception from the streaming callback closes the
@@ -91,6 +95,45 @@ RunMetrics Driver::drive(RunState& state) {
     state.tick();
   }
   return state.finish();
+}
+
+void Driver::drain() {
+  // After an interrupt: every worker finishes (or times out of) the RPC it runs, so the next
+  // run finds them all idle; the results belong to the abandoned run and are dropped. The
+  // interrupt may have come while results_ was being handled: those not handled yet still
+  // hold their worker. Replacing a worker throws ExecutionError when none can be started;
+  // then the executor closes as after any unrecoverable failure.
+  auto release = [this](const WorkerResult& r) {
+    if (r.run != run_ || !r.current) return;
+    WorkerState& w = workers_[r.pool][r.slot];
+    if (!w.current) return;  // handled before the interrupt
+    w.current.reset();
+    w.deadline = Clock::time_point::max();
+    --outstanding_;
+  };
+  try {
+    for (const WorkerResult& r : results_) release(r);
+    while (outstanding_ > 0) {
+      results_.clear();
+      pools_->wait(std::min(next_deadline(), Clock::now() + std::chrono::milliseconds(200)),
+                   results_);
+      for (const WorkerResult& r : results_) release(r);
+      const auto now = Clock::now();
+      for (std::size_t p = 0; p < workers_.size(); ++p) {
+        for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {
+          WorkerState& w = workers_[p][slot];
+          if (!w.current || w.deadline > now) continue;
+          pools_->replace(static_cast<int>(p), static_cast<int>(slot));
+          w.current.reset();
+          w.deadline = Clock::time_point::max();
+          --outstanding_;
+        }
+      }
+    }
+  } catch (...) {
+    close();
+    throw;
+  }
 }
 
 void Driver::dispatch(RunState& state) {

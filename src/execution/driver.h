@@ -1,7 +1,8 @@
 // The one driver loop (DESIGN 6.1): admits input batches, hands READY work to idle workers
 // of any backend (execution/worker_pool.h), commits their reports, enforces timeouts,
 // replaces lost workers and replays their Grains, and detects deadlock. Every backend runs
-// under this loop; none has its own.
+// under this loop; none has its own. A rayorch::RunInterrupted from a callback ends the run
+// without closing the executor: the RPCs in flight are waited for (drain) and dropped.
 //
 // Threading: run() and close() are called from one thread at a time (the Executor's
 // caller); the loop, the engines and the value store live on that thread.
@@ -48,6 +49,7 @@ class Driver final : public ExecutionCore {
   };
 
   RunMetrics drive(RunState& state);
+  void drain();  // waits out the RPCs in flight after an interrupt
   void dispatch(RunState& state);
   void handle(RunState& state, WorkerResult& result);
   void expire(RunState& state);

@@ -14,7 +14,9 @@ std::string describe_current_exception() {
     throw;
   } catch (const ForeignError& e) {
     const std::string message = e.what();
-    return message.empty() ? e.type() : e.type() + ": " + message;
+    std::string cause = message.empty() ? e.type() : e.type() + ": " + message;
+    if (!e.traceback().empty()) cause += "\n" + e.traceback();
+    return cause;
   } catch (const std::exception& e) {
     return type + ": " + e.what();
   } catch (...) {

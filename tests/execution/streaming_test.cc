@@ -1,6 +1,7 @@
 // The streaming callback's contract, the same on every executor: rows arrive on the calling
 // thread, in completion order or (ordered_stream) in source order as soon as every earlier
-// row is done, and an exception from the callback aborts the run and closes the executor.
+// row is done, and an exception from the callback aborts the run and closes the executor
+// (rayorch::RunInterrupted stops it and keeps the executor).
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -56,6 +57,28 @@ void check_contract(Ex& ex, const std::vector<int>& counts) {
   EXPECT_TRUE(ex.closed());
 }
 
+// rayorch::RunInterrupted from the callback stops the run but keeps the executor: the next
+// run starts afresh and delivers every row.
+template <class Ex>
+void check_interrupt(Ex& ex, const std::vector<int>& counts) {
+  struct Stop : ro::RunInterrupted {};
+  std::size_t delivered = 0;
+  EXPECT_THROW(ex.run(counts, {.progress = false},
+                      [&](std::size_t, ro::Output<int>) {
+                        ++delivered;
+                        throw Stop{};
+                      }),
+               Stop);
+  EXPECT_EQ(delivered, 1U);
+  EXPECT_FALSE(ex.closed());
+  std::vector<int> got(counts.size(), -1);
+  ex.run(counts, {.progress = false}, [&](std::size_t row, ro::Output<int> out) {
+    ASSERT_TRUE(out.ok());
+    got[row] = out.value();
+  });
+  EXPECT_EQ(got, counts);
+}
+
 TEST(Streaming, OrderedDeliveryAndCallbackExceptionsOnEveryExecutor) {
   const std::vector<int> counts = {12, 1, 6, 0, 3, 9, 2};
   auto build = [](ro::Module<Pages>& p, ro::Module<Slow>& s, ro::Module<Count>& c) {
@@ -67,6 +90,7 @@ TEST(Streaming, OrderedDeliveryAndCallbackExceptionsOnEveryExecutor) {
     ro::Module<Count> c;
     auto program = build(p, s, c);
     ro::Executor ex(program);
+    check_interrupt(ex, counts);
     check_contract(ex, counts);
   }
   {
@@ -75,6 +99,7 @@ TEST(Streaming, OrderedDeliveryAndCallbackExceptionsOnEveryExecutor) {
     ro::Module<Count> c;
     auto program = build(p, s, c);
     ro::testing::SyncExecutor ex(program);
+    check_interrupt(ex, counts);
     check_contract(ex, counts);
   }
 }

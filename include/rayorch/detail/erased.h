@@ -128,16 +128,21 @@ std::string current_exception_type();
 
 /// An error raised by a UDF written in another language (the Python front end): the cause
 /// of the failure reads "type: message" with the foreign type name ("ValueError: boom"), as
-/// a C++ exception reads with its C++ type name.
+/// a C++ exception reads with its C++ type name. A foreign traceback, when known, follows that
+/// first line in the cause text, so the UDF's own frames survive every backend.
 class ForeignError : public std::runtime_error {
  public:
-  ForeignError(std::string type, const std::string& message)
-      : std::runtime_error(message), type_(std::move(type)) {}
+  ForeignError(std::string type, const std::string& message, std::string traceback = {})
+      : std::runtime_error(message), type_(std::move(type)), traceback_(std::move(traceback)) {}
   /// The foreign exception's type name, e.g. "ValueError".
   const std::string& type() const { return type_; }
+  /// The foreign exception's formatted traceback ("Traceback (most recent call last):\n...",
+  /// ending with a newline), or empty.
+  const std::string& traceback() const { return traceback_; }
 
  private:
   std::string type_;
+  std::string traceback_;
 };
 
 }  // namespace rayorch::detail

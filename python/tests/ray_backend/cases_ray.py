@@ -191,6 +191,11 @@ def test_a_raising_udf_aborts_as_locally(cluster: Any, tmp_path: Path) -> None:
     assert (
         str(on_cluster.value).split(" failed on ")[0] == str(on_local.value).split(" failed on ")[0]
     )
+    # The UDF's traceback crosses the worker process as text: its cause on both backends.
+    for caught in (on_local, on_cluster):
+        cause = caught.value.__cause__
+        assert isinstance(cause, ro.UdfTraceback), caught.value
+        assert "ray_udfs.py" in str(cause) and ", in run" in str(cause), str(cause)
 
 
 def test_a_raising_udf_is_isolated_as_locally(cluster: Any, tmp_path: Path) -> None:
@@ -201,6 +206,20 @@ def test_a_raising_udf_is_isolated_as_locally(cluster: Any, tmp_path: Path) -> N
     assert got.outputs == expected
     failed = [o for o in got.outputs if isinstance(o, ro.OutputIssue)]
     assert any("ValueError: cannot read page 403" in o.cause for o in failed)
+
+
+def test_arrays_arrive_read_only_as_locally(cluster: Any) -> None:
+    np = pytest.importorskip("numpy")
+    source = [np.full(3, 255.0), np.arange(3.0)]
+    expected = local(u.scaled_in_place(), source)
+    with on_ray(u.scaled_in_place()) as ex:
+        got = ex.run(source, progress=False).outputs
+    assert got == expected
+    assert got[1] == [False, False]  # what the second Call received was read-only
+    scaled = got[0][0]
+    assert isinstance(scaled, ro.OutputIssue) and scaled.cause is not None
+    assert scaled.cause.startswith("ValueError: output array is read-only")
+    assert source[0].tolist() == [255.0, 255.0, 255.0]
 
 
 def test_group_failure_behaves_as_locally(cluster: Any) -> None:

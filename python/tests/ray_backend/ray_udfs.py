@@ -85,6 +85,31 @@ class Broken:
         return xs
 
 
+class ScaleInPlace:
+    """Divides each array in place: fails on a read-only array."""
+
+    def run(self, xs: list[Any]) -> list[Any]:
+        for x in xs:
+            x /= 255
+        return list(xs)
+
+
+class Writable:
+    def run(self, xs: list[Any]) -> list[bool]:
+        return [bool(x.flags.writeable) for x in xs]
+
+
+def scaled_in_place() -> Any:
+    """(the source scaled in place, whether the array another Call made arrived writable)."""
+    scale = ro.RayModule(ScaleInPlace).ray_options(recovery=ro.RecoveryPolicy.isolate_tail())
+    same, writable = ro.RayModule(Noop), ro.RayModule(Writable)
+
+    def forward(x: ro.Port) -> tuple[ro.Port, ro.Port]:
+        return scale(x), writable(same(x))
+
+    return forward
+
+
 class Noop:
     def run(self, xs: list[Any]) -> list[Any]:
         return xs
