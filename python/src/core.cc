@@ -8,6 +8,7 @@
 
 #include "callback_error.h"
 #include "journal_codec.h"
+#include "python_wording.h"
 #include "ray_pools.h"
 #include <fmt/format.h>
 #include <nanobind/stl/optional.h>
