@@ -11,21 +11,14 @@ backend (no Ray needed) or, with ``Executor(..., backend="ray")``, pools of Ray 
 """
 
 from . import functional as F
-from ._api import (
-    CompiledProgram,
-    CppModule,
-    Module,
-    Port,
-    RayModule,
-    compile,
-    cpp_udfs,
-    function,
-)
+from ._compile import CompiledProgram, compile
 from ._executor import Executor, SyncExecutor, run
+from ._modules import CppModule, Module, RayModule, cpp_udfs, function
 from ._pipeline import Pipeline
 from ._replica_context import ReplicaContext, replica_context
 from ._run_options import Journal
 from ._run_result import CallMetrics, InputBatchMetrics, RunResult
+from ._tracing import Port
 from ._values import (
     ActorLost,
     CompileError,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _core
-from ._api import CompiledProgram
+from ._compile import CompiledProgram
 from ._ray_backend import RayBackend
 from ._ray_contract import RayBackendProtocol
 from ._ray_session import snapshot

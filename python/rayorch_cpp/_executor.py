@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Self
 
-from ._api import CompiledProgram, compile
 from ._backends import core_on, local_core, ray_core, ray_source, sync_core
+from ._compile import CompiledProgram, compile
 from ._delivery import progress_callback, row_sink, shape, stream
 from ._ray_contract import RayBackendProtocol
 from ._run_options import Journal, run_options

@@ -1,6 +1,6 @@
 """The Pipeline base class: authoring (``forward``) plus the shortcuts that compile and run it.
 
-It sits above both the authoring API (_api) and the executors (_executor), so neither of
+It sits above both compilation (_compile) and the executors (_executor), so neither of
 those imports the other back.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._api import CompiledProgram, compile
+from ._compile import CompiledProgram, compile
 from ._executor import run
 from ._run_result import RunResult
 

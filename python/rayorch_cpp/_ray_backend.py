@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from . import _core
-from ._api import CompiledProgram, compile
+from ._compile import CompiledProgram, compile
 from ._ray_contract import CallReport, CallStatus, FinishedCall, ObjectRef, RayBackendProtocol
 from ._ray_session import connect, import_ray
 from ._ray_startup import actor_startup_error, asked_resources, startup_timeout_s

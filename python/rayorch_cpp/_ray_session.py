@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from ._api import CompiledProgram
+from ._compile import CompiledProgram
 from ._values import ExecutionError
 
 

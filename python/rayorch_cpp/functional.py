@@ -5,7 +5,7 @@ They declare Domains and lineage while ``forward`` is traced; they run no code.
 
 from __future__ import annotations
 
-from ._api import Port, active_trace
+from ._tracing import Port, active_trace
 
 
 def expand(port: Port) -> Port:

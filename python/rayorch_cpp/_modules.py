@@ -1,111 +1,22 @@
-"""The authoring API: Ports, Modules, Pipelines and compilation.
+"""The Modules of a pipeline: a UDF plus how to build and resource it.
 
-Tracing records straight into the C++ graph builder (the one the typed C++ front end
-uses); the C++ compiler verifies and lowers the program, so every CompileError carries the
-engine's own message.
+``RayModule`` wraps a Python UDF (``Module`` takes its options as keywords, ``function``
+wraps a batch callable), ``CppModule`` a C++ UDF shipped with the package. Calling one
+inside forward() records a Call into the trace under way.
 """
 
 from __future__ import annotations
 
-import contextvars
-import inspect
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, overload
 
 from . import _core
 from ._journal_modules import ModuleSnapshot
+from ._tracing import Port, active_trace, contains_port
 from ._values import CompileError
 
 if TYPE_CHECKING:
     from typing import Self
-
-
-class Port:
-    """A symbolic logical data edge of the pipeline being traced. It carries no data.
-
-    A Port has no truth value: data-dependent branching is ``F.filter`` or logic inside a
-    UDF, so ``if port:`` raises TypeError; unpacking one raises TypeError naming ``num_outputs``.
-    """
-
-    __slots__ = ("_trace", "_id")
-
-    def __init__(self, trace: _Trace, port_id: int) -> None:
-        self._trace = trace
-        self._id = port_id
-
-    @property
-    def id(self) -> int:
-        """The Port's id in its program (the N of ``pN`` in explain_text())."""
-        return self._id
-
-    @property
-    def trace(self) -> _Trace:
-        """The trace that recorded this Port (package-internal: tracing checks ownership)."""
-        return self._trace
-
-    def __bool__(self) -> bool:
-        raise TypeError(
-            "a symbolic Port has no truth value: use F.filter for data-dependent "
-            "selection, or put per-item conditions inside a UDF"
-        )
-
-    def __iter__(self) -> NoReturn:
-        raise TypeError(
-            f"Port p{self._id} cannot be unpacked: its Module has one output. Declare several "
-            "with Module(udf, num_outputs=2) (or .returns(2)) to get a tuple of Ports"
-        )
-
-    def __repr__(self) -> str:
-        return f"Port(p{self._id})"
-
-
-_ACTIVE: contextvars.ContextVar[_Trace | None] = contextvars.ContextVar(
-    "rayorch_cpp_trace", default=None
-)
-
-
-class _Trace:
-    """One running trace: the C++ recorder plus the Python-side bookkeeping."""
-
-    def __init__(self) -> None:
-        self.core = _core.Trace()
-        self.finished = False
-        self.modules: list[RayModule] = []  # distinct Modules, in first-use order
-        self.snapshots: list[ModuleSnapshot] = []  # per Module: as its first Call recorded it
-        self.call_pools: list[int] = []  # per Call (in Call order): its Module's index
-
-    def port(self, value: Any, what: str) -> int:
-        """The id of ``value`` after checking it is a Port of this trace."""
-        if not isinstance(value, Port):
-            raise CompileError(f"{what} must be a Port, got {type(value).__name__}")
-        if value.trace is not self:
-            owner = value.trace.core if not value.trace.finished else None
-            _core.foreign_port(owner, value.id, what)
-        return value.id
-
-    def ports(self, ids: Sequence[int]) -> tuple[Port, ...]:
-        return tuple(Port(self, i) for i in ids)
-
-
-def active_trace(what: str) -> _Trace:
-    """The trace under way, for the operator or Module named ``what`` (package-internal)."""
-    trace = _ACTIVE.get()
-    if trace is None:
-        raise CompileError(
-            f"{what} was called outside a trace: use it only inside forward() while "
-            "compile() traces the pipeline"
-        )
-    return trace
-
-
-def _contains_port(value: Any) -> bool:
-    if isinstance(value, Port):
-        return True
-    if isinstance(value, dict):
-        return any(_contains_port(k) or _contains_port(v) for k, v in value.items())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return any(_contains_port(v) for v in value)
-    return False
 
 
 class RayModule:
@@ -188,7 +99,7 @@ class RayModule:
             if isinstance(value, Port):
                 inputs.append(trace.port(value, f"input {key} of {self.name}"))
                 keyword_names.append(key)
-            elif _contains_port(value):
+            elif contains_port(value):
                 raise CompileError(
                     f"static keyword argument {key!r} of {self.name} contains a Port; pass "
                     "each dynamic dependency as a direct argument"
@@ -321,145 +232,4 @@ def function(
     return wrap if fn is None else wrap(fn)
 
 
-class CompiledProgram:
-    """An immutable compiled program. Later changes to the pipeline's Modules do not affect
-    it."""
-
-    def __init__(
-        self,
-        program: Any,
-        output_tree: Any,
-        source_names: tuple[str, ...],
-        call_pools: tuple[int, ...] = (),
-        source: Any = None,
-        modules: tuple[RayModule, ...] = (),
-        optimize: bool = True,
-        snapshots: tuple[ModuleSnapshot, ...] = (),
-    ) -> None:
-        self._program = program
-        self._output_tree = output_tree
-        self._call_pools = call_pools
-        self.source_names = source_names
-        # What a Ray backend ships to its actors, which compile the same program again.
-        self._source = source
-        self._modules = modules
-        self._optimize = optimize
-        self._snapshots = snapshots
-
-    # What the executors and backends read of a compiled program (nothing else).
-
-    @property
-    def native(self) -> Any:
-        """The engine's compiled program (``_core.Program``) that a backend runs."""
-        return self._program
-
-    @property
-    def source(self) -> Any:
-        """The Pipeline or forward callable this program was compiled from."""
-        return self._source
-
-    @property
-    def optimize(self) -> bool:
-        """Whether it was compiled with ``optimize=True`` (a Ray actor compiles it again)."""
-        return self._optimize
-
-    @property
-    def output_tree(self) -> Any:
-        """The structure of forward()'s result over the flat outputs: a leaf is the index of
-        an output, a tuple of trees a tuple of results."""
-        return self._output_tree
-
-    @property
-    def call_pools(self) -> tuple[int, ...]:
-        """Per Call (in Call order): the index of its Module's actor pool."""
-        return self._call_pools
-
-    @property
-    def module_snapshots(self) -> tuple[ModuleSnapshot, ...]:
-        """Per Module: what its Calls were recorded with (the run journal's check)."""
-        return self._snapshots
-
-    def pool_options(self) -> list[dict[str, Any]]:
-        """Per actor pool (plan order): the options of the Module whose actors it has."""
-        return [
-            dict(self._modules[self._call_pools[pool["calls"][0]]].options)
-            for pool in self._program.pools()
-        ]
-
-    def explain_text(self) -> str:
-        """One line per Port, ``pN kind dD <- [inputs] => rule``, plus rewrite lines."""
-        return str(self._program.explain())
-
-    def explain(self) -> str:
-        """Same as explain_text()."""
-        return self.explain_text()
-
-    def __repr__(self) -> str:
-        return f"CompiledProgram(sources={list(self.source_names)})"
-
-
-def _flatten(trace: _Trace, value: Any, ids: list[int]) -> Any:
-    """Output ids in order, and the tree (a leaf index or a tuple of trees)."""
-    if isinstance(value, Port):
-        ids.append(trace.port(value, "pipeline output"))
-        return len(ids) - 1
-    if isinstance(value, tuple) and value:
-        return tuple(_flatten(trace, v, ids) for v in value)
-    raise CompileError(
-        "forward() must return a Port or a non-empty (nested) tuple of Ports, got "
-        f"{type(value).__name__}"
-    )
-
-
-def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
-    """Traces ``pipeline.forward`` (or a callable taking Ports) once and compiles it.
-
-    Its parameters are the source columns; its result (a Port, or a tuple of Ports) the
-    outputs. Raises CompileError with the engine's message naming the Port, Call or Module.
-    """
-    if isinstance(pipeline, CompiledProgram):
-        return pipeline
-    target = pipeline.forward if hasattr(pipeline, "forward") else pipeline
-    if not callable(target):
-        raise CompileError("compile() needs a Pipeline or a callable taking Ports")
-    parameters = tuple(inspect.signature(target).parameters.values())
-    positional = {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
-    if not parameters:
-        raise CompileError("forward() needs at least one parameter: each one is a source column")
-    if any(p.kind not in positional for p in parameters):
-        raise CompileError("forward() supports positional source parameters only")
-    trace = _Trace()
-    sources = trace.ports([trace.core.add_source() for _ in parameters])
-    token = _ACTIVE.set(trace)
-    trace.core.enter()
-    try:
-        result = target(*sources)
-        ids: list[int] = []
-        tree = _flatten(trace, result, ids)
-    finally:
-        trace.core.exit()
-        _ACTIVE.reset(token)
-        trace.finished = True
-    program = trace.core.compile(ids, optimize)
-    return CompiledProgram(
-        program,
-        tree,
-        tuple(p.name for p in parameters),
-        tuple(trace.call_pools),
-        source=pipeline,
-        modules=tuple(trace.modules),
-        optimize=optimize,
-        snapshots=tuple(trace.snapshots),
-    )
-
-
-__all__ = [
-    "CompiledProgram",
-    "CppModule",
-    "Module",
-    "cpp_udfs",
-    "Port",
-    "RayModule",
-    "compile",
-    "function",
-]
+__all__ = ["CppModule", "Module", "RayModule", "cpp_udfs", "function"]
