@@ -1,6 +1,6 @@
-"""A pytest plugin for the run of cases_ray.py inside the private namespace: it writes each
-case's outcome and message to the JSON file named by RAYORCH_CASE_RESULTS, so that test_ray.py
-can report every case as its own test.
+"""A pytest plugin for the run of the Ray cases (cases_ray_*.py) inside the private namespace:
+it writes each case's outcome and message to the JSON file named by RAYORCH_CASE_RESULTS, so
+that test_ray.py can report every case as its own test.
 
 The file holds {"collected": [case id, ...], "cases": {case id: {"outcome", "message"}}}, where
 a case id is the node id after "::" (a function name, with its parameters in brackets). A

@@ -1,11 +1,12 @@
-"""The Ray backend's suite (cases_ray.py), run in a private network and PID namespace with only
-loopback, so the Ray cluster it starts binds nothing but 127.0.0.1 and none of its processes
-can outlive it.
+"""The Ray backend's suite (the case files cases_ray_*.py), run in a private network and PID
+namespace with only loopback, so the Ray cluster it starts binds nothing but 127.0.0.1 and none
+of its processes can outlive it.
 
 The cluster is started once per session: one namespaced pytest run executes the selected cases
-of cases_ray.py and writes each case's result to a JSON file (case_results.py); every case is
+of every case file, with the cluster fixture of ray_cluster.py loaded as a plugin so that all
+files share it, and writes each case's result to a JSON file (case_results.py); every case is
 then reported here as its own test, by name, with its outcome and message. The case ids are
-read from cases_ray.py with ast, so collecting this file does not import Ray."""
+read from the case files with ast, so collecting this file does not import Ray."""
 
 from __future__ import annotations
 
@@ -23,7 +24,17 @@ from typing import Any
 import pytest
 
 HERE = Path(__file__).resolve().parent
-CASES = HERE / "cases_ray.py"
+# The case files, in the order the namespaced run executes them: the cases that remove nodes
+# (failures) come after those that expect every node alive and spread actors over them.
+CASE_FILES = tuple(
+    HERE / name
+    for name in (
+        "cases_ray_results.py",
+        "cases_ray_blocks.py",
+        "cases_ray_failures.py",
+        "cases_ray_workloads.py",
+    )
+)
 TIMEOUT_S = 1200
 
 
@@ -72,7 +83,20 @@ def case_ids(path: Path) -> list[str]:
     return ids
 
 
-CASE_IDS = case_ids(CASES)
+def case_files(paths: tuple[Path, ...]) -> dict[str, Path]:
+    """Every case id of the files, with the file that holds it; a case name is the test's name
+    here, so two files may not use the same one."""
+    out: dict[str, Path] = {}
+    for path in paths:
+        for case in case_ids(path):
+            if case in out:
+                raise ValueError(f"case {case} is in both {out[case].name} and {path.name}")
+            out[case] = path
+    return out
+
+
+CASE_FILE = case_files(CASE_FILES)
+CASE_IDS = list(CASE_FILE)
 
 
 def covers(case: str, result_id: str) -> bool:
@@ -110,7 +134,7 @@ class SuiteRun:
             status = f"timed out after {TIMEOUT_S} s"
         else:
             status = f"exited with status {self.returncode}"
-        return f"the namespaced run of cases_ray.py {status}; its output ends:\n{self.output}"
+        return f"the namespaced run of the Ray cases {status}; its output ends:\n{self.output}"
 
 
 def selected_cases(session: pytest.Session) -> list[str]:
@@ -129,17 +153,18 @@ def suite_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
         pytest.skip(reason)
     selected = selected_cases(request.session)
     targets = (
-        [str(CASES)]
+        [str(path) for path in CASE_FILES]
         if set(selected) >= set(CASE_IDS) or not selected
-        else [f"{CASES}::{case}" for case in selected]
+        else [f"{CASE_FILE[case]}::{case}" for case in selected]
     )
     results = tmp_path_factory.mktemp("ray_cases") / "results.json"
-    # case_results.py is loaded as a plugin from here.
+    # case_results.py and ray_cluster.py are loaded as plugins from here.
     python_path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH")) if p)
     command = (
         f"ip link set lo up && RAYORCH_CASE_RESULTS={shlex.quote(str(results))} "
         f"PYTHONPATH={shlex.quote(python_path)} "
-        f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider -p case_results "
+        f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider "
+        "-p case_results -p ray_cluster "
         f"-o python_files=cases_*.py --rootdir {shlex.quote(str(HERE.parent))} "
         + " ".join(shlex.quote(t) for t in targets)
         + " "
@@ -190,3 +215,8 @@ def test_the_namespaced_run_completed(suite_run: SuiteRun) -> None:
     assert suite_run.returncode == 0 or any(
         v["outcome"] == "failed" for v in suite_run.cases.values()
     ), suite_run.describe()
+
+
+def test_every_case_file_is_run() -> None:
+    """A case file missing from CASE_FILES would never run: every cases_*.py here is listed."""
+    assert sorted(HERE.glob("cases_*.py")) == sorted(CASE_FILES)

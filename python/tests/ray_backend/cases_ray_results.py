@@ -1,0 +1,121 @@
+"""Ray cases: the Ray backend gives the local executor's outputs (and the synchronous core's),
+across runs, streamed, with C++ UDFs, and with what each actor learns of itself.
+
+Run only through test_ray.py (ray_cluster.py starts the cluster)."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray_udfs as u
+from ray_cluster import DOCS, local, on_ray, one_call
+
+import rayorch_cpp as ro
+
+
+def test_every_node_is_on_loopback(cluster: Any) -> None:
+    import ray
+
+    alive = [n for n in ray.nodes() if n["Alive"]]
+    assert len(alive) >= 3
+    assert {n["NodeManagerAddress"] for n in alive} == {"127.0.0.1"}
+
+
+def test_outputs_match_the_local_executor_across_runs(cluster: Any, tmp_path: Path) -> None:
+    expected = local(u.documents(), DOCS)
+    trace, report = tmp_path / "trace.json", tmp_path / "report.json"
+    with on_ray(u.documents(ocr_replicas=2, ocr_options={"scheduling_strategy": "SPREAD"})) as ex:
+        nodes = ex.actor_nodes()
+        first = ex.run(DOCS, progress=False, trace=str(trace), report=str(report))
+        # The same actors serve a second run with other input batching.
+        again = ex.run(DOCS, input_batch_size=5, max_active_input_batches=2, progress=False)
+        assert ex.actor_nodes() == nodes
+    assert ex.closed
+    # Closing killed the actors: the cluster gets every CPU they held back.
+    import ray
+
+    total = ray.cluster_resources()["CPU"]
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("CPU", 0) < total and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ray.available_resources().get("CPU", 0) == total
+    assert first.outputs == expected
+    assert again.outputs == expected
+    assert len(set(nodes[1])) == 2, f"the Ocr pool was not spread over the nodes: {nodes}"
+    assert first.actors_replaced == 0
+    assert '"traceEvents"' in trace.read_text() and "Ocr#1" in trace.read_text()
+    assert '"rpcs"' in report.read_text()
+    issues = [o for o in first.outputs if isinstance(o, ro.OutputIssue)]
+    assert {i.origin.call for i in issues if i.origin} >= {"Ocr#1"}
+
+
+def test_streaming_delivers_every_row(cluster: Any) -> None:
+    expected = local(u.documents(), DOCS)
+    with on_ray(u.documents()) as ex:
+        rows = dict(ex.stream(DOCS, input_batch_size=6))
+    assert [rows[i] for i in range(len(DOCS))] == expected
+
+
+def test_arrays_arrive_read_only_as_locally(cluster: Any) -> None:
+    np = pytest.importorskip("numpy")
+    source = [np.full(3, 255.0), np.arange(3.0)]
+    expected = local(u.scaled_in_place(), source)
+    with on_ray(u.scaled_in_place()) as ex:
+        got = ex.run(source, progress=False).outputs
+    assert got == expected
+    assert got[1] == [False, False]  # what the second Call received was read-only
+    scaled = got[0][0]
+    assert isinstance(scaled, ro.OutputIssue) and scaled.cause is not None
+    assert scaled.cause.startswith("ValueError: output array is read-only")
+    assert source[0].tolist() == [255.0, 255.0, 255.0]
+
+
+def test_group_failure_behaves_as_locally(cluster: Any) -> None:
+    expected = local(u.documents(), DOCS)
+    issue = expected[DOCS.index(13)]
+    assert isinstance(issue, ro.OutputIssue) and "1302" in issue.cause
+    with on_ray(u.documents(ocr_batch=1)) as ex:
+        assert ex.run(DOCS, progress=False).outputs == expected
+
+
+def test_each_ray_actor_learns_its_replica_index(cluster: Any) -> None:
+    module = ro.Module(u.ReplicaIndex, replicas=3, batch_size=1, num_cpus=0.1)
+    with on_ray(one_call(module)) as ex:
+        assert set(ex.run(list(range(30)), progress=False).outputs) == {0, 1, 2}
+
+
+def test_cpp_udfs_run_on_ray_actors(cluster: Any) -> None:
+    class Upper(ro.Pipeline):
+        def __init__(self) -> None:
+            self.upper = ro.CppModule("Upper", replicas=2, batch_size=3, num_cpus=0.5)
+            self.ident = ro.Module(u.Noop, num_cpus=0.5)
+
+        def forward(self, x: ro.Port) -> Any:
+            return self.ident(self.upper(x))
+
+    words = [f"word{i}" for i in range(20)]
+    with on_ray(Upper()) as ex:
+        assert ex.run(words, progress=False).outputs == [w.upper() for w in words]
+
+
+def test_random_pipelines_agree_with_the_synchronous_core(cluster: Any) -> None:
+    from test_schedule_independence import make_pipeline
+
+    for seed in (0, 3, 5, 8):
+        data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
+        with ro.SyncExecutor(make_pipeline(seed, None)) as sync:
+            expected = sync.run(data).outputs
+        draws = random.Random(1000 + seed)
+        with on_ray(make_pipeline(seed, draws, queued_calls=True)) as ex:
+            for _ in range(2):
+                got = ex.run(
+                    data,
+                    input_batch_size=draws.choice([None, 1, 3, 7]),
+                    max_active_input_batches=draws.randint(1, 3),
+                    progress=False,
+                ).outputs
+                assert got == expected, f"seed {seed}"

@@ -1,0 +1,61 @@
+"""Ray cases: the workloads (pdf2md, video) on the cluster give the local results.
+
+Run only through test_ray.py (ray_cluster.py starts the cluster)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ray_cluster import EXAMPLES, on_ray
+
+import rayorch_cpp as ro
+
+
+@pytest.mark.skipif("Pdf2mdOcr" not in ro.cpp_udfs(), reason="built without the pdf2md stages")
+def test_pdf2md_on_ray_gives_the_local_markdown(cluster: Any, tmp_path: Path) -> None:
+    from pdf2md import convert
+
+    samples = ro._core.pdf2md_make_samples(str(tmp_path), docs=3, seed=3, max_pages=3, corrupt=1)
+    paths = [p for p, _ in samples] + [str(tmp_path / "corrupt.pdf")]
+    expected = convert(paths)
+    got = convert(paths, backend="ray")
+    assert [d.text for d in got[:-1]] == [d.text for d in expected[:-1]]
+    assert all(f"## Page {len(pages)}" in d.text for (_, pages), d in zip(samples, got))
+    assert isinstance(got[-1], ro.OutputIssue) and got[-1].cause == expected[-1].cause
+
+
+@pytest.mark.skipif("VideoOcrFrame" not in ro.cpp_udfs(), reason="built without the video stages")
+def test_the_video_stages_on_ray_give_the_local_records(cluster: Any, tmp_path: Path) -> None:
+    from test_video import VideoToRecords
+
+    samples = ro._core.video_make_samples(str(tmp_path), videos=2, seed=5, corrupt=1)
+    paths = [p for p, _ in samples] + [str(tmp_path / "corrupt.mp4")]
+    with ro.Executor(VideoToRecords()) as ex:
+        expected = ex.run(paths, progress=False).outputs
+    with on_ray(VideoToRecords()) as ex:
+        got = ex.run(paths, progress=False).outputs
+    assert [r.to_json() for r in got[:-1]] == [r.to_json() for r in expected[:-1]]
+    assert isinstance(got[-1], ro.OutputIssue) and got[-1].cause == expected[-1].cause
+
+
+@pytest.mark.skipif("Pdf2mdOcr" not in ro.cpp_udfs(), reason="built without the pdf2md stages")
+def test_the_documented_pdf2md_command_on_ray(cluster: Any, tmp_path: Path) -> None:
+    script = EXAMPLES / "pdf2md.py"
+
+    def convert(out: str, *extra: str) -> dict[str, str]:
+        done = subprocess.run(
+            [sys.executable, str(script), str(tmp_path / "in"), str(tmp_path / out), *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 1 and "corrupt.pdf" in done.stderr, done.stderr
+        return {p.name: p.read_text() for p in (tmp_path / out).glob("*.md")}
+
+    local_md = convert("local", "--samples", "2")
+    ray_md = convert("ray", "--backend", "ray", "--address", cluster.address)
+    assert len(local_md) == 2 and ray_md == local_md
