@@ -62,16 +62,19 @@ class OutputIssue:
         if self.cause is not None and not isinstance(self.cause, str):
             raise TypeError("OutputIssue cause must be text or None")
 
-    def _key(self) -> tuple[ItemOutcome, str | None]:
-        return self.outcome, None if self.cause is None else self.cause.partition("\n")[0]
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, OutputIssue):
             return NotImplemented
-        return self._key() == other._key()
+        return _issue_key(self) == _issue_key(other)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(_issue_key(self))
+
+
+def _issue_key(issue: OutputIssue) -> tuple[ItemOutcome, str | None]:
+    """What equality compares: the outcome and the cause's first line (a traceback follows it,
+    naming paths that differ between machines)."""
+    return issue.outcome, None if issue.cause is None else issue.cause.partition("\n")[0]
 
 
 @dataclass(frozen=True, slots=True)
