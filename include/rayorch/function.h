@@ -114,6 +114,7 @@ struct RowFunctionCheck {
                 "ro::function: the function must return a value for each row (return bool for "
                 "an F::filter mask)");
   static constexpr bool ok = problem == FunctionProblem::none;
+  static constexpr const char* udf_name = "function";
 };
 
 template <class F, class R, class Args>
@@ -138,28 +139,6 @@ struct Unrunnable {
   explicit Unrunnable(F) {}
 };
 
-/// The UDF behind ro::function(f): run() maps f over the rows of its input columns.
-template <class F>
-struct RowFunction
-    : std::conditional_t<
-          RowFunctionCheck<F>::ok,
-          RowRun<F, typename CallableSignature<F>::result, typename CallableSignature<F>::args>,
-          Unrunnable<F>> {
-  using base = std::conditional_t<
-      RowFunctionCheck<F>::ok,
-      RowRun<F, typename CallableSignature<F>::result, typename CallableSignature<F>::args>,
-      Unrunnable<F>>;
-  using base::base;
-};
-
-template <class F>
-struct ReportedElsewhere<RowFunction<F>> : std::bool_constant<!RowFunctionCheck<F>::ok> {};
-
-template <class F>
-struct UdfNameOf<RowFunction<F>> {
-  static std::string get() { return "function"; }
-};
-
 template <class F, class R, class Args>
 struct BatchRun;
 template <class F, class R, class... A>
@@ -169,9 +148,9 @@ struct BatchRun<F, R, std::tuple<A...>> {
   F f;
 };
 
-template <class F>
-using BatchRunOf =
-    BatchRun<F, typename CallableSignature<F>::result, typename CallableSignature<F>::args>;
+// Run (RowRun or BatchRun) for callable F's signature.
+template <template <class, class, class> class Run, class F>
+using RunOf = Run<F, typename CallableSignature<F>::result, typename CallableSignature<F>::args>;
 
 // Reports the first problem of a per-batch callable as one static_assert: the rules of a
 // UDF's run(), worded for the function.
@@ -180,7 +159,7 @@ struct BatchFunctionCheck {
   static constexpr bool has_signature = CallableSignature<F>::valid;
   static constexpr UdfProblem find_problem() {
     if constexpr (has_signature) {
-      return udf_problem<BatchRunOf<F>>();
+      return udf_problem<RunOf<BatchRun, F>>();
     } else {
       return UdfProblem::none;
     }
@@ -199,22 +178,33 @@ struct BatchFunctionCheck {
                 "ro::batch_function: the function must return std::vector<R> (one element per "
                 "input row) or a std::tuple of such vectors; elements may be ro::Row<R>");
   static constexpr bool ok = has_signature && problem == UdfProblem::none;
+  static constexpr const char* udf_name = "batch_function";
 };
 
-/// The UDF behind ro::batch_function(f): run() is f.
-template <class F>
-struct BatchFunction : std::conditional_t<BatchFunctionCheck<F>::ok, BatchRunOf<F>, Unrunnable<F>> {
-  using base = std::conditional_t<BatchFunctionCheck<F>::ok, BatchRunOf<F>, Unrunnable<F>>;
+/// The UDF behind a function Module: Run (whose run() calls F) where Check passes, else
+/// Unrunnable, so that Check's static_assert is the only message. Calls are named
+/// Check::udf_name.
+template <class F, class Check, class Run>
+struct FunctionUdf : std::conditional_t<Check::ok, Run, Unrunnable<F>> {
+  using base = std::conditional_t<Check::ok, Run, Unrunnable<F>>;
   using base::base;
 };
 
-template <class F>
-struct ReportedElsewhere<BatchFunction<F>> : std::bool_constant<!BatchFunctionCheck<F>::ok> {};
+template <class F, class Check, class Run>
+struct ReportedElsewhere<FunctionUdf<F, Check, Run>> : std::bool_constant<!Check::ok> {};
 
-template <class F>
-struct UdfNameOf<BatchFunction<F>> {
-  static std::string get() { return "batch_function"; }
+template <class F, class Check, class Run>
+struct UdfNameOf<FunctionUdf<F, Check, Run>> {
+  static std::string get() { return Check::udf_name; }
 };
+
+/// The UDF behind ro::function(f): run() maps f over the rows of its input columns.
+template <class F>
+using RowFunction = FunctionUdf<F, RowFunctionCheck<F>, RunOf<RowRun, F>>;
+
+/// The UDF behind ro::batch_function(f): run() is f.
+template <class F>
+using BatchFunction = FunctionUdf<F, BatchFunctionCheck<F>, RunOf<BatchRun, F>>;
 
 }  // namespace detail
 

@@ -23,6 +23,12 @@ def configure(
 def cpp_udfs() -> dict[str, dict[str, Any]]:
     """The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor."""
 
+def module_options() -> list[str]:
+    """Every option a Module accepts, sorted: the engine's, the package's and Ray's."""
+
+def ray_actor_options() -> list[str]:
+    """The Module options the Ray backend passes to Ray's actor .options(...) as they are."""
+
 def optional_stages() -> list[dict[str, Any]]:
     """Each optional workload's C++ stages: [{workload, stages, needs, built}]."""
 

@@ -20,36 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from . import _core
+
 # Options that tune how a Module runs, not what it computes: a change to them keeps the
 # journal's records valid (as pool and batch sizes stay out of the engine's plan digest).
-_TUNING_OPTIONS = frozenset(
-    {
-        "replicas",
-        "batch_size",
-        "num_cpus",
-        "num_gpus",
-        "resources",
-        "recovery",
-        "name",
-        "timeout",
-        "batch_wait",
-        "reservation",
-        "infra_retries",
-        "isolation",
-        "memory_limit",
-        "max_tasks_in_flight_per_actor",
-        "runtime_env",
-        "scheduling_strategy",
-        "memory",
-        "accelerator_type",
-        "max_concurrency",
-        "placement_group",
-        "placement_group_bundle_index",
-        "placement_group_capture_child_tasks",
-        "label_selector",
-        "version",
-    }
-)
+# Every option a Module accepts is one of them; `version` stands for the code instead.
+_TUNING_OPTIONS = frozenset(_core.module_options())
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,17 +25,7 @@ from ._ray_startup import actor_startup_error, asked_resources, startup_timeout_
 from ._values import ExecutionError
 
 # Ray actor options a Module may carry besides the ones the engine reads.
-_ACTOR_OPTIONS = {
-    "runtime_env",
-    "scheduling_strategy",
-    "memory",
-    "accelerator_type",
-    "max_concurrency",
-    "placement_group",
-    "placement_group_bundle_index",
-    "placement_group_capture_child_tasks",
-    "label_selector",
-}
+_ACTOR_OPTIONS = frozenset(_core.ray_actor_options())
 
 # max_tasks_in_flight_per_actor where the Module does not set it. One:
 # a call queued behind another hides Ray's round trip (about 0.5 ms here; no-op RPCs/s about

@@ -8,6 +8,7 @@
 // Ray backend (ray_pools.h).
 #include "core.h"
 #include "cpp_udf.h"
+#include "module_options.h"
 #include "py_values.h"
 #include "python_wording.h"
 #include "ray_pools.h"
@@ -59,6 +60,7 @@ NB_MODULE(_core, m) {
   bind_video(m);
 #endif
   bind_trace(m);
+  bind_module_options(m);
   bind_replica_context(m);
   bind_run_options(m);
   bind_run_metrics(m);

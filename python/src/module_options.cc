@@ -73,6 +73,18 @@ struct EngineOption {
   void (*apply)(const OptionValue& v, ModuleOptions& o);
 };
 
+// Applies an option read by `Read` to `Field`.
+template <auto Field, auto Read>
+void set_from(const OptionValue& v, ModuleOptions& o) {
+  o.*Field = (v.*Read)();
+}
+
+// Applies an option read by `Read` to `Field`, leaving the default where the value is None.
+template <auto Field, auto Read>
+void set_unless_none(const OptionValue& v, ModuleOptions& o) {
+  if (!v.is_none()) o.*Field = (v.*Read)();
+}
+
 RecoveryPolicy recovery_policy(const OptionValue& v, int& infra_retries) {
   // The package's RecoveryPolicy (rayorch_cpp._values) carries mode, max_retries and
   // infra_retries, already checked by its constructor.
@@ -91,20 +103,12 @@ RecoveryPolicy recovery_policy(const OptionValue& v, int& infra_retries) {
 // The options the engine reads. `recovery` is handled apart (it also sets infra_retries).
 // A None value leaves the default, except for the three integer options.
 constexpr std::array kEngineOptions = {
-    EngineOption{"replicas",
-                 [](const OptionValue& v, ModuleOptions& o) { o.replicas = v.small_integer(); }},
-    EngineOption{"batch_size",
-                 [](const OptionValue& v, ModuleOptions& o) { o.batch_size = v.small_integer(); }},
-    EngineOption{"infra_retries", [](const OptionValue& v,
-                                     ModuleOptions& o) { o.infra_retries = v.small_integer(); }},
-    EngineOption{"num_cpus",
-                 [](const OptionValue& v, ModuleOptions& o) {
-                   if (!v.is_none()) o.cpus = v.number();
-                 }},
-    EngineOption{"num_gpus",
-                 [](const OptionValue& v, ModuleOptions& o) {
-                   if (!v.is_none()) o.gpus = v.number();
-                 }},
+    EngineOption{"replicas", &set_from<&ModuleOptions::replicas, &OptionValue::small_integer>},
+    EngineOption{"batch_size", &set_from<&ModuleOptions::batch_size, &OptionValue::small_integer>},
+    EngineOption{"infra_retries",
+                 &set_from<&ModuleOptions::infra_retries, &OptionValue::small_integer>},
+    EngineOption{"num_cpus", &set_unless_none<&ModuleOptions::cpus, &OptionValue::number>},
+    EngineOption{"num_gpus", &set_unless_none<&ModuleOptions::gpus, &OptionValue::number>},
     EngineOption{"resources",
                  [](const OptionValue& v, ModuleOptions& o) {
                    if (PyObject_IsTrue(v.value.ptr()) != 1) return;  // None or empty
@@ -116,14 +120,8 @@ constexpr std::array kEngineOptions = {
                      o.resources[nb::cast<std::string>(name)] = nb::cast<double>(amount);
                    }
                  }},
-    EngineOption{"timeout",
-                 [](const OptionValue& v, ModuleOptions& o) {
-                   if (!v.is_none()) o.timeout = v.seconds();
-                 }},
-    EngineOption{"batch_wait",
-                 [](const OptionValue& v, ModuleOptions& o) {
-                   if (!v.is_none()) o.batch_wait = v.seconds();
-                 }},
+    EngineOption{"timeout", &set_unless_none<&ModuleOptions::timeout, &OptionValue::seconds>},
+    EngineOption{"batch_wait", &set_unless_none<&ModuleOptions::batch_wait, &OptionValue::seconds>},
     EngineOption{"reservation",
                  [](const OptionValue& v, ModuleOptions& o) {
                    if (v.is_none()) return;
@@ -149,11 +147,15 @@ constexpr std::array kEngineOptions = {
 // Options the engine does not read, accepted for those that do: `name` (the package: the
 // Module's Call names), `version` (the package: what the run journal takes for the UDF's
 // code, python/rayorch_cpp/_journal_modules.py) and the Ray backend's
-// (python/rayorch_cpp/_ray_backend.py): the actor options it passes to Ray's `.options(...)` (its
-// _ACTOR_OPTIONS) and the calls it keeps at each actor. The local executor ignores them.
-constexpr std::array<std::string_view, 12> kPassedOptions = {
+// (python/rayorch_cpp/_ray_backend.py): the calls it keeps at each actor and the actor options
+// it passes to Ray's `.options(...)` (kRayActorOptions).
+constexpr std::array<std::string_view, 3> kPackageOptions = {
     "name",
     "version",
+    "max_tasks_in_flight_per_actor",
+};
+
+constexpr std::array<std::string_view, 9> kRayActorOptions = {
     "runtime_env",
     "scheduling_strategy",
     "memory",
@@ -163,13 +165,19 @@ constexpr std::array<std::string_view, 12> kPassedOptions = {
     "placement_group_bundle_index",
     "placement_group_capture_child_tasks",
     "label_selector",
-    "max_tasks_in_flight_per_actor",
 };
+
+bool is_passed_option(std::string_view name) {
+  return std::find(kPackageOptions.begin(), kPackageOptions.end(), name) != kPackageOptions.end() ||
+         std::find(kRayActorOptions.begin(), kRayActorOptions.end(), name) !=
+             kRayActorOptions.end();
+}
 
 std::vector<std::string> known_options() {
   std::vector<std::string> known{"recovery"};
   for (const EngineOption& e : kEngineOptions) known.emplace_back(e.name);
-  for (std::string_view p : kPassedOptions) known.emplace_back(p);
+  for (std::string_view p : kPackageOptions) known.emplace_back(p);
+  for (std::string_view a : kRayActorOptions) known.emplace_back(a);
   std::sort(known.begin(), known.end());
   return known;
 }
@@ -209,11 +217,19 @@ ModuleOptions parse_module_options(const std::string& module, nb::dict options) 
       infra_retries_set = infra_retries_set || name == "infra_retries";
       continue;
     }
-    if (std::find(kPassedOptions.begin(), kPassedOptions.end(), name) == kPassedOptions.end())
-      unknown_option(module, name);
+    if (!is_passed_option(name)) unknown_option(module, name);
   }
   if (has_policy && !infra_retries_set) o.infra_retries = policy_infra_retries;
   return o;
+}
+
+void bind_module_options(nb::module_& m) {
+  m.def("module_options", &known_options,
+        "Every option a Module accepts, sorted: the engine's, the package's and Ray's.");
+  m.def(
+      "ray_actor_options",
+      [] { return std::vector<std::string>(kRayActorOptions.begin(), kRayActorOptions.end()); },
+      "The Module options the Ray backend passes to Ray's actor .options(...) as they are.");
 }
 
 }  // namespace rayorch::python

@@ -20,4 +20,8 @@ namespace rayorch::python {
 /// names); ranges are checked by the compiler.
 ModuleOptions parse_module_options(const std::string& module, nanobind::dict options);
 
+/// Binds module_options() (every option name a Module accepts) and ray_actor_options() (those
+/// the Ray backend hands to Ray), so that the package reads the one list kept here.
+void bind_module_options(nanobind::module_& m);
+
 }  // namespace rayorch::python

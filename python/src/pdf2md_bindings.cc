@@ -36,12 +36,7 @@ void bind_pdf2md(nb::module_& m) {
       .def_ro("width", &pdf2md::PageImage::width, "width in pixels")
       .def_ro("height", &pdf2md::PageImage::height, "height in pixels")
       .def_ro("dpi", &pdf2md::PageImage::dpi, "resolution")
-      .def_prop_ro(
-          "pixels",
-          [](const pdf2md::PageImage& i) {
-            return nb::bytes(reinterpret_cast<const char*>(i.pixels.data()), i.pixels.size());
-          },
-          "width * height bytes, rows without padding (a copy)");
+      .def_prop_ro("pixels", &pixels_of<pdf2md::PageImage>, kPixelsDoc);
   auto document_info =
       nb::class_<pdf2md::DocumentInfo>(m, "DocumentInfo", "A document's name and page count.");
   pickle_by_codec<pdf2md::DocumentInfo>(document_info);

@@ -59,12 +59,7 @@ void bind_video(nb::module_& m) {
       .def_ro("frame", &video::FrameImage::frame, "frame number in the video")
       .def_ro("width", &video::FrameImage::width, "width in pixels")
       .def_ro("height", &video::FrameImage::height, "height in pixels")
-      .def_prop_ro(
-          "pixels",
-          [](const video::FrameImage& i) {
-            return nb::bytes(reinterpret_cast<const char*>(i.pixels.data()), i.pixels.size());
-          },
-          "width * height bytes, rows without padding (a copy)");
+      .def_prop_ro("pixels", &pixels_of<video::FrameImage>, kPixelsDoc);
   pickle_by_codec<video::SceneRecord>(
       nb::class_<video::SceneRecord>(m, "SceneRecord", "Everything known about one scene."))
       .def_ro("index", &video::SceneRecord::index, "0-based scene number")

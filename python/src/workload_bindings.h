@@ -6,6 +6,14 @@
 
 namespace rayorch::python {
 
+/// The getter of an image's `pixels` property (pdf2md::PageImage, video::FrameImage), with
+/// kPixelsDoc: its 8-bit gray pixels as one bytes object.
+template <class Image>
+nanobind::bytes pixels_of(const Image& image) {
+  return nanobind::bytes(reinterpret_cast<const char*>(image.pixels.data()), image.pixels.size());
+}
+inline constexpr const char* kPixelsDoc = "width * height bytes, rows without padding (a copy)";
+
 #if RAYORCH_PYTHON_PDF2MD
 /// PageRef, PageImage, DocumentInfo, Markdown and the sample helpers (pdf2md_bindings.cc).
 void bind_pdf2md(nanobind::module_& m);

@@ -103,24 +103,28 @@ std::vector<int> Graph::add_reduce(std::vector<int> values, int members,
   return outputs;
 }
 
-int Graph::add_filter(int source, int mask) {
-  Impl& g = *impl_;
-  g.check_port(source, "F::filter");
-  g.check_port(mask, "F::filter");
-  const int op = static_cast<int>(g.filters.size());
-  int out = g.new_port(PortKind::filter, g.ports[source].type, op, 0);
-  g.filters.push_back(LogicalFilter{source, mask, out});
+namespace {
+// A filter or a broadcast: one output Port of `source`'s type, recorded in `ops` as
+// Op{source, other, output} (`other` is the mask or the Port whose Domain is wanted).
+template <class Op>
+int add_source_typed(Graph::Impl& g, std::vector<Op>& ops, PortKind kind, const char* what,
+                     int source, int other) {
+  g.check_port(source, what);
+  g.check_port(other, what);
+  const int op = static_cast<int>(ops.size());
+  const int out = g.new_port(kind, g.ports[source].type, op, 0);
+  ops.push_back(Op{source, other, out});
   return out;
+}
+}  // namespace
+
+int Graph::add_filter(int source, int mask) {
+  return add_source_typed(*impl_, impl_->filters, PortKind::filter, "F::filter", source, mask);
 }
 
 int Graph::add_broadcast(int source, int like) {
-  Impl& g = *impl_;
-  g.check_port(source, "F::broadcast");
-  g.check_port(like, "F::broadcast");
-  const int op = static_cast<int>(g.broadcasts.size());
-  int out = g.new_port(PortKind::broadcast, g.ports[source].type, op, 0);
-  g.broadcasts.push_back(LogicalBroadcast{source, like, out});
-  return out;
+  return add_source_typed(*impl_, impl_->broadcasts, PortKind::broadcast, "F::broadcast", source,
+                          like);
 }
 
 void Graph::set_outputs(std::vector<int> outputs) {

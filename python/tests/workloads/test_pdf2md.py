@@ -61,3 +61,27 @@ def test_python_pipeline_with_the_cpp_renderer_and_ocr(tmp_path: Path) -> None:
     # The corrupt file: Pdf2mdOpen's RecordFailure, carried to the document's output.
     assert out[-1].outcome is ro.ItemOutcome.SUPPRESSED
     assert "corrupt.pdf" in out[-1].cause and out[-1].origin.call == "Pdf2mdOpen#0"
+
+
+class RenderPages(ro.Pipeline):
+    def __init__(self) -> None:
+        self.open = ro.CppModule("Pdf2mdOpen")
+        self.render = ro.CppModule("Pdf2mdRender").pre_init(72)
+
+    def forward(self, path: ro.Port) -> ro.Port:
+        refs, _ = self.open(path)
+        page = F.expand(refs)
+        return F.reduce(self.render(F.broadcast(path, like=page), page))
+
+
+def test_a_rendered_page_shows_its_gray_pixels(tmp_path: Path) -> None:
+    [(path, pages)] = _core.pdf2md_make_samples(
+        str(tmp_path), docs=1, seed=3, max_pages=2, corrupt=0
+    )
+    with ro.Executor(RenderPages()) as ex:
+        [images] = ex.run([path], progress=False).outputs
+    assert [image.number for image in images] == list(range(1, len(pages) + 1))
+    for image in images:
+        assert isinstance(image.pixels, bytes)
+        assert len(image.pixels) == image.width * image.height > 0
+        assert min(image.pixels) < max(image.pixels)  # dark text on a light page
