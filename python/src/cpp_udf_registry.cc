@@ -33,6 +33,19 @@ constexpr bool kWithVideo = false;
 
 #if RAYORCH_PYTHON_VIDEO
 /// video::SampleFrames with its sampling configuration as two constructor arguments.
+// The content cut detector (video/cuts.h), the C++ pipeline's default: its ratio, least
+// score, shortest scene and longest transition, as `rayorch video2jsonl` takes them.
+struct VideoDetectCuts : video::DetectScenes {
+  VideoDetectCuts(double ratio, double min_score, double min_scene_seconds,
+                  double max_transition_seconds)
+      : video::DetectScenes(
+            video::SceneDetection{.method = video::CutMethod::content,
+                                  .adaptive_ratio = ratio,
+                                  .min_score = min_score,
+                                  .min_scene_seconds = min_scene_seconds,
+                                  .max_transition_seconds = max_transition_seconds}) {}
+};
+
 struct VideoSampleFrames : video::SampleFrames {
   VideoSampleFrames(int every, int per_scene)
       : video::SampleFrames(video::SamplingConfig{.every = every, .per_scene = per_scene}) {}
@@ -83,6 +96,13 @@ const std::map<std::string, CppUdf>& cpp_udfs() {
          "VideoInfo -> list[Scene] in order (cuts where the mean absolute gray difference of "
          "consecutive frames exceeds `threshold`)",
          "(threshold: float, analysis_width: int)")},
+    {"VideoDetectCuts",
+     register_cpp<VideoDetectCuts, double, double, double, double>(
+         "VideoInfo -> list[Scene] in order (the content detector, docs/VIDEO.md: a cut stands "
+         "out `ratio` times against its neighbours and scores at least `min_score`; fades and "
+         "dissolves count once)",
+         "(ratio: float, min_score: float, min_scene_seconds: float, "
+         "max_transition_seconds: float)")},
     {"VideoSampleFrames",
      register_cpp<VideoSampleFrames, int, int>(
          "Scene -> list[FrameRef] (every Nth frame, or K per scene: exactly one positive)",
@@ -117,8 +137,9 @@ const std::vector<OptionalStages>& optional_stages() {
        .needs = "poppler-cpp, tesseract, cairo",
        .built = kWithPdf2md},
       {.workload = "video",
-       .stages = {"VideoOpen", "VideoDetectScenes", "VideoSampleFrames", "VideoDecodeFrame",
-                  "VideoOcrFrame", "VideoFrameSignature", "VideoSummarizeScene", "VideoAssemble"},
+       .stages = {"VideoOpen", "VideoDetectScenes", "VideoDetectCuts", "VideoSampleFrames",
+                  "VideoDecodeFrame", "VideoOcrFrame", "VideoFrameSignature", "VideoSummarizeScene",
+                  "VideoAssemble"},
        .needs = "libavformat, libavcodec, libswscale, libavutil, tesseract, cairo",
        .built = kWithVideo},
   };

@@ -35,9 +35,9 @@ class VideoToRecords(ro.Pipeline):
 
     def __init__(self) -> None:
         self.open = ro.CppModule("VideoOpen", batch_size=8)
-        self.detect = ro.CppModule("VideoDetectScenes").pre_init(25.0, 64)
+        self.detect = ro.CppModule("VideoDetectCuts").pre_init(3.0, 4.0, 0.4, 3.0)
         self.sample = ro.CppModule("VideoSampleFrames", batch_size=16).pre_init(0, 2)
-        self.decode = ro.CppModule("VideoDecodeFrame", batch_size=4).pre_init(320)
+        self.decode = ro.CppModule("VideoDecodeFrame", batch_size=4).pre_init(1920)
         self.ocr = ro.CppModule("VideoOcrFrame", replicas=2).pre_init("eng", "")
         self.squeeze = ro.RayModule(Squeeze).ray_options(batch_size=8)
         self.signature = ro.CppModule("VideoFrameSignature", batch_size=16)
