@@ -280,8 +280,10 @@ class Module {
   /// Replays per Grain after a lost actor or a timeout (>= 0; default 1).
   Module& infra_retries(int n) { return set(&ModuleOptions::infra_retries, n); }
   /// Per-RPC deadline; an RPC running past it counts as a lost actor. The abandoned thread
-  /// is not killed: it is detached and its late report is rejected; with
-  /// Isolation::process the worker process is killed. 0 disables (default).
+  /// is not killed: it is detached, a new thread with a new UDF instance takes its slot, and
+  /// its late report is rejected; with Isolation::process the worker process is killed.
+  /// Past infra_retries a timeout is a UDF failure under recovery() (isolate_tail() fails
+  /// the Grain that keeps timing out and the run goes on). 0 disables (default).
   Module& timeout(std::chrono::milliseconds t) { return set(&ModuleOptions::timeout, t); }
   /// An idle actor waits up to `w` for a batch of batch_size Grains while Grains upstream of
   /// the Call in the same input batch are unsealed (more may arrive), never when nothing

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -269,3 +270,48 @@ def test_group_failure_cause_decides_the_gather_whatever_the_order() -> None:
         for order in ("fifo", "lifo")
     }
     assert causes == {"fifo": "group", "lifo": "group"}
+
+
+class HangsOnTwo:
+    """Blocks on the value 2 until `release` is set: a row that no replay can finish."""
+
+    release = threading.Event()
+    hanging = 0
+    attempts = 0
+
+    def run(self, xs: list[int]) -> list[int]:
+        if 2 in xs:
+            with _lock:
+                HangsOnTwo.hanging += 1
+                HangsOnTwo.attempts += 1
+            HangsOnTwo.release.wait(60)
+            with _lock:
+                HangsOnTwo.hanging -= 1
+        return [x * 10 for x in xs]
+
+
+def release_hung_calls() -> None:
+    HangsOnTwo.release.set()
+    deadline = time.monotonic() + 30
+    while HangsOnTwo.hanging > 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert HangsOnTwo.hanging == 0
+
+
+def test_isolate_tail_fails_a_row_whose_call_keeps_timing_out() -> None:
+    HangsOnTwo.release.clear()
+    HangsOnTwo.attempts = 0
+    m = ro.RayModule(HangsOnTwo).ray_options(
+        batch_size=4, timeout=0.1, infra_retries=1, recovery=ro.RecoveryPolicy.isolate_tail()
+    )
+    try:
+        with ro.Executor(lambda x: m(x)) as ex:
+            out = ex.run(list(range(8)), progress=False).outputs
+        assert [out[i] for i in (0, 1, 3, 4, 5, 6, 7)] == [0, 10, 30, 40, 50, 60, 70]
+        assert isinstance(out[2], ro.OutputIssue)
+        assert out[2].outcome == ro.ItemOutcome.FAILED
+        assert "Timeout: the RPC ran past the 100 ms timeout" in out[2].cause
+        # Its first call and one replay, the tail retry, the half [2, 3], then the row alone.
+        assert HangsOnTwo.attempts == 5
+    finally:
+        release_hung_calls()

@@ -218,7 +218,8 @@ void Driver::expire(RunState& state) {
       state.record_rpc(d, pools_->actor_of(static_cast<int>(p), static_cast<int>(slot)),
                        now - timeout, now, "timeout");
       state.apply_lost(
-          d, fmt::format("rayorch::Timeout: the RPC ran past the {} ms timeout", timeout.count()));
+          d, fmt::format("rayorch::Timeout: the RPC ran past the {} ms timeout", timeout.count()),
+          Loss::timeout);
     }
   }
 }

@@ -166,8 +166,8 @@ void RunState::apply_failure(Dispatch& d, const std::string& error) {
   if (v.abort) throw ExecutionError(v.message);
 }
 
-void RunState::apply_lost(Dispatch& d, const std::string& reason) {
-  FailureVerdict v = d.engine->lost(d.batch.id, reason);
+void RunState::apply_lost(Dispatch& d, const std::string& reason, Loss loss) {
+  FailureVerdict v = d.engine->lost(d.batch.id, reason, loss);
   if (v.abort) throw ExecutionError(v.message);
 }
 

@@ -65,8 +65,8 @@ class RunState {
   void apply_result(Dispatch& d, Attempt& attempt);
   /// Applies a UDF exception; throws ExecutionError when the policy aborts.
   void apply_failure(Dispatch& d, const std::string& error);
-  /// Applies a lost actor; throws ExecutionError when the budget is exhausted.
-  void apply_lost(Dispatch& d, const std::string& reason);
+  /// Applies a lost actor or a timeout; throws ExecutionError when the run must stop.
+  void apply_lost(Dispatch& d, const std::string& reason, Loss loss = Loss::actor);
 
   /// Offers the late report of an abandoned attempt to its engine, which rejects it.
   void reject_late(Report& report);

@@ -57,6 +57,10 @@ struct FailureVerdict {
   std::string message;  ///< for abort: names Call, UDF, Grains with generations and the error
 };
 
+/// Why an actor was lost: a timeout means the UDF did not return, which (unlike a dead actor
+/// of a thread pool) points at its inputs, so past the replay budget it is a UDF failure.
+enum class Loss { actor, timeout };
+
 /// Result of committing a report.
 enum class CommitStatus : std::uint8_t { accepted, stale, contract_error };
 
@@ -88,8 +92,9 @@ class Engine {
   /// The actor was lost (or timed out): replays the Grains at a higher generation within
   /// each Grain's infrastructure budget. Beyond it the run aborts, except for a Call of a
   /// process-isolated pool: its batch is split in halves (deferred), and a lone Grain is
-  /// sealed FAILED with `reason` as its cause.
-  FailureVerdict lost(std::uint64_t batch_id, const std::string& reason);
+  /// sealed FAILED with `reason` as its cause; and except for a timeout in any other pool,
+  /// which is then a UDF failure with `reason` as its error, under the Call's RecoveryPolicy.
+  FailureVerdict lost(std::uint64_t batch_id, const std::string& reason, Loss loss = Loss::actor);
 
   /// True when all work is done and every output Item is terminal.
   bool complete() const;
@@ -292,6 +297,9 @@ class Engine {
   void requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
                bool tail_used, bool immediate);
   std::string describe_grains(int call, const std::vector<std::uint32_t>& grains) const;
+  /// Applies the Call's RecoveryPolicy to the `live` Grains of a failed `batch`.
+  FailureVerdict recover(const InFlight& batch, const std::vector<std::uint32_t>& live,
+                         const std::string& error);
   /// Removes and returns an in-flight batch; counts a stale report when it is unknown.
   std::optional<InFlight> take_in_flight(std::uint64_t batch_id);
 

@@ -45,10 +45,16 @@ FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
   if (!taken) return {};
   InFlight& batch = *taken;
   const int call = batch.call;
-  const PlanCall& pc = p_.calls[call];
   // Barriered Grains are sealed before the policy is consulted.
   auto live = take_live(call, batch.grains, &batch.generations);
   if (live.empty()) return {};
+  return recover(batch, live, error);
+}
+
+FailureVerdict Engine::recover(const InFlight& batch, const std::vector<std::uint32_t>& live,
+                               const std::string& error) {
+  const int call = batch.call;
+  const PlanCall& pc = p_.calls[call];
   const RecoveryPolicy& policy = pc.recovery;
   auto abort_with = [&](const std::string& why) {
     // Keep the grains IN_FLIGHT: the run stops here.
@@ -96,7 +102,7 @@ FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
   return abort_with("");
 }
 
-FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason) {
+FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason, Loss loss) {
   std::optional<InFlight> taken = take_in_flight(batch_id);
   if (!taken) return {};
   InFlight& batch = *taken;
@@ -121,6 +127,12 @@ FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason) {
                  GrainEvent::suppress);
     }
     return {};
+  }
+  if (exhausted && loss == Loss::timeout) {
+    // A hung thread (or Ray actor) was abandoned and replaced, so the pool lost nothing; the
+    // hang is the UDF's on these inputs, and the Call's RecoveryPolicy decides: isolate_tail()
+    // splits the batch until the Grain that keeps timing out is FAILED alone.
+    return recover(batch, live, reason);
   }
   for (std::uint32_t e : live) {
     if (grains_[call][e].infra_used >= pc.infra_retries) {

@@ -837,9 +837,9 @@ TEST(Misuse, HungUdfPastItsTimeoutDoesNotHangTheRun) {
   auto program = ro::compile([&](ro::Port<int> x) { return udf(x); });
   ro::Executor ex(program);
   EXPECT_THAT(error_of<ro::ExecutionError>([&] { ex.run({1}); }),
-              AllOf(HasSubstr("Call Hangs#0 (UDF Hangs) lost its actor on Grains [0 g0] and the "
-                              "infrastructure budget (0 replays per Grain) is exhausted: "
-                              "rayorch::Timeout: the RPC ran past the 20 ms timeout")));
+              AllOf(HasSubstr("Call Hangs#0 (UDF Hangs) failed on Grains [0 g0]: "
+                              "rayorch::Timeout: the RPC ran past the 20 ms timeout; the Module's "
+                              "recovery policy abort() (the default) stops the run here")));
   EXPECT_TRUE(ex.closed());
 }
 

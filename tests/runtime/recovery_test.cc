@@ -351,6 +351,70 @@ TEST(Recovery, IsolatedPoolWithoutInfraBudgetSplitsAtTheFirstLoss) {
   EXPECT_EQ(r.outputs[1].issue().outcome, ro::Outcome::failed);
 }
 
+// A timeout past the infrastructure budget in a thread pool is a UDF failure under the
+// Call's RecoveryPolicy: isolate_tail() takes its tail retry, then splits the batch until the
+// Grain that keeps timing out is FAILED alone with the timeout as its cause (DESIGN 5.10).
+TEST(Recovery, ATimeoutPastTheBudgetIsIsolatedByIsolateTail) {
+  ro::Module<Q> q =
+      ro::Module<Q>().batch_size(4).infra_retries(1).recovery(ro::RecoveryPolicy::isolate_tail());
+  int out = -1;
+  auto program = ro::compile([&](ro::Port<int> x) {
+    auto y = q(x);
+    out = y.id();
+    return y;
+  });
+  EngineRig rig(program, {0, 1, 2, 3, 4});
+  using Rows = std::vector<ro::Row<int>>;
+  const std::string timeout = "rayorch::Timeout: the RPC ran past the 100 ms timeout";
+  const int call = rig.call("Q#0");
+  auto time_out = [&](const rd::Invocation& b) {
+    EXPECT_FALSE(rig->lost(b.id, timeout, rd::Loss::timeout).abort);
+    rig.advance();
+  };
+  auto first = rig.reserve(call);
+  ASSERT_EQ(rig.keys(first), "0 1 2 3");
+  time_out(first);  // within infra_retries: replayed at once
+  auto replay = rig.reserve(call);
+  ASSERT_EQ(rig.keys(replay), "0 1 2 3");
+  time_out(replay);  // past the budget: the tail retry, behind the ready work
+  auto ready = rig.reserve(call);
+  ASSERT_EQ(rig.keys(ready), "4");
+  rig.commit(ready, Rows{4});
+  auto tail = rig.reserve(call);
+  ASSERT_EQ(rig.keys(tail), "0 1 2 3");
+  time_out(tail);
+  auto low = rig.reserve(call);
+  auto high = rig.reserve(call);
+  ASSERT_EQ(rig.keys(low), "0 1");
+  ASSERT_EQ(rig.keys(high), "2 3");
+  rig.commit(low, Rows{0, 1});
+  time_out(high);
+  auto alone = rig.reserve(call);
+  auto three = rig.reserve(call);
+  ASSERT_EQ(rig.keys(alone), "2");
+  ASSERT_EQ(rig.keys(three), "3");
+  time_out(alone);
+  rig.commit(three, Rows{3});
+  EXPECT_EQ(rig.item(out, 2), "failed(" + timeout + ")");
+  for (std::uint32_t e : {0u, 1u, 3u, 4u}) EXPECT_EQ(rig.item(out, e), "present");
+  EXPECT_TRUE(rig->complete());
+}
+
+// Past the budget, the default policy stops the run on a timeout as on a UDF exception.
+TEST(Recovery, ATimeoutPastTheBudgetAbortsUnderTheDefaultPolicy) {
+  ro::Module<Q> q = ro::Module<Q>().batch_size(2).infra_retries(0);
+  auto program = ro::compile([&](ro::Port<int> x) { return q(x); });
+  EngineRig rig(program, {0, 1});
+  auto b = rig.reserve(rig.call("Q#0"));
+  const rd::FailureVerdict v =
+      rig->lost(b.id, "rayorch::Timeout: the RPC ran past the 5 ms timeout", rd::Loss::timeout);
+  EXPECT_TRUE(v.abort);
+  EXPECT_NE(v.message.find("failed on Grains [0 g0, 1 g0]: rayorch::Timeout: the RPC ran past "
+                           "the 5 ms timeout; the Module's recovery policy abort()"),
+            std::string::npos)
+      << v.message;
+}
+
 // A lost actor with barriered Grains: they are sealed, only the live ones replay.
 TEST(Recovery, ALostBatchReplaysOnlyItsLiveGrains) {
   ro::Module<S> s;
