@@ -14,7 +14,8 @@ class CompileError : public std::runtime_error {
 };
 
 /// A run stopped on an unrecoverable failure: abort policy, exhausted retries, a UDF contract
-/// error, a deadlock, or misuse of a closed executor. The executor is closed afterwards.
+/// error, a deadlock, the error budget, or misuse of a closed executor. The executor stays
+/// open with its actors unless they broke (a replacement actor could not be built).
 class ExecutionError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

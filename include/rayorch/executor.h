@@ -53,7 +53,7 @@ class RunApi<Out, std::tuple<Ins...>> {
 
   /// Runs the program on finite, row-aligned source columns; outputs in source order.
   /// Throws std::invalid_argument on mismatched column lengths, ExecutionError on an
-  /// unrecoverable failure (the executor is then closed).
+  /// unrecoverable failure (the executor stays open unless its actors broke).
   RunResult<Out> run(const std::vector<Ins>&... columns, const RunOptions& options = {}) {
     RunResult<Out> result;
     RowOutput<Out>::size(result, Typed::check_rows(columns...));
@@ -72,8 +72,8 @@ class RunApi<Out, std::tuple<Ins...>> {
   /// Callback contract, the same on every executor: `on_row` runs on the thread that called
   /// run(), between scheduling steps (no other callback runs concurrently, and a slow
   /// callback delays dispatch); the row's values are copies it may keep. An exception
-  /// thrown by `on_row` aborts the run: it propagates out of run() unchanged and the
-  /// executor is closed (its actors may be in the middle of other rows).
+  /// thrown by `on_row` aborts the run: it propagates out of run() unchanged once the RPCs
+  /// in flight finished, and the executor keeps its actors for the next run.
   RunResult<Out> run(const std::vector<Ins>&... columns, const RunOptions& options,
                      const RowCallback& on_row) {
     RunResult<Out> result;

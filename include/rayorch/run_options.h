@@ -53,10 +53,10 @@ struct RunOptions {
   /// empty.
   JournalOptions journal{};
   /// Error budget: when more than this many roots of the run are failed or suppressed
-  /// (dropped roots are deliberate and do not count), no further input batch is admitted,
-  /// the admitted ones finish, and run() throws ExecutionError naming the count and the
-  /// first causes (the executor is then closed; a journal keeps every finished root). The
-  /// budget acts per input batch: set input_batch_size to stop early. Unset: no limit.
+  /// (dropped roots are deliberate and do not count), nothing more is admitted or
+  /// dispatched, and run() throws ExecutionError naming the count and the first causes once
+  /// the RPCs in flight finished (the executor stays open; the rows delivered before, to the
+  /// streaming callback or a journal, are the partial outputs). Unset: no limit.
   std::optional<std::size_t> max_failed_roots{};
   /// Error budget as a fraction of the roots delivered so far (0..1), checked once at least
   /// `min_roots_for_failed_fraction` roots are delivered; same effect. >= 1: no limit.

@@ -10,6 +10,9 @@ class CompileError(ValueError):
 class ExecutionError(RuntimeError):
     """A run stopped on an unrecoverable failure (the engine's rayorch::ExecutionError)."""
 
+    partial_outputs: list[Any] | None  #: an aborted run's rows per output, None if not delivered
+    partial: Any  #: Executor.run()'s RunResult of partial_outputs, else None
+
 def configure(
     record_failure: type,
     group_failure: type,

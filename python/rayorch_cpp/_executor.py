@@ -15,7 +15,8 @@ from ._compile import CompiledProgram, compile
 from ._delivery import progress_callback, row_sink, shape, stream
 from ._ray_contract import RayBackendProtocol
 from ._run_options import Journal, run_options
-from ._run_result import RunResult, run_result
+from ._run_result import RunResult, partial_result, run_result
+from ._values import ExecutionError
 
 _LIVE: weakref.WeakSet[_Base] = weakref.WeakSet()
 
@@ -70,25 +71,28 @@ class _Base:
         outputs in source order. With ``on_row``, each root row is delivered as
         ``on_row(index, output)`` as soon as it is terminal (completion order; source order
         with ``ordered=True``) on the calling thread, and ``outputs`` is None; an exception
-        raised by ``on_row`` aborts the run and propagates (the executor is then closed).
+        raised by ``on_row`` aborts the run and propagates (the executor stays usable).
 
         ``progress=True`` shows the engine's progress line when stderr is a terminal, and a
         rows-done line in a Jupyter notebook; a callable gets ``(done, total)`` root rows at
         most every 200 ms and at the end. ``trace`` and ``report`` write a Chrome-trace
         timeline and a JSON metrics report there. Raises
-        ExecutionError on an unrecoverable failure (the executor is then closed) and
-        ValueError on mismatched column lengths or bad options.
+        ExecutionError on an unrecoverable failure once the RPCs in flight finished (the
+        executor keeps its actors for the next run unless one could not be rebuilt); without
+        ``on_row`` the error's ``partial`` is a RunResult of the rows delivered before it
+        (None for the others, no metrics). ValueError on mismatched column lengths or bad
+        options.
 
         Long runs (docs/JOURNAL.md), with the C++ semantics: ``journal`` (a path or a
         Journal) records every terminal root and resumes an interrupted run without redoing
         finished roots; restored roots come first, count in ``roots_restored`` and reach
         ``on_row`` like computed ones. The error budget (``max_failed_roots``, or
         ``max_failed_fraction`` of the delivered roots once ``min_roots_for_failed_fraction``
-        are delivered) stops admitting input batches, lets the admitted ones finish and
-        raises ExecutionError naming the count and the first causes. ``dead_letters`` writes
-        every root that is not present as one JSON line (key, row, outcome, output, cause,
-        call, entity, attempts, restored). Unusable paths or a foreign journal raise
-        ValueError before anything runs.
+        are delivered) stops admitting and dispatching work at the first check past it,
+        whatever ``input_batch_size``, and raises ExecutionError naming the count and the
+        first causes. ``dead_letters`` writes every root that is not present as one JSON
+        line (key, row, outcome, output, cause, call, entity, attempts, restored). Unusable
+        paths or a foreign journal raise ValueError before anything runs.
         """
         tree = self._program.output_tree
         sink = row_sink(tree, on_row, ordered) if on_row is not None else None
@@ -109,9 +113,15 @@ class _Base:
             min_roots_for_failed_fraction=min_roots_for_failed_fraction,
             modules=self._program.module_snapshots,
         )
-        outputs, metrics = self._core.run(
-            list(source_columns), options, journal_keys, sink, progress_callback(progress)
-        )
+        try:
+            outputs, metrics = self._core.run(
+                list(source_columns), options, journal_keys, sink, progress_callback(progress)
+            )
+        except ExecutionError as error:
+            if on_row is None and error.partial_outputs is not None:
+                error.partial = partial_result(shape(tree, error.partial_outputs))
+                del error.partial_outputs
+            raise
         shaped = None if on_row is not None else shape(tree, outputs)
         return run_result(metrics, shaped, self._program.call_pools)
 
@@ -126,7 +136,7 @@ class _Base:
         """Yields ``(index, output)`` for each root row as soon as it is terminal.
 
         The run proceeds on a background thread while the caller consumes rows. Leaving the
-        loop early stops the run at the next finished row and closes the executor.
+        loop early stops the run at the next finished row; the executor keeps its actors.
         """
         return stream(
             lambda on_row: self.run(
@@ -145,7 +155,7 @@ class _Base:
 
     @property
     def closed(self) -> bool:
-        """True once closed (explicitly or by an aborted run)."""
+        """True once closed (explicitly, or by a run whose actors could not be rebuilt)."""
         return bool(self._core.closed)
 
     def __enter__(self) -> Self:

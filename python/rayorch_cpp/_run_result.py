@@ -129,4 +129,17 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
     )
 
 
+def partial_result(outputs: Any) -> RunResult:
+    """The RunResult an aborted run's ExecutionError carries as ``partial``: the rows
+    delivered before the abort in source order (None for the others), without metrics."""
+    return RunResult(
+        outputs=outputs,
+        elapsed_s=0.0,
+        calls=(),
+        input_batches=(),
+        peak_active_input_batches=0,
+        actor_count=0,
+    )
+
+
 __all__ = ["CallMetrics", "InputBatchMetrics", "RunResult"]

@@ -278,7 +278,16 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options,
     callback_error.restore();
     throw nb::python_error();
   }
-  if (engine_error) raise_execution_error(*engine_error);
+  if (engine_error) {
+    try {
+      raise_execution_error(*engine_error);
+    } catch (nb::python_error& e) {
+      // The rows delivered before the abort (None for the others; an empty list for a
+      // streaming run) go with the error: Executor.run() makes them its `partial` RunResult.
+      nb::setattr(e.value(), "partial_outputs", delivery.results());
+      throw;
+    }
+  }
   return nb::make_tuple(delivery.results(), std::move(metrics));
 }
 

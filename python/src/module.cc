@@ -34,6 +34,10 @@ NB_MODULE(_core, m) {
   nb::exception<rayorch::CompileError>(m, "CompileError", PyExc_ValueError);
   nb::exception<rayorch::ExecutionError> execution_error(m, "ExecutionError", PyExc_RuntimeError);
   registry.execution_error = Py_NewRef(execution_error.ptr());  // kept for the process's life
+  // An aborted run's error carries the rows it delivered (Core::run sets them on the
+  // instance); every other ExecutionError reads these class defaults.
+  execution_error.attr("partial_outputs") = nb::none();
+  execution_error.attr("partial") = nb::none();
   register_python_wording();
 
   m.def(

@@ -144,11 +144,12 @@ def test_stream_iterator_and_ordered_delivery() -> None:
         assert ordered == [0, 1]
 
 
-def test_stream_consumer_stopping_early_closes_the_executor() -> None:
+def test_stream_consumer_stopping_early_keeps_the_executor() -> None:
     ex = ro.Executor(lambda x: ro.RayModule(Ident)(x))
     for _ in ex.stream(list(range(100)), input_batch_size=1):
         break
-    assert ex.closed
+    assert not ex.closed
+    assert ex.run([1, 2]).outputs == [1, 2]
 
 
 def test_an_exception_in_the_row_callback_propagates(executor_kind: str) -> None:
@@ -159,7 +160,7 @@ def test_an_exception_in_the_row_callback_propagates(executor_kind: str) -> None
 
     with pytest.raises(KeyError, match="from the callback"):
         ex.run([1, 2], on_row=explode)
-    assert ex.closed
+    assert not ex.closed  # an aborted run keeps the executor
 
 
 def test_values_travel_by_reference(executor_kind: str) -> None:

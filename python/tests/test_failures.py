@@ -120,8 +120,10 @@ def test_udf_exception_aborts_with_its_type_and_message(executor_kind: str) -> N
     with pytest.raises(ro.ExecutionError, match="ValueError: boom") as info:
         ex.run([1, 2])
     assert "Boom#0" in str(info.value)
-    assert ex.closed
-    with pytest.raises(ro.ExecutionError, match="closed"):
+    assert info.value.partial.outputs == [None, None]  # nothing was delivered
+    # The executor keeps its actors: the same UDF fails the next run the same way.
+    assert not ex.closed
+    with pytest.raises(ro.ExecutionError, match="ValueError: boom"):
         ex.run([1])
 
 

@@ -148,7 +148,7 @@ def test_error_budget_stops_a_run_where_thirty_percent_fail(tmp_path: Path) -> N
             on_row=lambda i, _: delivered.append(i),
         )
     assert "bad root" in str(info.value)
-    assert 16 <= len(delivered) < 200
+    assert 6 <= len(delivered) < 200  # spent only past its limit of five
     # The journal holds exactly the delivered roots: a rerun restores the finished ones.
     Work.fail = 0
     Work.calls = {}
@@ -160,6 +160,91 @@ def test_error_budget_stops_a_run_where_thirty_percent_fail(tmp_path: Path) -> N
     assert not set(Work.calls) & set(finished)
     with pytest.raises(ValueError, match="max_failed_roots"):
         ex.run([1], max_failed_roots=-1)
+
+
+def test_entity_keys_stay_the_source_rows_after_a_resume(tmp_path: Path) -> None:
+    path = tmp_path / "run.journal"
+    dead = tmp_path / "dead.jsonl"
+    Work.fail = 3
+    ex = ro.SyncExecutor(pipeline())
+    ex.run(list(range(30)), journal=path)
+    # Only the failed roots run again, as rows 0..8 of the resumed run.
+    out = ex.run(list(range(30)), journal=path, dead_letters=dead)
+    assert out.roots_restored == 21
+    letters = {j["row"]: j for j in map(json.loads, dead.read_text().splitlines())}
+    assert sorted(letters) == [0, 1, 2, 10, 11, 12, 20, 21, 22]
+    for row, j in letters.items():
+        issue = out.outputs[row]
+        assert isinstance(issue, ro.OutputIssue) and issue.origin is not None
+        assert issue.origin.entity.startswith(f"{row}/"), (row, issue.origin.entity)
+        assert j["entity"] == issue.origin.entity
+
+
+class Logged:
+    """x -> x + 1; logs each call and fails odd x; counts its instances."""
+
+    events: list[str] = []
+    instances = 0
+
+    def __init__(self) -> None:
+        with _lock:
+            Logged.instances += 1
+
+    def run(self, xs: list[int]) -> list[Any]:
+        with _lock:
+            Logged.events.append("rpc")
+        return [ro.RecordFailure(f"odd {x}") if x % 2 else x + 1 for x in xs]
+
+
+def logged_executor() -> ro.Executor:
+    Logged.events, Logged.instances = [], 0
+    logged = ro.RayModule(Logged).ray_options(batch_size=2, replicas=2)
+    return ro.Executor(lambda x: logged(x))
+
+
+def test_error_budget_stops_dispatching_with_one_input_batch() -> None:
+    ex = logged_executor()
+    failed = [0]
+
+    def on_row(_: int, out: Any) -> None:
+        if isinstance(out, ro.OutputIssue):
+            failed[0] += 1
+            if failed[0] == 4:
+                with _lock:
+                    Logged.events.append("exceeded")
+
+    with pytest.raises(ro.ExecutionError, match="error budget exceeded"):
+        ex.run(list(range(1000)), max_failed_roots=3, on_row=on_row, progress=False)
+    exceeded = Logged.events.index("exceeded")
+    # Only the RPCs in flight (one per actor) may start after the budget was spent.
+    assert Logged.events[exceeded:].count("rpc") <= 2, len(Logged.events)
+
+
+def test_an_aborted_run_carries_its_partial_outputs_and_keeps_the_executor() -> None:
+    ex = logged_executor()
+    with pytest.raises(ro.ExecutionError, match="error budget exceeded") as info:
+        ex.run(list(range(1000)), max_failed_roots=3, progress=False)
+    partial = info.value.partial
+    assert isinstance(partial, ro.RunResult) and len(partial.outputs) == 1000
+    delivered = [i for i, o in enumerate(partial.outputs) if o is not None]
+    assert 4 <= len(delivered) < 1000
+    for i in delivered:
+        assert partial.outputs[i] == (
+            i + 1 if i % 2 == 0 else ro.OutputIssue(ro.ItemOutcome.FAILED, f"odd {i}")
+        )
+    # The same actors serve the next run: no constructor ran again.
+    assert not ex.closed and Logged.instances == 2
+    assert ex.run([0, 2, 4], progress=False).outputs == [1, 3, 5]
+    assert Logged.instances == 2
+
+
+def test_leaving_a_stream_early_keeps_the_executor() -> None:
+    ex = logged_executor()
+    for _ in ex.stream(list(range(0, 200, 2)), input_batch_size=1, progress=False):
+        break
+    assert not ex.closed and Logged.instances == 2
+    assert ex.run([0, 2, 4], progress=False).outputs == [1, 3, 5]
+    assert Logged.instances == 2
 
 
 def test_dead_letters_name_every_root_that_is_not_present(tmp_path: Path) -> None:

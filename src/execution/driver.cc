@@ -33,14 +33,26 @@ void Driver::close() {
 RunMetrics Driver::run(SourceData sources, const RunOptions& options, const RootSink& sink) {
   if (closed_) {
     throw ExecutionError(
-        "this executor is closed (after close() or an aborted run); create a new executor to "
-        "run again");
+        "this executor is closed (after close() or a run whose actors broke); create a new "
+        "executor to run again");
   }
   // Bad options throw here, before anything ran, and leave the executor usable.
   check_run_options(options);
   RunState state(plan_, pools_->make_store(plan_), std::move(sources), options, sink,
                  pools_->actors(), options_.wire);
   ++run_;
+  // A run that aborts (a UDF error under the abort policy, a contract error, the error
+  // budget, an exception from the streaming callback) leaves the actors as they are: the
+  // executor stays usable once the attempts in flight finished. Only broken actors
+  // (handle() closed the executor already) or a drain that cannot replace one close it.
+  auto keep_actors = [this] {
+    if (closed_) return;
+    try {
+      drain();
+    } catch (...) {
+      // drain() closed the executor; the run's own error is the one to report.
+    }
+  };
   try {
     return drive(state);
   } catch (const RunInterrupted&) {
@@ -49,12 +61,11 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
     throw;
   } catch (const std::exception& e) {
     state.write_aborted(e.what());
-    // An unrecoverable failure or an exception from the streaming callback closes the
-    // executor. Attempts still running hold their own inputs, so `state` may go.
-    close();
+    keep_actors();
     throw;
   } catch (...) {
-    close();
+    // The Python bindings unwind a failed row callback with an exception of their own.
+    keep_actors();
     throw;
   }
 }
@@ -98,11 +109,11 @@ RunMetrics Driver::drive(RunState& state) {
 }
 
 void Driver::drain() {
-  // After an interrupt: every worker finishes (or times out of) the RPC it runs, so the next
-  // run finds them all idle; the results belong to the abandoned run and are dropped. The
-  // interrupt may have come while results_ was being handled: those not handled yet still
-  // hold their worker. Replacing a worker throws ExecutionError when none can be started;
-  // then the executor closes as after any unrecoverable failure.
+  // After an interrupt or an aborted run: every worker finishes (or times out of) the RPC it runs,
+  // so the next run finds them all idle; the results belong to the abandoned run and are dropped.
+  // The interrupt may have come while results_ was being handled: those not handled yet still hold
+  // their worker. Replacing a worker throws ExecutionError when none can be started; then the
+  // executor closes as after any unrecoverable failure.
   auto release = [this](const WorkerResult& r) {
     if (r.run != run_ || !r.current) return;
     WorkerState& w = workers_[r.pool][r.slot];
@@ -180,7 +191,12 @@ void Driver::handle(RunState& state, WorkerResult& r) {
   w.current.reset();
   w.deadline = Clock::time_point::max();
   --outstanding_;
-  if (!r.fatal.empty()) throw ExecutionError(r.fatal);
+  if (!r.fatal.empty()) {
+    // The worker has no UDF instance (its replacement could not be built): the executor
+    // cannot run again.
+    close();
+    throw ExecutionError(r.fatal);
+  }
   const Attempt& a = r.attempt;
   if (options_.keep_rpc_log) log_rpc(d, a.kind != Attempt::Kind::ok);
   const int actor = pools_->actor_of(r.pool, r.slot);

@@ -57,6 +57,7 @@ void RunState::admit() {
 }
 
 std::optional<Dispatch> RunState::pick(int pool, bool may_wait) {
+  if (delivery_.budget().exceeded()) return std::nullopt;  // the budget is spent: stop
   auto d = scheduler_.pick(pool, may_wait, batches_.active());
   if (d) recorder_.dispatched(d->batch.call, d->batch.grains.size());
   return d;
@@ -106,9 +107,9 @@ void RunState::settle() {
     if (!retired) break;
     admit();
   }
-  if (delivery_.budget().exceeded() && batches_.active().empty()) {
-    throw ExecutionError(delivery_.budget().error());
-  }
+  // The first check past the budget ends the run, whatever the input batch size; the
+  // driver abandons the Grains in flight (their results are dropped).
+  if (delivery_.budget().exceeded()) throw ExecutionError(delivery_.budget().error());
 }
 
 bool RunState::done() const {

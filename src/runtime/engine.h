@@ -49,6 +49,9 @@ struct EngineOptions {
   std::size_t batch_index = 0;
   QueueOrder queue_order = QueueOrder::fifo;
   std::optional<Reservation> reservation;  ///< overrides each pool's policy when set
+  /// The Entity key root of each of the batch's rows: the caller's row when the run
+  /// computes a subset of the rows (a resumed journal); empty: first_row + row.
+  std::vector<std::size_t> root_keys;
 };
 
 /// What the engine asks of the executor after a failure report.

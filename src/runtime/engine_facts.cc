@@ -124,7 +124,8 @@ std::string Engine::entity_key(int domain, std::uint32_t entity) const {
     entity = parent_[domain][entity];
     domain = p_.domains[domain].parent;
   }
-  std::string s = std::to_string(first_row_ + entity);
+  std::string s =
+      std::to_string(options_.root_keys.empty() ? first_row_ + entity : options_.root_keys[entity]);
   for (auto it = path.rbegin(); it != path.rend(); ++it) s += "/" + std::to_string(*it);
   return s;
 }

@@ -304,9 +304,11 @@ TEST(LocalExecutor, ExceptionFromTheStreamingCallbackStopsTheRunCleanly) {
                       }),
                std::runtime_error);
   EXPECT_EQ(delivered, 3);
-  // The run stopped where it was: its actors were joined and the executor closed.
-  EXPECT_TRUE(ex.closed());
-  EXPECT_EQ(stats->destroyed.load(), 3);
+  // The run stopped where it was; the executor keeps its actors and runs again.
+  EXPECT_FALSE(ex.closed());
+  EXPECT_EQ(stats->destroyed.load(), 0);
+  EXPECT_EQ(ex.run(input, quiet()).outputs.size(), input.size());
+  EXPECT_EQ(stats->constructed.load(), 3);
 }
 
 // ---- Failures -------------------------------------------------------------------------
@@ -337,16 +339,16 @@ TEST(LocalExecutor, ContractErrorIsNeverRetriedAndNamesCallUdfAndSizes) {
     EXPECT_NE(what.find("3 rows for 4 input rows"), std::string::npos) << what;
   }
   EXPECT_EQ(stats->calls.load(), 1);
-  EXPECT_TRUE(ex.closed());
+  EXPECT_FALSE(ex.closed());  // an aborted run keeps the executor
   EXPECT_THROW(ex.run({1}, quiet()), ro::ExecutionError);
 }
 
-TEST(LocalExecutor, AbortPolicyNamesTheGrainsAndClosesTheExecutor) {
+TEST(LocalExecutor, AbortPolicyNamesTheGrainsAndKeepsTheExecutor) {
   struct Boom {
     explicit Boom(std::shared_ptr<Gate> g) : gate(std::move(g)) {}
     std::vector<int> run(ro::Column<int> x) {
       if (x[0] == 2) throw std::runtime_error("kaboom");
-      // Keep the other actors busy while the driver aborts, so the abort has to stop
+      // Keep the other actors busy while the driver aborts, so the abort has to wait for
       // actors that still read their inputs.
       gate->wait(std::chrono::milliseconds(100));
       std::vector<int> out;
@@ -368,9 +370,9 @@ TEST(LocalExecutor, AbortPolicyNamesTheGrainsAndClosesTheExecutor) {
     EXPECT_NE(what.find("[2 g0]"), std::string::npos) << what;
     EXPECT_NE(what.find("kaboom"), std::string::npos) << what;
   }
-  EXPECT_TRUE(ex.closed());
-  EXPECT_THROW(ex.run({1}, quiet()), ro::ExecutionError);
-  ex.close();  // idempotent after an abort
+  EXPECT_FALSE(ex.closed());  // an aborted run keeps the executor and its actors
+  EXPECT_EQ(ex.run({1}, quiet()).outputs[0].value(), 2);
+  ex.close();
   EXPECT_TRUE(ex.closed());
 }
 

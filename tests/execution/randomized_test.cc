@@ -540,7 +540,7 @@ class Case {
           const int delay = master_.chance(300) ? master_.range(1, 200) : 0;
           const bool streaming = master_.chance(200);
           rt_->reset(delay, master_.next(), 30);
-          if (ex.closed()) break;  // an aborted run closes the executor
+          if (ex.closed()) break;  // a run whose actors broke closes the executor
           std::string run_problem;
           RunRecord run = execute<NIn>(ex, o, streaming, false, run_problem);
           const std::string label =

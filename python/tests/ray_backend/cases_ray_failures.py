@@ -26,7 +26,7 @@ def test_a_raising_udf_aborts_as_locally(cluster: Any, tmp_path: Path) -> None:
     with on_ray(u.documents(ocr_args=(0.0, "raise", 403))) as ex:
         with pytest.raises(ro.ExecutionError) as on_cluster:
             ex.run(DOCS, progress=False)
-        assert ex.closed
+        assert not ex.closed  # an aborted run keeps the actors
     assert "ValueError: cannot read page 403" in str(on_cluster.value)
     assert (
         str(on_cluster.value).split(" failed on ")[0] == str(on_local.value).split(" failed on ")[0]

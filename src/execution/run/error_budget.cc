@@ -33,7 +33,7 @@ void ErrorBudget::count_failed(std::size_t caller_row, std::span<const ErasedOut
   for (const std::string& c : first_causes_) causes += "\n  " + c;
   error_ = fmt::format(
       "error budget exceeded: {} of {} delivered roots failed or were suppressed (limit: {}); "
-      "no further input batch was admitted and the admitted ones finished. First causes:{}",
+      "no further Grain was dispatched and the run stopped there. First causes:{}",
       failed_, delivered,
       over_count ? fmt::format("RunOptions.max_failed_roots = {}", *max_failed_roots_)
                  : fmt::format("RunOptions.max_failed_fraction = {} after {} roots",

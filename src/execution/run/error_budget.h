@@ -1,6 +1,6 @@
 // The run's error budget (RunOptions::max_failed_roots / max_failed_fraction): once more
-// roots failed or were suppressed than it allows, no further input batch is admitted and
-// the run ends with an error naming the first causes.
+// roots failed or were suppressed than it allows, nothing more is admitted or dispatched
+// and the run ends at once with an error naming the first causes.
 #pragma once
 
 #include <cstddef>

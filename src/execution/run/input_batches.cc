@@ -27,6 +27,11 @@ void InputBatches::admit(BlockStore& store, RunRecorder& recorder) {
     const std::size_t rows = std::min(batch_rows_, sources_.rows - first);
     EngineOptions eo = engine_options_;
     eo.batch_index = next_batch_;
+    if (!sources_.original_rows.empty()) {
+      // Entity keys stay the caller's rows across resumes (docs/JOURNAL.md).
+      const auto keys = sources_.original_rows.begin() + static_cast<std::ptrdiff_t>(first);
+      eo.root_keys.assign(keys, keys + static_cast<std::ptrdiff_t>(rows));
+    }
     // The batch's slice of each source column becomes its own block, so the batch's engine
     // names it like any other and the store frees it with the batch.
     std::vector<std::vector<std::uint8_t>> truth(sources_.blocks.size());
