@@ -71,34 +71,46 @@ bool next_task(Mailbox& box, WorkerTask& task) {
   return true;
 }
 
+// The loop of one worker thread: takes the tasks of its mailbox in order, lets `attempt` fill
+// each result, drops the task's inputs and reports. `attempt` returns false when nobody waits
+// for the result any more (the worker was abandoned), which ends the loop unreported.
+template <class AttemptFn>
+void serve_tasks(Mailbox& box, CompletionQueue& done, std::uint64_t epoch, int pool, int slot,
+                 AttemptFn attempt) {
+  for (;;) {
+    WorkerTask task;
+    if (!next_task(box, task)) return;
+    WorkerResult r;
+    r.run = task.run;
+    r.pool = pool;
+    r.slot = slot;
+    if (!attempt(task, r)) return;
+    task = WorkerTask{};  // drop the inputs before reporting
+    done.push(epoch, std::move(r));
+  }
+}
+
 void worker_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std::uint64_t epoch,
                  std::shared_ptr<Mailbox> box, std::shared_ptr<CompletionQueue> done,
                  std::shared_ptr<Startup> startup) {
   std::string error;
   std::unique_ptr<UdfInstance> instance = build_instance(*plan, pool, error);
   report_startup(startup.get(), *plan, pool, slot, instance ? "" : error);
-  for (;;) {
-    WorkerTask task;
-    if (!next_task(*box, task)) return;
-    WorkerResult r;
-    r.run = task.run;
-    r.pool = pool;
-    r.slot = slot;
+  serve_tasks(*box, *done, epoch, pool, slot, [&](WorkerTask& task, WorkerResult& r) {
     if (!instance) {
       r.fatal = error;
-    } else {
-      r.attempt = invoke_call(*plan, task.invocation, *instance, task.inputs);
-      if (r.attempt.kind == Attempt::Kind::lost) {
-        // A lost actor is replaced by a fresh UDF instance.
-        instance.reset();
-        instance = build_instance(*plan, pool, error);
-        r.rebuilt = true;
-        if (!instance) r.fatal = "replacing a lost actor failed: " + error;
-      }
+      return true;
     }
-    task = WorkerTask{};  // drop the inputs before reporting
-    done->push(epoch, std::move(r));
-  }
+    r.attempt = invoke_call(*plan, task.invocation, *instance, task.inputs);
+    if (r.attempt.kind == Attempt::Kind::lost) {
+      // A lost actor is replaced by a fresh UDF instance.
+      instance.reset();
+      instance = build_instance(*plan, pool, error);
+      r.rebuilt = true;
+      if (!instance) r.fatal = "replacing a lost actor failed: " + error;
+    }
+    return true;
+  });
 }
 
 // The proxy of one worker process: the same loop as worker_main, with the process in the
@@ -108,29 +120,22 @@ void proxy_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std
                 std::shared_ptr<Startup> startup, std::shared_ptr<ProcessWorker> process) {
   std::string error = process->start();
   report_startup(startup.get(), *plan, pool, slot, error);
-  for (;;) {
-    WorkerTask task;
-    if (!next_task(*box, task)) return;
-    WorkerResult r;
-    r.run = task.run;
-    r.pool = pool;
-    r.slot = slot;
+  serve_tasks(*box, *done, epoch, pool, slot, [&](WorkerTask& task, WorkerResult& r) {
     if (!error.empty()) {
       r.fatal = error;
-    } else {
-      r.attempt = process->call(task);
-      // The driver replaced this worker (a timeout) and killed its process: nobody waits
-      // for this result.
-      if (process->abandoned()) return;
-      if (r.attempt.kind == Attempt::Kind::lost) {
-        r.rebuilt = true;
-        error = process->start();
-        if (!error.empty()) r.fatal = "replacing a lost worker process failed: " + error;
-      }
+      return true;
     }
-    task = WorkerTask{};
-    done->push(epoch, std::move(r));
-  }
+    r.attempt = process->call(task);
+    // The driver replaced this worker (a timeout) and killed its process: nobody waits for
+    // this result.
+    if (process->abandoned()) return false;
+    if (r.attempt.kind == Attempt::Kind::lost) {
+      r.rebuilt = true;
+      error = process->start();
+      if (!error.empty()) r.fatal = "replacing a lost worker process failed: " + error;
+    }
+    return true;
+  });
 }
 
 struct Worker {
