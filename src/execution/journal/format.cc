@@ -160,7 +160,7 @@ void fill_checksums(std::string& bytes) {
     std::string_view head(bytes.data() + at, 4);
     const auto length = get_le<std::uint32_t>(head, "a record length");
     put_at<std::uint32_t>(bytes.data() + at + 4,
-                            crc32(std::string_view(bytes.data() + at + kFrame, length)));
+                          crc32(std::string_view(bytes.data() + at + kFrame, length)));
     at += kFrame + length;
   }
 }
