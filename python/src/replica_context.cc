@@ -20,6 +20,7 @@ thread_local ReplicaContext current;
 thread_local const ReplicaRegistry* last_built_by = nullptr;
 thread_local int last_index = -1;
 thread_local int preset_index = -1;
+thread_local bool worker_process = false;
 
 /// The entries of CUDA_VISIBLE_DEVICES; false when it is not set.
 bool visible_devices(std::vector<std::string>& out) {
@@ -69,7 +70,14 @@ ReplicaContext ReplicaRegistry::next() {
   }
   last_built_by = this;
   last_index = index;
-  return ReplicaContext{module_, index, replicas_, devices_of(index, gpus_)};
+  ReplicaContext context{module_, index, replicas_, devices_of(index, gpus_)};
+  if (worker_process && !context.devices.empty()) {
+    std::string visible;
+    for (const std::string& d : context.devices) visible += (visible.empty() ? "" : ",") + d;
+    // The worker is this replica alone and no other thread of it runs yet.
+    ::setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+  }
+  return context;
 }
 
 void ReplicaRegistry::built(const rd::UdfInstance* instance, ReplicaContext context) {
@@ -81,6 +89,15 @@ ReplicaContext ReplicaRegistry::of(const rd::UdfInstance* instance) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = contexts_.find(instance);
   return it != contexts_.end() ? it->second : ReplicaContext{module_, -1, replicas_, {}};
+}
+
+void enter_worker_process(int replica) {
+  preset_index = replica;
+  worker_process = true;
+}
+
+bool in_worker_process() {
+  return worker_process;
 }
 
 ReplicaPreset::ReplicaPreset(int index) {
