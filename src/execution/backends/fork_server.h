@@ -10,7 +10,10 @@
 // some other thread of the process (one the executor did not start) at the moment the fork
 // server is forked remains held in the server and in every worker; glibc's malloc is
 // re-initialised across fork, other libraries' locks are not. The fork server holds only
-// descriptors 0-2 and its socket; workers only 0-2 and theirs.
+// descriptors 0-2 and its socket; workers only 0-2 and theirs. A front end that cannot be
+// forked gives a WorkerServerLaunch (execution/worker_server.h): the dedicated thread then
+// spawns the server, which rebuilds the plan itself and keeps its own descriptors, and
+// waits for it as for a forked one. Either server says it is ready before the first request.
 //
 // Lifetime. The dedicated thread lives as long as the server: it reads the server's messages
 // and reaps it. PR_SET_PDEATHSIG(SIGKILL) ties the server to that thread and each worker to
