@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "py_values.h"
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -57,6 +58,19 @@ std::vector<std::string> devices_of(int index, double gpus) {
   return out;
 }
 
+/// Sets CUDA_VISIBLE_DEVICES through os.environ, so that both the process environment (what
+/// CUDA reads) and Python's view of it change. A worker process is this replica alone.
+void set_visible_devices(const std::string& visible) {
+  Gil gil;
+  Ref os = Ref::steal(PyImport_ImportModule("os"));
+  Ref environ = os ? Ref::steal(PyObject_GetAttrString(os.get(), "environ")) : Ref();
+  Ref value = Ref::steal(PyUnicode_FromString(visible.c_str()));
+  if (!environ || !value ||
+      PyMapping_SetItemString(environ.get(), "CUDA_VISIBLE_DEVICES", value.get()) != 0) {
+    throw_foreign();
+  }
+}
+
 }  // namespace
 
 ReplicaRegistry::ReplicaRegistry(std::string module, int replicas, double gpus)
@@ -74,8 +88,7 @@ ReplicaContext ReplicaRegistry::next() {
   if (worker_process && !context.devices.empty()) {
     std::string visible;
     for (const std::string& d : context.devices) visible += (visible.empty() ? "" : ",") + d;
-    // The worker is this replica alone and no other thread of it runs yet.
-    ::setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+    set_visible_devices(visible);
   }
   return context;
 }

@@ -328,3 +328,57 @@ def test_no_worker_outlives_a_killed_driver(tmp_path: Path) -> None:
     finally:
         driver.kill()
         driver.wait()
+
+
+class Devices:
+    def run(self, xs: list[int]) -> list[tuple[str, tuple[str, ...]]]:
+        context = ro.replica_context()
+        assert context is not None
+        return [(os.environ.get("CUDA_VISIBLE_DEVICES", "-"), context.devices) for _ in xs]
+
+
+def test_each_worker_sees_only_its_replicas_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
+    devices = ro.Module(Devices).ray_options(
+        replicas=2, num_gpus=2, batch_size=1, isolation="process"
+    )
+    with ro.Executor(lambda x: devices(x)) as ex:
+        seen = set(ex.run(list(range(30)), progress=False).outputs)
+    assert seen == {("4,5", ("4", "5")), ("6,7", ("6", "7"))}
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"  # the executor's own is unchanged
+
+
+class PageFacts:
+    """A C++ PageImage that crossed into this worker (through its Codec), and back."""
+
+    def run(self, pages: list[Any]) -> list[tuple[int, int, int, int, Any]]:
+        return [(p.number, p.width, p.height, sum(p.pixels) % 65521, p) for p in pages]
+
+
+def rendered_pages(isolation: str) -> Any:
+    open_pdf = ro.CppModule("Pdf2mdOpen")
+    render = ro.CppModule("Pdf2mdRender").pre_init(50).ray_options(isolation=isolation)
+    facts = ro.Module(PageFacts).ray_options(isolation=isolation)
+
+    def forward(path: ro.Port) -> ro.Port:
+        refs, _ = open_pdf(path)
+        page = F.expand(refs)
+        return F.reduce(facts(render(F.broadcast(path, like=page), page)))
+
+    return forward
+
+
+def test_cpp_values_cross_to_python_workers_through_their_codec(tmp_path: Path) -> None:
+    samples = ro._core.pdf2md_make_samples(str(tmp_path), docs=2, seed=5, max_pages=3, corrupt=0)
+    paths = [p for p, _ in samples]
+    results = []
+    for isolation in ("threads", "process"):
+        with ro.Executor(rendered_pages(isolation)) as ex:
+            results.append(ex.run(paths, progress=False).outputs)
+    threads, processes = results
+    facts = [[page[:4] for page in doc] for doc in threads]
+    assert facts == [[page[:4] for page in doc] for doc in processes]
+    assert [len(doc) for doc in facts] == [len(pages) for _, pages in samples]
+    # The image that came back from the worker is the C++ type with the same pixels.
+    back = processes[0][0][4]
+    assert isinstance(back, ro._core.PageImage) and back.pixels == threads[0][0][4].pixels
