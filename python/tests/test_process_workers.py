@@ -382,3 +382,24 @@ def test_cpp_values_cross_to_python_workers_through_their_codec(tmp_path: Path) 
     # The image that came back from the worker is the C++ type with the same pixels.
     back = processes[0][0][4]
     assert isinstance(back, ro._core.PageImage) and back.pixels == threads[0][0][4].pixels
+
+
+class Descriptors:
+    def run(self, xs: list[int]) -> list[list[str]]:
+        fds = Path("/proc/self/fd")
+        targets = []
+        for fd in fds.iterdir():
+            try:
+                targets.append(os.readlink(fd))
+            except OSError:
+                continue  # the directory's own descriptor, closed by now
+        return [sorted(targets) for _ in xs]
+
+
+def test_a_worker_holds_its_own_socket_and_none_of_the_servers() -> None:
+    descriptors = ro.Module(Descriptors).ray_options(isolation="process")
+    with ro.Executor(lambda x: descriptors(x)) as ex:
+        [targets] = ex.run([0], progress=False).outputs
+    assert sum(t.startswith("socket:") for t in targets) == 1, targets
+    assert not any("signalfd" in t for t in targets), targets
+    assert sum("rayorch-worker-arena" in t for t in targets) == 1, targets

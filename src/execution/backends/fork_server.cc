@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -58,9 +59,10 @@ bool read_struct(const std::string& bytes, T& v) {
 }
 
 // Becomes replica `replica` of pool `pool`: runs in the server's child and never returns.
+// `server_fds` are the server's own socket and signal descriptor, which no worker holds.
 [[noreturn]] void become_worker(const RuntimePlan& plan, const Request& r, UniqueFd socket,
                                 UniqueFd err, UniqueFd arena, pid_t server,
-                                const WorkerServerOptions& options) {
+                                std::array<int, 2> server_fds, const WorkerServerOptions& options) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != server) ::_exit(0);
   if (options.hooks.in_worker) options.hooks.in_worker(r.pool, r.replica);
@@ -74,7 +76,13 @@ bool read_struct(const std::string& bytes, T& v) {
   const int a = arena.release();
   ::dup2(e, 2);
   ::close(e);
-  if (!options.close_other_descriptors) run_worker(plan, r.pool, s, a);
+  if (!options.close_other_descriptors) {
+    // The server's other descriptors are its runtime's (a launched server's), kept.
+    for (int fd : server_fds) {
+      if (fd >= 0) ::close(fd);
+    }
+    run_worker(plan, r.pool, s, a);
+  }
   // Received descriptors are above 3 (0-3 are taken in the server), and each is moved before
   // a later move can overwrite it.
   ::dup2(s, 3);
@@ -140,7 +148,9 @@ bool read_struct(const std::string& bytes, T& v) {
     if (r.kind == Request::spawn) {
       if (options.hooks.before_fork) options.hooks.before_fork();
       const pid_t p = ::fork();
-      if (p == 0) become_worker(plan, r, std::move(a), std::move(b), std::move(c), self, options);
+      if (p == 0) {
+        become_worker(plan, r, std::move(a), std::move(b), std::move(c), self, {fd, sfd}, options);
+      }
       if (options.hooks.after_fork_in_server) options.hooks.after_fork_in_server();
       if (p > 0) live.insert(p);
       Notice n;
