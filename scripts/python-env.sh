@@ -15,8 +15,8 @@ VENV="${VENV:-$root/.venv}"
 
 # Pinned versions: the build backend and bindings generator (also pinned in pyproject.toml's
 # build-system table), the test runner, the linter/formatter, the type checker, and Ray for
-# the Ray backend and its tests, and numpy for the tests of array values (the package itself
-# does not need it).
+# the Ray backend and its tests, numpy for the tests of array values (the package itself
+# does not need it), and cloudpickle, the package's one dependency (isolation="process").
 PINNED=(
   "scikit-build-core==1.1.2"
   "nanobind==3.1.0"
@@ -25,6 +25,7 @@ PINNED=(
   "mypy==2.4.1"
   "ray==2.60.0"
   "numpy==2.2.6"
+  "cloudpickle==3.1.3"
 )
 
 if [[ ! -x "$VENV/bin/python" ]]; then

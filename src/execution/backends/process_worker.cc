@@ -179,8 +179,8 @@ std::string describe_worker_exit(int status, std::uint64_t memory_limit) {
 }
 
 ProcessWorker::ProcessWorker(std::shared_ptr<ForkServer> forks,
-                             std::shared_ptr<const RuntimePlan> plan, int pool)
-    : forks_(std::move(forks)), plan_(std::move(plan)), pool_(pool) {}
+                             std::shared_ptr<const RuntimePlan> plan, int pool, int replica)
+    : forks_(std::move(forks)), plan_(std::move(plan)), pool_(pool), replica_(replica) {}
 
 ProcessWorker::~ProcessWorker() {
   abandon();
@@ -204,7 +204,7 @@ std::string ProcessWorker::start() {
   }
   worker_ = SpawnedWorker{};
   try {
-    worker_ = forks_->spawn(pool_);
+    worker_ = forks_->spawn(pool_, replica_);
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -34,8 +34,9 @@ std::string describe_worker_exit(int wait_status, std::uint64_t memory_limit);
 /// restarted after a loss. Used by one proxy thread, except abandon().
 class ProcessWorker {
  public:
+  /// The worker slot of replica `replica` of pool `pool`.
   ProcessWorker(std::shared_ptr<ForkServer> forks, std::shared_ptr<const RuntimePlan> plan,
-                int pool);
+                int pool, int replica);
   ~ProcessWorker();
   ProcessWorker(const ProcessWorker&) = delete;
   ProcessWorker& operator=(const ProcessWorker&) = delete;
@@ -60,6 +61,7 @@ class ProcessWorker {
   std::shared_ptr<ForkServer> forks_;
   std::shared_ptr<const RuntimePlan> plan_;
   int pool_;
+  int replica_;
   SpawnedWorker worker_;
   std::string out_;  // reused frame buffers
   std::string in_;
