@@ -403,3 +403,52 @@ def test_a_worker_holds_its_own_socket_and_none_of_the_servers() -> None:
     assert sum(t.startswith("socket:") for t in targets) == 1, targets
     assert not any("signalfd" in t for t in targets), targets
     assert sum("rayorch-worker-arena" in t for t in targets) == 1, targets
+
+
+CTRL_C_CHILD = r"""
+import time
+
+import rayorch_cpp as ro
+
+
+class Slow:
+    def run(self, xs):
+        print("call", flush=True)
+        time.sleep(0.05)
+        return [x * 2 for x in xs]
+
+
+slow = ro.Module(Slow).ray_options(batch_size=1, replicas=2, isolation="process")
+ex = ro.Executor(lambda x: slow(x))
+try:
+    ex.run(list(range(200)), progress=False)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    print(f"again {ex.run([1, 2, 3], progress=False).outputs}", flush=True)
+else:
+    print("finished", flush=True)
+"""
+
+
+def test_ctrl_c_stops_the_run_and_the_workers_stay_for_the_next_one() -> None:
+    # Ctrl-C in a terminal signals the whole process group: the driver, the worker server
+    # and the workers. Only the driver acts on it.
+    child = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_CHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "call"
+    os.killpg(child.pid, signal.SIGINT)
+    try:
+        out, err = child.communicate(timeout=60)  # a guard against a hang only
+    except subprocess.TimeoutExpired:
+        child.kill()
+        pytest.fail("the child did not exit")
+    # The workers' "call" lines may interleave on the shared pipe.
+    lines = [line for line in out.replace("call", "").splitlines() if line]
+    assert child.returncode == 0, err
+    assert lines == ["interrupted", "again [2, 4, 6]"], (lines, err)
