@@ -8,11 +8,9 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -190,22 +188,6 @@ ForkServer::~ForkServer() {
   shutdown();
 }
 
-namespace {
-
-// The last bytes (at most 2 KiB) of a memory file, for a start-up error.
-std::string file_tail(int fd) {
-  struct stat st;
-  if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) return "";
-  const off_t n = std::min<off_t>(st.st_size, 2048);
-  std::string tail(static_cast<std::size_t>(n), '\0');
-  const ssize_t k = ::pread(fd, tail.data(), tail.size(), st.st_size - n);
-  tail.resize(k > 0 ? static_cast<std::size_t>(k) : 0);
-  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
-  return tail;
-}
-
-}  // namespace
-
 void ForkServer::keeper_main(std::shared_ptr<const RuntimePlan> plan,
                              const WorkerServerLaunch& launch) {
   auto fail = [&](std::string error) {
@@ -251,7 +233,7 @@ void ForkServer::keeper_main(std::shared_ptr<const RuntimePlan> plan,
         "the worker server for process-isolated Modules did not start "
         "({})",
         describe_worker_exit(status, 0));
-    const std::string tail = file_tail(server_err.get());
+    const std::string tail = stderr_tail(server_err.get());
     if (!tail.empty()) error += ":\n" + tail;
     return fail(std::move(error));
   }

@@ -27,6 +27,10 @@ namespace rayorch::detail {
 /// Never returns.
 [[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd, int arena_fd);
 
+/// The last lines (at most 2 KiB, from a line start) of the captured stderr `fd`, for a
+/// failure cause; "" when there is none.
+std::string stderr_tail(int fd);
+
 /// How a worker's end reads in a failure cause ("worker crashed: SIGSEGV").
 std::string describe_worker_exit(int wait_status, std::uint64_t memory_limit);
 
