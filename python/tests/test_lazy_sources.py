@@ -5,6 +5,7 @@ the run journal and streaming."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,3 +227,51 @@ def test_sized_columns_are_read_whole_as_before() -> None:
     with ro.SyncExecutor(lambda a, b: add(a, b)) as ex:
         with pytest.raises(ValueError, match="column 0 has 2 rows but column 1 has 3"):
             ex.run([1, 2], [1, 2, 3], progress=False)
+
+
+class FailOdd:
+    """x -> x + 1; odd x fail."""
+
+    def run(self, xs: list[int]) -> list[Any]:
+        return [ro.RecordFailure(f"odd {x}") if x % 2 else x + 1 for x in xs]
+
+
+def test_entity_keys_and_dead_letters_name_the_pulled_rows_also_after_a_resume(
+    tmp_path: Path,
+) -> None:
+    path, dead = tmp_path / "run.journal", tmp_path / "dead.jsonl"
+    fail_odd = ro.RayModule(FailOdd)
+    with ro.SyncExecutor(lambda x: fail_odd(x)) as ex:
+        first = ex.run((i for i in range(12)), journal=path, input_batch_size=5, progress=False)
+        # The failed (odd) rows run again, between restored even rows.
+        out = ex.run(
+            (i for i in range(12)),
+            journal=path,
+            dead_letters=dead,
+            input_batch_size=5,
+            progress=False,
+        )
+    assert out.roots_restored == 6
+    assert out.outputs == first.outputs
+    letters = {j["row"]: j for j in map(json.loads, dead.read_text().splitlines())}
+    assert sorted(letters) == [1, 3, 5, 7, 9, 11]
+    for row, letter in letters.items():
+        issue = out.outputs[row]
+        assert isinstance(issue, ro.OutputIssue) and issue.origin is not None
+        assert issue.origin.entity == str(row)
+        assert letter["entity"] == str(row) and letter["restored"] is False
+        assert len(letter["key"]) == 16  # the digest of the pickled source value
+
+
+def test_ordered_delivery_of_a_generator_is_in_source_order() -> None:
+    order: list[int] = []
+    with ro.Executor(square()) as ex:
+        ex.run(
+            (i for i in range(200)),
+            input_batch_size=16,
+            max_active_input_batches=3,
+            on_row=lambda i, _: order.append(i),
+            ordered=True,
+            progress=False,
+        )
+    assert order == list(range(200))
