@@ -211,6 +211,21 @@ def test_a_journal_of_a_list_run_serves_a_generator_run(tmp_path: Path) -> None:
     assert again.outputs == [i * i for i in range(12)]
 
 
+def test_a_list_run_over_a_journal_a_generator_run_began_needs_allow_other_inputs(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.journal"
+    with ro.SyncExecutor(square()) as ex:
+        ex.run((i for i in range(6)), journal=path, progress=False)
+        # The generator's rows were not digested before the run: the inputs cannot be told.
+        with pytest.raises(ValueError, match="allow_other_inputs"):
+            ex.run(list(range(6)), journal=path, progress=False)
+        again = ex.run(
+            list(range(6)), journal=ro.Journal(str(path), allow_other_inputs=True), progress=False
+        )
+    assert again.roots_restored == 6
+
+
 def test_stream_pulls_a_generator_on_its_background_thread() -> None:
     source = Pulls(40)
     with ro.Executor(square()) as ex:

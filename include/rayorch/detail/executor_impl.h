@@ -134,8 +134,11 @@ struct OutputCodec {
 /// Runs `core` with RunOptions::journal and RunOptions::dead_letters (rayorch/journal.h):
 /// `keys` holds one journal key per source row. Restores the rows recorded finished, runs
 /// the others as a subset of `sources` (observers and errors still name the caller's rows),
-/// records and dead-letters each root after `sink` received it. Used by the typed run() and
-/// the Python package. Implemented in src/execution/journal/run_journaled.cc.
+/// records and dead-letters each root after `sink` received it. Over a lazy source
+/// (SourceData::feed) `keys` is unused: the feed gives each chunk's keys (SourceChunk::keys)
+/// and a recorded row is restored as it is pulled (execution/journal/journaled_feed.h). Used
+/// by the typed run() and the Python package. Implemented in
+/// src/execution/journal/run_journaled.cc.
 RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
                          const std::vector<std::string>& keys, const RunOptions& options,
                          const RootSink& sink, const OutputCodec& codec);

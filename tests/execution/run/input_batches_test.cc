@@ -158,6 +158,45 @@ TEST(InputBatchesDriver, TheFirstRowIsDeliveredBeforeTheSourceIsPulledPastTwoBat
   EXPECT_EQ(m.peak_active_input_batches, 1u);
 }
 
+// Records what observers learn of a lazy source's row count.
+class CountWatcher final : public ro::RunObserver {
+ public:
+  void on_run_start(const ro::RunStartEvent& e) override {
+    start_rows_known = e.rows_known;
+    start_rows = e.rows;
+  }
+  void on_root(const ro::RootEvent&) override { ++roots; }
+  void on_progress(const ro::ProgressEvent& e) override {
+    if (!e.final) return;
+    final_total_known = e.total_known;
+    final_total = e.roots_total;
+    final_done = e.roots_done;
+  }
+  bool start_rows_known = true;
+  std::size_t start_rows = 99;
+  std::size_t roots = 0;
+  bool final_total_known = false;
+  std::size_t final_total = 0;
+  std::size_t final_done = 0;
+};
+
+TEST(InputBatchesDriver, ObserversLearnTheRowCountWhenTheSourceEnded) {
+  const auto program = doubling();
+  auto core = rd::make_sync_core(program.plan());
+  auto watcher = std::make_shared<CountWatcher>();
+  ro::RunOptions options{.input_batch_size = 8, .progress = false};
+  options.observers.push_back(watcher);
+  const ro::RunMetrics m = core->run(lazy(std::make_shared<CountingFeed>(30)), options,
+                                     [](std::size_t, std::span<const rd::ErasedOutput>) {});
+  EXPECT_FALSE(watcher->start_rows_known);
+  EXPECT_EQ(watcher->start_rows, 0u);
+  EXPECT_EQ(watcher->roots, 30u);
+  EXPECT_TRUE(watcher->final_total_known);
+  EXPECT_EQ(watcher->final_total, 30u);
+  EXPECT_EQ(watcher->final_done, 30u);
+  EXPECT_EQ(m.input_batches.size(), 4u);
+}
+
 TEST(InputBatchesDriver, AFeedThatThrowsAbortsTheRunAndKeepsTheExecutor) {
   const auto program = doubling();
   auto core = rd::make_sync_core(program.plan());
