@@ -8,7 +8,7 @@
 
 #include "callback_error.h"
 #include "journal_codec.h"
-#include "python_source.h"
+#include "python_feed.h"
 #include "python_wording.h"
 #include "ray_pools.h"
 #include <fmt/format.h>
@@ -82,7 +82,7 @@ PyObject* output_object(const rd::ErasedOutput& o) {
 /// arrive, and the progress callback gets None as the total until then.
 class RowDelivery {
  public:
-  RowDelivery(std::size_t outputs, std::size_t rows, const PythonSource* source, nb::object on_row,
+  RowDelivery(std::size_t outputs, std::size_t rows, const PythonFeed* source, nb::object on_row,
               nb::object on_progress, CallbackError& error)
       : on_row_(std::move(on_row)),
         on_progress_(std::move(on_progress)),
@@ -192,7 +192,7 @@ class RowDelivery {
   nb::object on_progress_;
   nb::list results_;
   std::size_t rows_;
-  const PythonSource* source_;  // a lazy source, or nullptr for columns
+  const PythonFeed* source_;  // a lazy source, or nullptr for columns
   std::size_t done_ = 0;
   bool reported_last_ = false;
   std::chrono::steady_clock::time_point last_progress_ =
@@ -291,12 +291,12 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options, nb::object jour
   check_column_count(columns);
   CallbackError callback_error;  // outlives the source, which reports to it
   rd::SourceData sources;
-  std::shared_ptr<PythonSource> source;
+  std::shared_ptr<PythonFeed> source;
   std::vector<std::string> keys;
   const bool journaled = !journal_keys.is_none();
   if (lazy) {
-    source = std::make_shared<PythonSource>(columns.ptr(), program_.mask_sources,
-                                            journal_keys.ptr(), callback_error);
+    source = std::make_shared<PythonFeed>(columns.ptr(), program_.mask_sources, journal_keys.ptr(),
+                                          callback_error);
     sources.feed = source;
   } else {
     sources = load_sources(columns);

@@ -28,7 +28,7 @@ class Core {
   static Core sync(const Program& program, bool wire);
 
   /// Runs the program on one sequence per source column, or with `lazy` one iterable per
-  /// column, pulled as input batches are admitted (python_source.h). With `journal_keys`
+  /// column, pulled as input batches are admitted (python_feed.h). With `journal_keys`
   /// (one per row; with `lazy`, key(row, values) -> str, called as each row is pulled) the
   /// run goes through the run journal, dead letters and error budget of `options`. Without
   /// `on_row`, returns one list per output (source order) and the metrics; with it, calls

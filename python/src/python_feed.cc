@@ -1,5 +1,5 @@
-// A lazy source in Python. See python_source.h.
-#include "python_source.h"
+// A lazy source in Python. See python_feed.h.
+#include "python_feed.h"
 
 #include <memory>
 #include <string>
@@ -9,8 +9,8 @@
 
 namespace rayorch::python {
 
-PythonSource::PythonSource(PyObject* columns, std::vector<int> mask_columns, PyObject* row_key,
-                           CallbackError& error)
+PythonFeed::PythonFeed(PyObject* columns, std::vector<int> mask_columns, PyObject* row_key,
+                       CallbackError& error)
     : mask_columns_(std::move(mask_columns)),
       row_key_(Ref::borrow(row_key == Py_None ? nullptr : row_key)),
       error_(error) {
@@ -22,18 +22,18 @@ PythonSource::PythonSource(PyObject* columns, std::vector<int> mask_columns, PyO
   }
 }
 
-void PythonSource::fail(PyObject* type, const std::string& message) {
+void PythonFeed::fail(PyObject* type, const std::string& message) {
   PyErr_SetString(type, message.c_str());
   error_.fetch_and_abort();
 }
 
-PyObject* PythonSource::pull(std::size_t c) {
+PyObject* PythonFeed::pull(std::size_t c) {
   PyObject* item = PyIter_Next(iterators_[c].get());
   if (item == nullptr && PyErr_Occurred() != nullptr) error_.fetch_and_abort();
   return item;
 }
 
-rd::SourceChunk PythonSource::next(std::size_t rows) {
+rd::SourceChunk PythonFeed::next(std::size_t rows) {
   Gil gil;
   const std::size_t columns = iterators_.size();
   std::vector<std::shared_ptr<PyBlock>> blocks;

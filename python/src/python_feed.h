@@ -22,14 +22,14 @@
 
 namespace rayorch::python {
 
-class PythonSource final : public rd::SourceFeed {
+class PythonFeed final : public rd::SourceFeed {
  public:
   /// `columns`: one iterable per source column (the caller holds the GIL; iter() is taken
   /// here and raises TypeError for what is not iterable). `mask_columns`: the columns read
   /// as F.filter masks. `row_key`: None, or key(row, values) -> str, the journal key of a
   /// row (`values`: a tuple of the row's source values), called as each row is pulled.
-  PythonSource(PyObject* columns, std::vector<int> mask_columns, PyObject* row_key,
-               CallbackError& error);
+  PythonFeed(PyObject* columns, std::vector<int> mask_columns, PyObject* row_key,
+             CallbackError& error);
 
   rd::SourceChunk next(std::size_t rows) override;
 
