@@ -290,3 +290,15 @@ def test_ordered_delivery_of_a_generator_is_in_source_order() -> None:
             progress=False,
         )
     assert order == list(range(200))
+
+
+def test_a_spent_error_budget_stops_pulling_the_source() -> None:
+    source = Pulls(1000)
+    fail_odd = ro.RayModule(FailOdd)
+    with ro.SyncExecutor(lambda x: fail_odd(x)) as ex:
+        with pytest.raises(ro.ExecutionError, match="error budget exceeded") as error:
+            ex.run(iter(source), input_batch_size=10, max_failed_roots=3, progress=False)
+    # The fourth failure is in the first batch: no further batch was admitted or pulled.
+    assert source.pulled == 10
+    assert error.value.partial is not None
+    assert len(error.value.partial.outputs) == 10
