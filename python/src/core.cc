@@ -115,12 +115,7 @@ class RowDelivery {
   /// (None for rows an abort left undelivered); after a complete run, the progress callback
   /// has seen the total. Raises what the callback raised.
   void finish_lazy(bool complete) {
-    for (std::size_t k = 0; k < results_.size(); ++k) {
-      PyObject* list = PyList_GET_ITEM(results_.ptr(), static_cast<Py_ssize_t>(k));
-      while (static_cast<std::size_t>(PyList_GET_SIZE(list)) < source_->pulled()) {
-        if (PyList_Append(list, Py_None) != 0) throw nb::python_error();
-      }
-    }
+    if (!pad(source_->pulled())) throw nb::python_error();
     if (!complete || on_progress_.is_none() || reported_last_) return;
     reported_last_ = true;
     on_progress_(done_, source_->pulled());
@@ -148,20 +143,22 @@ class RowDelivery {
     Py_DECREF(r);
   }
 
-  // Pads the result lists with None up to `rows` rows (the caller holds the GIL).
-  void grow(std::size_t rows) {
+  // Pads the result lists with None up to `rows` rows (the caller holds the GIL); false
+  // when Python raised.
+  bool pad(std::size_t rows) {
     for (std::size_t k = 0; k < results_.size(); ++k) {
       PyObject* list = PyList_GET_ITEM(results_.ptr(), static_cast<Py_ssize_t>(k));
       while (static_cast<std::size_t>(PyList_GET_SIZE(list)) < rows) {
-        if (PyList_Append(list, Py_None) != 0) error_.fetch_and_abort();
+        if (PyList_Append(list, Py_None) != 0) return false;
       }
     }
+    return true;
   }
 
   void deliver(std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     Gil gil;
     if (on_row_.is_none()) {
-      if (source_ != nullptr) grow(row + 1);
+      if (source_ != nullptr && !pad(row + 1)) error_.fetch_and_abort();
       for (std::size_t k = 0; k < outputs.size(); ++k) {
         PyObject* v = output_object(outputs[k]);
         if (v == nullptr) error_.fetch_and_abort();

@@ -1,6 +1,7 @@
 // A lazy source in Python. See python_feed.h.
 #include "python_feed.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -39,7 +40,8 @@ rd::SourceChunk PythonFeed::next(std::size_t rows) {
   std::vector<std::shared_ptr<PyBlock>> blocks;
   for (std::size_t c = 0; c < columns; ++c) {
     blocks.push_back(std::make_shared<PyBlock>());
-    blocks.back()->rows.reserve(rows);
+    // A short source may end long before a large input batch is full.
+    blocks.back()->rows.reserve(std::min<std::size_t>(rows, 4096));
   }
   rd::SourceChunk chunk;
   std::vector<Ref> row(columns);
