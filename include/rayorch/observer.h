@@ -28,8 +28,11 @@ struct RunMetrics;
 
 /// A run is about to admit its first input batch.
 struct RunStartEvent {
-  std::size_t rows = 0;                  ///< source rows to compute (restored ones excluded)
-  std::size_t input_batches = 0;         ///< input batches they are cut into
+  std::size_t rows = 0;           ///< source rows to compute (restored ones excluded)
+  std::size_t input_batches = 0;  ///< input batches they are cut into
+  /// False for a lazy source, whose rows are pulled as the run goes: `rows` and
+  /// `input_batches` are 0 then and the count is known only at the end (ProgressEvent).
+  bool rows_known = true;
   std::span<const std::string> calls;    ///< Call names, in plan order ("Ocr#1")
   std::span<const std::string> pools;    ///< pool (Module) names, in plan order
   std::span<const int> actors_per_pool;  ///< actors (UDF instances) per pool
@@ -74,6 +77,8 @@ struct CallProgress {
 struct ProgressEvent {
   std::size_t roots_done = 0;   ///< delivered roots, restored ones included
   std::size_t roots_total = 0;  ///< every row of the run, restored ones included
+  /// False while a lazy source has not ended: `roots_total` counts the rows pulled so far.
+  bool total_known = true;
   double elapsed_seconds = 0;
   std::span<const CallProgress> calls;
   bool final = false;

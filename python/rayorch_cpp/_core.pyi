@@ -1,7 +1,7 @@
 """Bindings of the RayOrch C++ engine (use the rayorch_cpp package, not this module)."""
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
 class CompileError(ValueError):
@@ -277,17 +277,21 @@ class Core:
         """The Ray backend over a started ``_ray_backend.RayBackend``."""
     def run(
         self,
-        columns: list[Sequence[Any]],
+        columns: list[Iterable[Any]],
         options: RunOptions,
-        journal_keys: list[str] | None = None,
+        journal_keys: list[str] | Callable[[int, tuple[Any, ...]], str] | None = None,
         on_row: Callable[[int, tuple[Any, ...]], None] | None = None,
-        on_progress: Callable[[int, int], None] | None = None,
+        on_progress: Callable[[int, int | None], None] | None = None,
+        lazy: bool = False,
     ) -> tuple[list[list[Any]], RunMetrics]:
         """Runs the program with the GIL released; returns one list per output (empty with
         ``on_row``) and the metrics. ``on_progress(done, total)`` gets the finished root
         rows at most every 200 ms and at the last row. With ``journal_keys`` (one per row)
         the run uses the run journal (outputs recorded with pickle), error budget and dead
-        letters of ``options``."""
+        letters of ``options``. With ``lazy``, the columns are iterables pulled row by row
+        (with the GIL, on the calling thread) as input batches are admitted; ``journal_keys``
+        is then key(row, row values), called as each row is pulled, and ``total`` is None
+        until the columns ended."""
     def close(self) -> None:
         """Stops every actor; idempotent."""
     @property

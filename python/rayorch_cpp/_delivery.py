@@ -49,12 +49,13 @@ def _in_order(on_row: RowCallback) -> RowCallback:
     return deliver
 
 
-def progress_callback(
-    progress: bool | Callable[[int, int], None],
-) -> Callable[[int, int], None] | None:
-    """The ``(done, total)`` callback of run()'s ``progress``: the caller's own, a rows-done
-    line in a Jupyter notebook for ``True`` (where the engine's terminal line would not
-    show), else None."""
+ProgressCallback = Callable[[int, int | None], None]
+
+
+def progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:
+    """The ``(done, total)`` callback of run()'s ``progress`` (``total`` None while lazy
+    source columns have not ended): the caller's own, a rows-done line in a Jupyter notebook
+    for ``True`` (where the engine's terminal line would not show), else None."""
     if callable(progress):
         return progress
     if progress is True and _in_notebook():
@@ -71,12 +72,14 @@ def _in_notebook() -> bool:
     return ipython is not None and "IPKernelApp" in getattr(ipython, "config", {})
 
 
-def _notebook_progress() -> Callable[[int, int], None]:
-    """Rewrites one line of the cell's output: ``rows 120/368``."""
+def _notebook_progress() -> ProgressCallback:
+    """Rewrites one line of the cell's output: ``rows 120/368`` (``rows 120/?`` while lazy
+    source columns have not ended)."""
 
-    def show(done: int, total: int) -> None:
+    def show(done: int, total: int | None) -> None:
         end = "\n" if done == total else ""
-        sys.stdout.write(f"\rrayorch: rows {done}/{total}{end}")
+        shown = "?" if total is None else total
+        sys.stdout.write(f"\rrayorch: rows {done}/{shown}{end}")
         sys.stdout.flush()
 
     return show

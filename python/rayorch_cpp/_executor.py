@@ -6,7 +6,7 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Any, Self
 
@@ -47,12 +47,12 @@ class _Base:
 
     def run(
         self,
-        *source_columns: Sequence[Any],
+        *source_columns: Iterable[Any],
         input_batch_size: int | None = None,
         max_active_input_batches: int = 1,
         on_row: Callable[[int, Any], None] | None = None,
         ordered: bool = False,
-        progress: bool | Callable[[int, int], None] = True,
+        progress: bool | Callable[[int, int | None], None] = True,
         trace: str | None = None,
         report: str | None = None,
         backpressure: int = 4,
@@ -66,16 +66,35 @@ class _Base:
     ) -> RunResult:
         """Runs the program on finite, row-aligned source columns.
 
-        ``input_batch_size`` counts source rows per input batch (None: one batch);
-        ``max_active_input_batches`` bounds how many are admitted at once. Returns the
-        outputs in source order. With ``on_row``, each root row is delivered as
-        ``on_row(index, output)`` as soon as it is terminal (completion order; source order
-        with ``ordered=True``) on the calling thread, and ``outputs`` is None; an exception
-        raised by ``on_row`` aborts the run and propagates (the executor stays usable).
+        ``input_batch_size`` counts source rows per input batch (None: one batch, or 1024
+        rows for lazy columns); ``max_active_input_batches`` bounds how many are admitted at
+        once. Returns the outputs in source order.
+
+        A column is a sequence (a list, a tuple, a numpy array, anything with a length: read
+        whole before the run starts) or any other iterable (a generator, an iterator, a
+        file, ``map``): a lazy column. When one column is lazy, every column is pulled row by
+        row as input batches are admitted: the run takes the next batch's rows from its
+        columns only when it admits that batch, so the rows held are those of the active
+        batches (``input_batch_size * max_active_input_batches``, plus the batch being
+        pulled). With lazy columns ``input_batch_size=None`` means batches of 1024 rows, not
+        one batch of every row. Lazy columns are zipped row by row and must end together: one
+        that ends early or goes on is a ValueError naming the column and the row where they
+        diverge, raised as soon as it is pulled. The columns are pulled on the thread that
+        runs the run (for ``stream()`` its background thread), with the GIL, between driver
+        steps, never concurrently with each other. An exception raised by a column's
+        iterator stops the run once the work in flight finished and propagates with its
+        traceback; the executor stays usable. The row count is known once the columns ended:
+        a ``progress`` callable gets ``total=None`` until then.
+
+        With ``on_row``, each root row is delivered as ``on_row(index, output)`` as soon as
+        it is terminal (completion order; source order with ``ordered=True``) on the calling
+        thread, and ``outputs`` is None; an exception raised by ``on_row`` aborts the run
+        and propagates (the executor stays usable).
 
         ``progress=True`` shows the engine's progress line when stderr is a terminal, and a
         rows-done line in a Jupyter notebook; a callable gets ``(done, total)`` root rows at
-        most every 200 ms and at the end. ``trace`` and ``report`` write a Chrome-trace
+        most every 200 ms and at the end (``total`` is None while lazy columns have not
+        ended). ``trace`` and ``report`` write a Chrome-trace
         timeline and a JSON metrics report there. Raises
         ExecutionError on an unrecoverable failure once the RPCs in flight finished (the
         executor keeps its actors for the next run unless one could not be rebuilt); without
@@ -92,11 +111,15 @@ class _Base:
         whatever ``input_batch_size``, and raises ExecutionError naming the count and the
         first causes. ``dead_letters`` writes every root that is not present as one JSON
         line (key, row, outcome, output, cause, call, entity, attempts, restored). Unusable
-        paths or a foreign journal raise ValueError before anything runs.
+        paths or a foreign journal raise ValueError before anything runs. With lazy columns,
+        each row is keyed as it is pulled (with the same key it has in a list) and a row
+        recorded finished is restored when it is pulled, before the rows of the batch it was
+        pulled for run; the journal cannot digest inputs it has not seen, so it is used
+        whatever inputs it was written for (as ``Journal(allow_other_inputs=True)``).
         """
         tree = self._program.output_tree
         sink = row_sink(tree, on_row, ordered) if on_row is not None else None
-        options, journal_keys = run_options(
+        options, journal_keys, lazy = run_options(
             source_columns,
             input_batch_size=input_batch_size,
             max_active_input_batches=max_active_input_batches,
@@ -115,7 +138,12 @@ class _Base:
         )
         try:
             outputs, metrics = self._core.run(
-                list(source_columns), options, journal_keys, sink, progress_callback(progress)
+                list(source_columns),
+                options,
+                journal_keys,
+                sink,
+                progress_callback(progress),
+                lazy,
             )
         except ExecutionError as error:
             if on_row is None and error.partial_outputs is not None:
@@ -127,7 +155,7 @@ class _Base:
 
     def stream(
         self,
-        *source_columns: Sequence[Any],
+        *source_columns: Iterable[Any],
         input_batch_size: int | None = None,
         max_active_input_batches: int = 1,
         ordered: bool = False,
@@ -137,6 +165,8 @@ class _Base:
 
         The run proceeds on a background thread while the caller consumes rows. Leaving the
         loop early stops the run at the next finished row; the executor keeps its actors.
+        Lazy columns (see run()) are pulled on that background thread as batches are
+        admitted.
         """
         return stream(
             lambda on_row: self.run(
@@ -265,7 +295,7 @@ class SyncExecutor(_Base):
 
 def run(
     pipeline: Any,
-    *source_columns: Sequence[Any],
+    *source_columns: Iterable[Any],
     input_batch_size: int | None = None,
     max_active_input_batches: int = 1,
     address: str | None = None,

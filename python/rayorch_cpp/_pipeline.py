@@ -6,7 +6,7 @@ those imports the other back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from ._compile import CompiledProgram, compile
@@ -28,12 +28,13 @@ class Pipeline:
 
     def run(
         self,
-        *source_columns: Sequence[Any],
+        *source_columns: Iterable[Any],
         input_batch_size: int | None = None,
         max_active_input_batches: int = 1,
         **options: Any,
     ) -> RunResult:
-        """Runs once on a temporary local Executor, closed afterwards."""
+        """Runs once on a temporary local Executor, closed afterwards (columns as in
+        Executor.run: sequences, or iterables pulled lazily)."""
         return run(
             self,
             *source_columns,

@@ -1,20 +1,31 @@
 """What a run is asked to do: run()'s options checked and written into the engine's
-RunOptions, including the long-run ones (the Journal, dead letters, the error budget) and
-the journal key of every source row."""
+RunOptions, including the long-run ones (the Journal, dead letters, the error budget), the
+journal key of every source row, and whether the source columns are pulled lazily."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from . import _core
 from ._journal_modules import ModuleSnapshot, check_journal_modules, module_digests
 
-SourceColumns = Sequence[Sequence[Any]]
+SourceColumns = Sequence[Iterable[Any]]
+# The journal key of a lazily pulled row, from its index and its source values.
+LazyRowKey = Callable[[int, tuple[Any, ...]], str]
+# One journal key per source row, a LazyRowKey for lazy sources, or None (no long-run option).
+JournalKeys = list[str] | LazyRowKey | None
+
+
+def is_lazy(column: object) -> bool:
+    """Whether a source column is pulled as the run goes rather than read whole first: an
+    iterable without a length (a generator, an iterator, a file, ``map``). Lists, tuples,
+    numpy arrays, ranges and anything else with ``__len__`` are read whole, as before."""
+    return hasattr(column, "__iter__") and not hasattr(column, "__len__")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +58,43 @@ class Journal:
     write_interval_s: float = 0.005
 
 
-def _row_keys(columns: SourceColumns, key: Callable[[int], str] | None) -> list[str]:
+def _values_digest(row: int, values: tuple[Any, ...]) -> str:
+    """The default journal key of a row: a digest of its pickled source values."""
+    try:
+        data = pickle.dumps(values, protocol=4)
+    except Exception as error:
+        raise TypeError(
+            f"the run journal keys rows by a digest of their pickled source values, but "
+            f"row {row} cannot be pickled ({error}); pass Journal(path, key=...)"
+        ) from error
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def _lazy_row_key(key: Callable[[int], str] | None, fallback: bool) -> LazyRowKey:
+    """The journal key of each row of a lazy source, computed as the row is pulled: as
+    _row_keys gives for the same rows in a list (the engine checks that it is a str). With
+    ``fallback``, a row that cannot be pickled is keyed by its index."""
+    if key is not None:
+        given = key
+        return lambda row, values: given(row)
+    if not fallback:
+        return _values_digest
+
+    def digest_or_index(row: int, values: tuple[Any, ...]) -> str:
+        try:
+            return _values_digest(row, values)
+        except TypeError:
+            return str(row)
+
+    return digest_or_index
+
+
+def _row_index(row: int, values: tuple[Any, ...]) -> str:
+    """The key of a row when only the error budget is used: its index."""
+    return str(row)
+
+
+def _row_keys(columns: Sequence[Sequence[Any]], key: Callable[[int], str] | None) -> list[str]:
     """One journal key per source row: key(row), else a digest of the pickled row values."""
     rows = len(columns[0]) if columns else 0
     if key is not None:
@@ -60,31 +107,23 @@ def _row_keys(columns: SourceColumns, key: Callable[[int], str] | None) -> list[
                 )
             keys.append(k)
         return keys
-    out = []
-    for row in range(rows):
-        try:
-            data = pickle.dumps(tuple(c[row] for c in columns), protocol=4)
-        except Exception as error:
-            raise TypeError(
-                f"the run journal keys rows by a digest of their pickled source values, but "
-                f"row {row} cannot be pickled ({error}); pass Journal(path, key=...)"
-            ) from error
-        out.append(hashlib.blake2b(data, digest_size=8).hexdigest())
-    return out
+    return [_values_digest(row, tuple(c[row] for c in columns)) for row in range(rows)]
 
 
 def _long_run(
     options: _core.RunOptions,
     columns: SourceColumns,
+    lazy: bool,
     journal: str | os.PathLike[str] | Journal | None,
     dead_letters: str | os.PathLike[str] | None,
     max_failed_roots: int | None,
     max_failed_fraction: float,
     min_roots_for_failed_fraction: int,
     modules: Sequence[ModuleSnapshot],
-) -> list[str] | None:
+) -> JournalKeys:
     """Sets the journal, dead-letter and error-budget options of a run; returns one journal
-    key per source row, or None when none of them is used."""
+    key per source row (for lazy sources the function that keys each row as it is pulled),
+    or None when none of them is used."""
     if journal is not None and not isinstance(journal, Journal):
         journal = Journal(os.fspath(journal))
     if max_failed_roots is not None and (type(max_failed_roots) is not int or max_failed_roots < 0):
@@ -98,17 +137,28 @@ def _long_run(
             return None
     if journal is not None and journal.sync_every_records < 1:
         raise ValueError("Journal.sync_every_records must be >= 1")
-    if journal is not None:
-        keys = _row_keys(columns, journal.key)
-        if journal.path:
-            check_journal_modules(journal.path, module_digests(modules), journal.force)
+    keys: JournalKeys
+    sized = cast(Sequence[Sequence[Any]], columns)  # unless lazy
+    rows = 0 if lazy or not columns else len(sized[0])
+    if lazy:
+        # Each row is keyed as it is pulled, as it would be in a list.
+        if journal is not None:
+            keys = _lazy_row_key(journal.key, fallback=False)
+        elif dead_letters is not None:
+            keys = _lazy_row_key(None, fallback=True)
+        else:
+            keys = _row_index
+    elif journal is not None:
+        keys = _row_keys(sized, journal.key)
     elif dead_letters is not None:
         try:
-            keys = _row_keys(columns, None)
+            keys = _row_keys(sized, None)
         except TypeError:
-            keys = [str(row) for row in range(len(columns[0]) if columns else 0)]
+            keys = [str(row) for row in range(rows)]
     else:
-        keys = [str(row) for row in range(len(columns[0]) if columns else 0)]
+        keys = [str(row) for row in range(rows)]
+    if journal is not None and journal.path:
+        check_journal_modules(journal.path, module_digests(modules), journal.force)
     j = journal if journal is not None else Journal("")
     options.journal.path = j.path
     options.journal.retry_failed = j.retry_failed
@@ -141,12 +191,15 @@ def run_options(
     max_failed_fraction: float,
     min_roots_for_failed_fraction: int,
     modules: Sequence[ModuleSnapshot] = (),
-) -> tuple[_core.RunOptions, list[str] | None]:
-    """The engine's options for one run of ``source_columns`` (see Executor.run), and one
-    journal key per source row (None when no long-run option is used); ``modules`` are the
-    program's, which a journal's records must have been computed by. ``progress_line``
-    turns on the engine's own progress line. Raises ValueError on a bad option before
-    anything runs."""
+) -> tuple[_core.RunOptions, JournalKeys, bool]:
+    """The engine's options for one run of ``source_columns`` (see Executor.run), one
+    journal key per source row (None when no long-run option is used; a function of the row
+    and its values when the columns are lazy), and whether they are: when any column is
+    (is_lazy), every column is pulled row by row as input batches are admitted, and
+    ``input_batch_size=None`` means batches of 1024 rows (the engine's default for lazy
+    sources) instead of one batch. ``modules`` are the program's, which a journal's records
+    must have been computed by. ``progress_line`` turns on the engine's own progress line.
+    Raises ValueError on a bad option before anything runs."""
     if reservation not in (None, "elastic", "parent_bound"):
         raise ValueError("reservation must be None, 'elastic' or 'parent_bound'")
     if queue_order not in ("fifo", "lifo"):
@@ -166,9 +219,11 @@ def run_options(
     options.report_path = report or ""
     options.reservation = reservation
     options.queue_order = queue_order
+    lazy = any(is_lazy(c) for c in source_columns)
     journal_keys = _long_run(
         options,
         source_columns,
+        lazy,
         journal,
         dead_letters,
         max_failed_roots,
@@ -176,7 +231,7 @@ def run_options(
         min_roots_for_failed_fraction,
         modules,
     )
-    return options, journal_keys
+    return options, journal_keys, lazy
 
 
 __all__ = ["Journal"]

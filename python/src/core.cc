@@ -9,6 +9,7 @@
 #include "callback_error.h"
 #include "journal_codec.h"
 #include "process_workers.h"
+#include "python_feed.h"
 #include "python_wording.h"
 #include "ray_pools.h"
 #include <fmt/format.h>
@@ -77,14 +78,17 @@ PyObject* output_object(const rd::ErasedOutput& o) {
 }
 
 /// Where a run's terminal rows go: into one list per output, or to the row callback; and
-/// the progress callback. Called on the driver thread; takes the GIL for Python.
+/// the progress callback. Called on the driver thread; takes the GIL for Python. Over a lazy
+/// source (`source`), the row count is known once the source ended: the lists grow as rows
+/// arrive, and the progress callback gets None as the total until then.
 class RowDelivery {
  public:
-  RowDelivery(std::size_t outputs, std::size_t rows, nb::object on_row, nb::object on_progress,
-              CallbackError& error)
+  RowDelivery(std::size_t outputs, std::size_t rows, const PythonFeed* source, nb::object on_row,
+              nb::object on_progress, CallbackError& error)
       : on_row_(std::move(on_row)),
         on_progress_(std::move(on_progress)),
         rows_(rows),
+        source_(source),
         error_(error) {
     if (!on_row_.is_none()) return;
     for (std::size_t k = 0; k < outputs; ++k) {
@@ -103,19 +107,59 @@ class RowDelivery {
     ++done_;
     if (on_progress_.is_none()) return;
     const auto now = std::chrono::steady_clock::now();
-    if (done_ != rows_ && now - last_progress_ < std::chrono::milliseconds(200)) return;
+    if (!last_row() && now - last_progress_ < std::chrono::milliseconds(200)) return;
     last_progress_ = now;
+    report_progress();
+  }
+
+  /// After a lazy source's run (the caller holds the GIL): the lists hold every row pulled
+  /// (None for rows an abort left undelivered); after a complete run, the progress callback
+  /// has seen the total. Raises what the callback raised.
+  void finish_lazy(bool complete) {
+    if (!pad(source_->pulled())) throw nb::python_error();
+    if (!complete || on_progress_.is_none() || reported_last_) return;
+    reported_last_ = true;
+    on_progress_(done_, source_->pulled());
+  }
+
+ private:
+  // The row count, once known.
+  std::optional<std::size_t> total() const {
+    if (source_ == nullptr) return rows_;
+    if (source_->ended()) return source_->pulled();
+    return std::nullopt;
+  }
+  bool last_row() const { return total() == done_; }
+
+  void report_progress() {
     Gil gil;
-    PyObject* r = PyObject_CallFunction(on_progress_.ptr(), "nn", static_cast<Py_ssize_t>(done_),
-                                        static_cast<Py_ssize_t>(rows_));
+    const std::optional<std::size_t> total = this->total();
+    reported_last_ = total == done_;
+    PyObject* r =
+        total ? PyObject_CallFunction(on_progress_.ptr(), "nn", static_cast<Py_ssize_t>(done_),
+                                      static_cast<Py_ssize_t>(*total))
+              : PyObject_CallFunction(on_progress_.ptr(), "nO", static_cast<Py_ssize_t>(done_),
+                                      Py_None);
     if (r == nullptr) error_.fetch_and_abort();
     Py_DECREF(r);
   }
 
- private:
+  // Pads the result lists with None up to `rows` rows (the caller holds the GIL); false
+  // when Python raised.
+  bool pad(std::size_t rows) {
+    for (std::size_t k = 0; k < results_.size(); ++k) {
+      PyObject* list = PyList_GET_ITEM(results_.ptr(), static_cast<Py_ssize_t>(k));
+      while (static_cast<std::size_t>(PyList_GET_SIZE(list)) < rows) {
+        if (PyList_Append(list, Py_None) != 0) return false;
+      }
+    }
+    return true;
+  }
+
   void deliver(std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     Gil gil;
     if (on_row_.is_none()) {
+      if (source_ != nullptr && !pad(row + 1)) error_.fetch_and_abort();
       for (std::size_t k = 0; k < outputs.size(); ++k) {
         PyObject* v = output_object(outputs[k]);
         if (v == nullptr) error_.fetch_and_abort();
@@ -146,7 +190,9 @@ class RowDelivery {
   nb::object on_progress_;
   nb::list results_;
   std::size_t rows_;
+  const PythonFeed* source_;  // a lazy source, or nullptr for columns
   std::size_t done_ = 0;
+  bool reported_last_ = false;
   std::chrono::steady_clock::time_point last_progress_ =
       std::chrono::steady_clock::now() - std::chrono::seconds(1);
   CallbackError& error_;
@@ -185,13 +231,16 @@ Core Core::sync(const Program& program, bool wire) {
   return Core(program, std::move(core));
 }
 
-rd::SourceData Core::load_sources(nb::list columns) const {
+void Core::check_column_count(nb::list columns) const {
   if (columns.size() != program_.sources) {
     throw std::invalid_argument(
         fmt::format("the pipeline has {} source columns but {} were "
-                    "given; pass one sequence per forward() parameter",
+                    "given; pass one sequence or iterable per forward() parameter",
                     program_.sources, columns.size()));
   }
+}
+
+rd::SourceData Core::load_sources(nb::list columns) const {
   rd::SourceData sources;
   std::vector<Ref> fast;  // keeps each column's sequence alive while it is read
   for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -236,23 +285,34 @@ rd::SourceData Core::load_sources(nb::list columns) const {
   return sources;
 }
 
-nb::tuple Core::run(nb::list columns, const RunOptions& options,
-                    std::optional<std::vector<std::string>> journal_keys, nb::object on_row,
-                    nb::object on_progress) {
+nb::tuple Core::run(nb::list columns, const RunOptions& options, nb::object journal_keys,
+                    nb::object on_row, nb::object on_progress, bool lazy) {
   if (running_) {
     throw ExecutionError(
         "run() is already in progress on this executor (from another thread or from a row "
         "callback); use one executor per concurrent run");
   }
-  rd::SourceData sources = load_sources(columns);
-  if (journal_keys && journal_keys->size() != sources.rows) {
-    throw std::invalid_argument(
-        fmt::format("the run journal needs one key per source row: {} keys for {} rows",
-                    journal_keys->size(), sources.rows));
+  check_column_count(columns);
+  CallbackError callback_error;  // outlives the source, which reports to it
+  rd::SourceData sources;
+  std::shared_ptr<PythonFeed> source;
+  std::vector<std::string> keys;
+  const bool journaled = !journal_keys.is_none();
+  if (lazy) {
+    source = std::make_shared<PythonFeed>(columns.ptr(), program_.mask_sources, journal_keys.ptr(),
+                                          callback_error);
+    sources.feed = source;
+  } else {
+    sources = load_sources(columns);
+    if (journaled) keys = nb::cast<std::vector<std::string>>(journal_keys);
+    if (journaled && keys.size() != sources.rows) {
+      throw std::invalid_argument(
+          fmt::format("the run journal needs one key per source row: {} keys for {} rows",
+                      keys.size(), sources.rows));
+    }
   }
-  CallbackError callback_error;
-  RowDelivery delivery(program_.outputs, sources.rows, std::move(on_row), std::move(on_progress),
-                       callback_error);
+  RowDelivery delivery(program_.outputs, sources.rows, source.get(), std::move(on_row),
+                       std::move(on_progress), callback_error);
   auto sink = [&delivery](std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     delivery(row, outputs);
   };
@@ -269,10 +329,10 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options,
   {
     nb::gil_scoped_release release;
     try {
-      if (!journal_keys) {
+      if (!journaled) {
         metrics = core_->run(std::move(sources), checked, sink);
       } else {
-        metrics = rd::run_journaled(*core_, std::move(sources), *journal_keys, checked, sink,
+        metrics = rd::run_journaled(*core_, std::move(sources), keys, checked, sink,
                                     pickle_codec(program_.outputs, callback_error));
       }
     } catch (const CallbackAbort&) {
@@ -281,6 +341,7 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options,
       engine_error = e.what();
     }
   }
+  if (source) delivery.finish_lazy(!aborted_by_callback && !engine_error);
   if (aborted_by_callback) {
     callback_error.restore();
     throw nb::python_error();
@@ -342,7 +403,7 @@ void bind_core(nb::module_& m) {
       .def_static("ray", &Core::ray, nb::arg("program"), nb::arg("backend"))
       .def("run", &Core::run, nb::arg("columns"), nb::arg("options"),
            nb::arg("journal_keys").none() = nb::none(), nb::arg("on_row").none() = nb::none(),
-           nb::arg("on_progress").none() = nb::none())
+           nb::arg("on_progress").none() = nb::none(), nb::arg("lazy") = false)
       .def("close", &Core::close)
       .def_prop_ro("closed", &Core::closed)
       .def("rpc_log", &Core::rpc_log);

@@ -31,14 +31,17 @@ class Core {
   static Core ray(const Program& program, nanobind::object backend);
   static Core sync(const Program& program, bool wire);
 
-  /// Runs the program on one sequence per source column. With `journal_keys` (one per row)
-  /// the run goes through the run journal, dead letters and error budget of `options`.
-  /// Without `on_row`, returns one list per output (source order) and the metrics; with it,
-  /// calls on_row(row, outputs) as each row becomes terminal and the lists are empty.
-  /// `on_progress(done, total)` is called at most every 200 ms and at the last row.
+  /// Runs the program on one sequence per source column, or with `lazy` one iterable per
+  /// column, pulled as input batches are admitted (python_feed.h). With `journal_keys`
+  /// (one per row; with `lazy`, key(row, values) -> str, called as each row is pulled) the
+  /// run goes through the run journal, dead letters and error budget of `options`. Without
+  /// `on_row`, returns one list per output (source order) and the metrics; with it, calls
+  /// on_row(row, outputs) as each row becomes terminal and the lists are empty.
+  /// `on_progress(done, total)` is called at most every 200 ms and at the last row; `total`
+  /// is None while a lazy source has not ended.
   nanobind::tuple run(nanobind::list columns, const RunOptions& options,
-                      std::optional<std::vector<std::string>> journal_keys, nanobind::object on_row,
-                      nanobind::object on_progress);
+                      nanobind::object journal_keys, nanobind::object on_row,
+                      nanobind::object on_progress, bool lazy);
 
   void close();
   bool closed() const { return core_->closed(); }
@@ -56,6 +59,8 @@ class Core {
   Core(const Program& program, std::unique_ptr<rd::ExecutionCore> core)
       : program_(program), core_(std::move(core)) {}
 
+  /// Throws unless there is one column per source Port.
+  void check_column_count(nanobind::list columns) const;
   /// The source columns as blocks of Python values, after checking their shape.
   rd::SourceData load_sources(nanobind::list columns) const;
 

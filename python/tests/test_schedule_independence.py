@@ -1,6 +1,6 @@
 """Randomized pipelines give the same outputs for every legal schedule (DESIGN 5, Contract):
 the local executor with varied replicas, batch sizes, input batches and active-batch limits,
-and the synchronous core.
+and the synchronous core, fed by a list or by a generator (a lazy source).
 
 Wider sweeps (seeds up to 150, 30 rows) find one schedule-dependent cause, an engine issue
 pinned by test_failures.py::test_group_failure_cause_decides_the_gather_whatever_the_order:
@@ -173,6 +173,26 @@ def test_random_pipelines_give_the_same_outputs_in_worker_processes(seed: int) -
             progress=False,
         ).outputs
     assert got == expected, f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_generator_source_gives_the_outputs_of_the_same_list(seed: int) -> None:
+    """A lazy source (pulled as input batches are admitted) changes when rows arrive, never
+    what they become: the same rows in a generator give the list's outputs, issues
+    included."""
+    data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
+    with ro.SyncExecutor(make_pipeline(seed, None)) as ex:
+        expected = ex.run(data).outputs
+    draws = random.Random(2000 + seed)
+    for variant in range(3):
+        with ro.Executor(make_pipeline(seed, draws)) as ex:
+            got = ex.run(
+                (v for v in data),
+                input_batch_size=draws.choice([None, 1, 3, 7]),
+                max_active_input_batches=draws.randint(1, 3),
+                progress=False,
+            ).outputs
+        assert got == expected, f"seed {seed} variant {variant}"
 
 
 def test_the_randomized_pipelines_exercise_every_outcome() -> None:

@@ -32,8 +32,9 @@ void RunState::begin() {
     for (const PlanCall& c : plan_->calls) calls.push_back(c.name);
     std::vector<std::string> pools;
     for (const PlanPool& p : plan_->pools) pools.push_back(p.name);
-    events_.run_start(RunStartEvent{.rows = sources.rows,
+    events_.run_start(RunStartEvent{.rows = batches_.rows(),
                                     .input_batches = batches_.count(),
+                                    .rows_known = batches_.rows_known(),
                                     .calls = calls,
                                     .pools = pools,
                                     .actors_per_pool = actors_per_pool_,
@@ -41,19 +42,27 @@ void RunState::begin() {
   }
   // Restored roots reach the caller and the observers like computed ones (delivery first,
   // then on_root), before any computed root.
-  for (std::size_t i = 0; i < sources.restored.size(); ++i) {
-    if (sources.deliver_restored) sources.deliver_restored(i);
-    if (events_.empty()) continue;
-    events_.root(RootEvent{.row = sources.restored[i].first,
-                           .outcome = sources.restored[i].second,
-                           .seconds = recorder_.now_seconds(),
-                           .restored = true});
-  }
+  for (const auto& [row, outcome] : sources.restored) deliver_restored(row, outcome);
+}
+
+void RunState::deliver_restored(std::size_t row, Outcome outcome) {
+  const SourceData& sources = batches_.sources();
+  if (sources.deliver_restored) sources.deliver_restored(restored_);
+  ++restored_;
+  if (events_.empty()) return;
+  events_.root(RootEvent{
+      .row = row, .outcome = outcome, .seconds = recorder_.now_seconds(), .restored = true});
 }
 
 void RunState::admit() {
   if (delivery_.budget().exceeded()) return;  // the budget is spent: admit nothing more
   batches_.admit(*store_, recorder_);
+  // A lazy source's restored roots reach the caller as they are pulled, before any root of
+  // the batch they were pulled for.
+  for (const auto& [row, outcome] : batches_.take_restored()) {
+    recorder_.root_restored(outcome);
+    deliver_restored(row, outcome);
+  }
 }
 
 std::optional<Dispatch> RunState::pick(int pool, bool may_wait) {
@@ -197,9 +206,9 @@ void RunState::emit_progress(bool final) {
     progress_[c] =
         CallProgress{plan_->calls[c].name, recorder_.done(call), ready, recorder_.in_flight(call)};
   }
-  const SourceData& sources = batches_.sources();
-  events_.progress(ProgressEvent{.roots_done = delivery_.delivered() + sources.restored.size(),
-                                 .roots_total = sources.rows + sources.restored.size(),
+  events_.progress(ProgressEvent{.roots_done = delivery_.delivered() + restored_,
+                                 .roots_total = batches_.rows() + restored_,
+                                 .total_known = batches_.rows_known(),
                                  .elapsed_seconds = recorder_.now_seconds(),
                                  .calls = progress_,
                                  .final = final});

@@ -85,6 +85,8 @@ class RunState {
 
  private:
   void emit_progress(bool final);
+  // Hands the next restored root (the caller's `row`) to the caller, then to on_root.
+  void deliver_restored(std::size_t row, Outcome outcome);
   void apply_store_commands(Engine& e);
   void retire(std::size_t slot);
 
@@ -98,6 +100,7 @@ class RunState {
   Scheduler scheduler_;
   RootDelivery delivery_;
   std::vector<CallProgress> progress_;  // reused
+  std::size_t restored_ = 0;            // restored roots delivered so far
 };
 
 }  // namespace rayorch::detail

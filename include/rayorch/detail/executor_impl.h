@@ -41,6 +41,42 @@ struct ErasedOutput {
 /// Receives each root row as soon as it is terminal; the values are valid during the call.
 using RootSink = std::function<void(std::size_t row, std::span<const ErasedOutput>)>;
 
+/// Rows pulled from a lazy source (SourceFeed::next).
+struct SourceChunk {
+  std::vector<BlockRef> blocks;                  ///< one per column, owning the chunk's values
+  std::vector<std::vector<const void*>> values;  ///< [column][row], the rows to run
+  std::size_t rows = 0;                          ///< rows to run: at most as many as asked
+  /// The source has no more rows: no further next(). A chunk may hold fewer rows than asked
+  /// without ending (a run journal restored the others).
+  bool ended = false;
+  /// One journal key per row, when the feed was made to compute them (run_journaled).
+  std::vector<std::string> keys{};
+  /// The caller's row of each row to run; empty: the rows follow on from the previous
+  /// chunk's (the caller's rows are the run's rows).
+  std::vector<std::size_t> caller_rows{};
+  /// Rows a run journal restores instead of running them: (the caller's row, its outcome),
+  /// numbered on from SourceData::restored and the previous chunks' (deliver_restored).
+  std::vector<std::pair<std::size_t, Outcome>> restored{};
+};
+
+/// A lazy source: its rows are pulled in chunks as input-batch admission needs them, so the
+/// rows held are those of the active input batches; the row count is known only once it
+/// ended. Called by InputBatches (src/execution/run) on the driver thread, the thread that
+/// called run(), once per input batch it admits, never after a chunk that ended the source.
+/// next() may throw: the run then aborts with that exception once the RPCs in flight
+/// finished (the executor stays usable), as for an exception from the row callback.
+class SourceFeed {
+ public:
+  virtual ~SourceFeed() = default;
+  /// The next `rows` (>= 1) rows of every column: all of them unless the source ends. A
+  /// chunk without a row to run must restore one or end the source.
+  virtual SourceChunk next(std::size_t rows) = 0;
+};
+
+/// The input batch size of a run over a lazy source with RunOptions::input_batch_size 0
+/// (one batch of every row would pull the whole source first).
+inline constexpr std::size_t kLazyInputBatchSize = 1024;
+
 /// The source columns of a run.
 struct SourceData {
   std::vector<BlockRef> blocks;
@@ -58,6 +94,9 @@ struct SourceData {
   std::vector<std::pair<std::size_t, Outcome>> restored{};
   std::function<void(std::size_t)> deliver_restored{};
   std::uint64_t journal_discarded_bytes = 0;
+  /// A lazy source: when set, `blocks`, `values`, `rows` and `original_rows` are unused and
+  /// the rows come from the feed, chunk by chunk, as input batches are admitted.
+  std::shared_ptr<SourceFeed> feed{};
 };
 
 /// The untyped engine behind an executor (src/execution).
@@ -95,8 +134,11 @@ struct OutputCodec {
 /// Runs `core` with RunOptions::journal and RunOptions::dead_letters (rayorch/journal.h):
 /// `keys` holds one journal key per source row. Restores the rows recorded finished, runs
 /// the others as a subset of `sources` (observers and errors still name the caller's rows),
-/// records and dead-letters each root after `sink` received it. Used by the typed run() and
-/// the Python package. Implemented in src/execution/journal/run_journaled.cc.
+/// records and dead-letters each root after `sink` received it. Over a lazy source
+/// (SourceData::feed) `keys` is unused: the feed gives each chunk's keys (SourceChunk::keys)
+/// and a recorded row is restored as it is pulled (execution/journal/journaled_feed.h). Used
+/// by the typed run() and the Python package. Implemented in
+/// src/execution/journal/run_journaled.cc.
 RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
                          const std::vector<std::string>& keys, const RunOptions& options,
                          const RootSink& sink, const OutputCodec& codec);

@@ -1,5 +1,6 @@
 """Ray cases: the Ray backend gives the local executor's outputs (and the synchronous core's),
-across runs, streamed, with C++ UDFs, and with what each actor learns of itself.
+across runs, streamed, fed by a generator, with C++ UDFs, and with what each actor learns of
+itself.
 
 Run only through test_ray.py (ray_cluster.py starts the cluster)."""
 
@@ -58,6 +59,31 @@ def test_streaming_delivers_every_row(cluster: Any) -> None:
     with on_ray(u.documents()) as ex:
         rows = dict(ex.stream(DOCS, input_batch_size=6))
     assert [rows[i] for i in range(len(DOCS))] == expected
+
+
+def test_a_lazy_source_gives_the_outputs_of_the_same_list(cluster: Any) -> None:
+    expected = local(u.documents(), DOCS)
+    pulled: list[int] = []
+
+    def documents() -> Any:
+        for d in DOCS:
+            pulled.append(d)
+            yield d
+
+    rows: dict[int, Any] = {}
+    pulled_at_first_row: list[int] = []
+
+    def on_row(index: int, output: Any) -> None:
+        if not rows:
+            pulled_at_first_row.append(len(pulled))
+        rows[index] = output
+
+    with on_ray(u.documents()) as ex:
+        ex.run(documents(), input_batch_size=4, on_row=on_row, progress=False)
+        streamed = dict(ex.stream(iter(DOCS), input_batch_size=5))
+    assert [rows[i] for i in range(len(DOCS))] == expected
+    assert pulled_at_first_row == [4]  # one batch admitted: the source was pulled no further
+    assert [streamed[i] for i in range(len(DOCS))] == expected
 
 
 def test_arrays_arrive_read_only_as_locally(cluster: Any) -> None:

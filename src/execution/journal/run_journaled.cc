@@ -18,6 +18,7 @@
 
 #include "execution/journal/dead_letters.h"
 #include "execution/journal/format.h"
+#include "execution/journal/journaled_feed.h"
 #include "execution/journal/run_journal.h"
 
 namespace rayorch::detail {
@@ -52,6 +53,65 @@ void record_root(RunJournal& journal, const OutputCodec& codec, const std::strin
   journal.commit();
 }
 
+// A restored root that is not present becomes a dead letter too (marked restored).
+void dead_letter_restored(DeadLetterFile& file, const RunOptions& options, const std::string& key,
+                          std::size_t row, const JournalEntry& entry) {
+  if (entry.outcome() == Outcome::present) return;
+  std::vector<ErasedOutput> issue(entry.ports.size());
+  for (std::size_t k = 0; k < entry.ports.size(); ++k) {
+    const JournalPort& p = entry.ports[k];
+    issue[k] = ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
+  }
+  dead_letter(file, options, key, row, issue, true);
+}
+
+// The metrics name the caller's rows: `run_rows` maps the rows run to them.
+void to_caller_rows(RunMetrics& m, std::size_t rows, const std::vector<std::size_t>& run_rows) {
+  std::vector<double> seconds(rows, 0.0);
+  for (std::size_t i = 0; i < run_rows.size() && i < m.root_completed_seconds.size(); ++i) {
+    seconds[run_rows[i]] = m.root_completed_seconds[i];
+  }
+  m.root_completed_seconds = std::move(seconds);
+}
+
+// The inputs digest a lazy run writes in the journal's header: its rows are not known before
+// it starts, so it cannot digest them, and uses a journal of its pipeline whatever inputs it
+// was written for (as JournalOptions::allow_other_inputs).
+constexpr std::string_view kLazyInputs = "lazy source";
+
+// run_journaled over a lazy source: each row is keyed as it is pulled (JournaledFeed).
+RunMetrics run_journaled_lazy(ExecutionCore& core, SourceData sources, const RunOptions& options,
+                              const RootSink& sink, const OutputCodec& codec) {
+  std::optional<RunJournal> journal;
+  if (!options.journal.path.empty()) {
+    JournalOptions lazy = options.journal;
+    lazy.allow_other_inputs = true;
+    journal.emplace(lazy, core.plan_fingerprint(), fnv1a64(kLazyInputs));
+  }
+  std::optional<DeadLetterFile> dead;
+  if (!options.dead_letters.empty()) dead.emplace(options.dead_letters);
+  auto feed = std::make_shared<JournaledFeed>(
+      std::move(sources.feed), journal ? &*journal : nullptr, options, codec.outputs);
+  sources.feed = feed;
+  sources.deliver_restored = [&](std::size_t i) {
+    const JournaledFeed::Restored& r = feed->restored(i);
+    if (dead) dead_letter_restored(*dead, options, r.key, r.row, *r.entry);
+    codec.restore(r.row, *r.entry, sink);
+  };
+  sources.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
+  const RootSink wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
+    const std::size_t original = feed->run_rows()[row];
+    const std::string key = feed->take_key(row);
+    sink(original, e);  // delivered first: a recorded root was received by the caller
+    if (journal) record_root(*journal, codec, key, e);
+    if (dead) dead_letter(*dead, options, key, original, e, false);
+  };
+  RunMetrics m = core.run(std::move(sources), options, wrapped);
+  to_caller_rows(m, feed->pulled(), feed->run_rows());
+  if (journal) journal->finish();
+  return m;
+}
+
 }  // namespace
 
 RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
@@ -63,6 +123,7 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
     throw std::invalid_argument(
         "RunOptions.journal records root outputs, but this run's outputs cannot be encoded");
   }
+  if (sources.feed) return run_journaled_lazy(core, std::move(sources), options, sink, codec);
   if (keys.size() != rows) {
     throw std::invalid_argument(fmt::format(
         "the run journal needs one key per source row: {} keys for {} rows", keys.size(), rows));
@@ -89,10 +150,7 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
   std::vector<std::pair<std::size_t, const JournalEntry*>> restored;
   for (std::size_t r = 0; r < rows; ++r) {
     const JournalEntry* e = journal && !journal->empty() ? journal->recorded(keys[r]) : nullptr;
-    const bool finished = e != nullptr && e->ports.size() == codec.outputs &&
-                          (e->outcome() == Outcome::present || e->outcome() == Outcome::dropped ||
-                           !options.journal.retry_failed);
-    if (finished) {
+    if (restorable(e, codec.outputs, options)) {
       restored.emplace_back(r, e);
     } else {
       todo.push_back(r);
@@ -114,14 +172,7 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
   // Hands the i-th restored root to the caller (the run calls it after on_run_start).
   sources.deliver_restored = [&](std::size_t i) {
     const auto& [r, e] = restored[i];
-    if (dead && e->outcome() != Outcome::present) {
-      std::vector<ErasedOutput> issue(e->ports.size());
-      for (std::size_t k = 0; k < e->ports.size(); ++k) {
-        const JournalPort& p = e->ports[k];
-        issue[k] = ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
-      }
-      dead_letter(*dead, options, keys[r], r, issue, true);
-    }
+    if (dead) dead_letter_restored(*dead, options, keys[r], r, *e);
     codec.restore(r, *e, sink);
   };
   sources.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
@@ -132,13 +183,7 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
     if (dead) dead_letter(*dead, options, keys[original], original, e, false);
   };
   RunMetrics m = core.run(std::move(sources), options, wrapped);
-  if (!all) {
-    std::vector<double> seconds(rows, 0.0);
-    for (std::size_t i = 0; i < todo.size() && i < m.root_completed_seconds.size(); ++i) {
-      seconds[todo[i]] = m.root_completed_seconds[i];
-    }
-    m.root_completed_seconds = std::move(seconds);
-  }
+  if (!all) to_caller_rows(m, rows, todo);
   if (journal) journal->finish();
   return m;
 }

@@ -14,7 +14,9 @@ namespace {
 class ProgressLine final : public RunObserver {
  public:
   void on_progress(const ProgressEvent& e) override {
-    std::string line = fmt::format("roots {}/{}", e.roots_done, e.roots_total);
+    // A lazy source's total is known only once it ended.
+    std::string line = e.total_known ? fmt::format("roots {}/{}", e.roots_done, e.roots_total)
+                                     : fmt::format("roots {}/?", e.roots_done);
     for (const CallProgress& c : e.calls) {
       line +=
           fmt::format(" | {} done {} ready {} in-flight {}", c.call, c.done, c.ready, c.in_flight);

@@ -2,17 +2,31 @@
 #include "execution/run/input_batches.h"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace rayorch::detail {
+
+namespace {
+
+std::size_t batch_rows(const SourceData& sources, const RunOptions& options) {
+  if (options.input_batch_size != 0) return options.input_batch_size;
+  // One batch of every row would pull a lazy source whole before its first row runs.
+  return sources.feed ? kLazyInputBatchSize : std::max<std::size_t>(sources.rows, 1);
+}
+
+}  // namespace
 
 InputBatches::InputBatches(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
                            const RunOptions& options)
     : plan_(std::move(plan)),
       sources_(std::move(sources)),
       max_active_(options.max_active_input_batches),
-      batch_rows_(options.input_batch_size == 0 ? std::max<std::size_t>(sources_.rows, 1)
-                                                : options.input_batch_size),
-      batch_count_(sources_.rows == 0 ? 0 : (sources_.rows + batch_rows_ - 1) / batch_rows_) {
+      batch_rows_(batch_rows(sources_, options)),
+      rows_(sources_.feed ? 0 : sources_.rows),
+      batch_count_(sources_.feed || rows_ == 0 ? 0 : (rows_ + batch_rows_ - 1) / batch_rows_),
+      ended_(!sources_.feed) {
   engine_options_.queue_order = options.queue_order;
   engine_options_.reservation = options.reservation;
 }
@@ -22,34 +36,71 @@ std::size_t InputBatches::caller_row(std::size_t row) const {
 }
 
 void InputBatches::admit(BlockStore& store, RunRecorder& recorder) {
-  while (next_batch_ < batch_count_ && active_.size() < max_active_) {
+  while (active_.size() < max_active_) {
+    if (sources_.feed) {
+      if (ended_) return;
+      pull(store, recorder);
+      continue;
+    }
+    if (next_batch_ >= batch_count_) return;
     const std::size_t first = next_batch_ * batch_rows_;
-    const std::size_t rows = std::min(batch_rows_, sources_.rows - first);
-    EngineOptions eo = engine_options_;
-    eo.batch_index = next_batch_;
-    if (!sources_.original_rows.empty()) {
-      // Entity keys stay the caller's rows across resumes (docs/JOURNAL.md).
-      const auto keys = sources_.original_rows.begin() + static_cast<std::ptrdiff_t>(first);
-      eo.root_keys.assign(keys, keys + static_cast<std::ptrdiff_t>(rows));
-    }
-    // The batch's slice of each source column becomes its own block, so the batch's engine
-    // names it like any other and the store frees it with the batch.
-    std::vector<std::vector<std::uint8_t>> truth(sources_.blocks.size());
-    for (std::size_t c = 0; c < sources_.blocks.size(); ++c) {
-      const auto begin = sources_.values[c].begin() + static_cast<std::ptrdiff_t>(first);
-      std::vector<const void*> slice(begin, begin + static_cast<std::ptrdiff_t>(rows));
-      if (plan_->ports[plan_->sources[c]].needs_truth) {
-        for (const void* v : slice) truth[c].push_back(*static_cast<const bool*>(v) ? 1 : 0);
-      }
-      store.put(
-          make_block_id(next_batch_, static_cast<std::uint32_t>(c)),
-          std::make_shared<ViewBlock>(std::move(slice), std::vector<BlockRef>{sources_.blocks[c]}));
-    }
-    active_.push_back(std::make_unique<Engine>(plan_, eo, first, rows, truth));
-    recorder.batch_admitted(next_batch_, first, rows, active_.size());
-    ++next_batch_;
-    active_.back()->advance();
+    start(store, recorder, first, std::min(batch_rows_, rows_ - first), sources_.blocks,
+          sources_.values, first);
   }
+}
+
+void InputBatches::pull(BlockStore& store, RunRecorder& recorder) {
+  SourceChunk chunk = sources_.feed->next(batch_rows_);
+  // A chunk that neither holds, restores nor ends anything would be pulled forever.
+  const bool empty = chunk.rows == 0 && chunk.restored.empty() && !chunk.ended;
+  if (empty || chunk.rows > batch_rows_ || chunk.blocks.size() != plan_->sources.size() ||
+      chunk.values.size() != chunk.blocks.size() ||
+      !std::all_of(chunk.values.begin(), chunk.values.end(),
+                   [&](const auto& column) { return column.size() == chunk.rows; }) ||
+      (!chunk.caller_rows.empty() && chunk.caller_rows.size() != chunk.rows)) {
+    throw std::logic_error(fmt::format(
+        "internal error: a lazy source returned a malformed chunk ({} rows for {} asked, {} "
+        "columns for {})",
+        chunk.rows, batch_rows_, chunk.blocks.size(), plan_->sources.size()));
+  }
+  ended_ = chunk.ended;
+  restored_.insert(restored_.end(), chunk.restored.begin(), chunk.restored.end());
+  if (chunk.rows == 0) return;
+  sources_.original_rows.insert(sources_.original_rows.end(), chunk.caller_rows.begin(),
+                                chunk.caller_rows.end());
+  const std::size_t first = rows_;
+  rows_ += chunk.rows;
+  ++batch_count_;
+  start(store, recorder, first, chunk.rows, chunk.blocks, chunk.values, 0);
+}
+
+void InputBatches::start(BlockStore& store, RunRecorder& recorder, std::size_t first,
+                         std::size_t rows, const std::vector<BlockRef>& blocks,
+                         std::span<const std::vector<const void*>> values, std::size_t offset) {
+  EngineOptions eo = engine_options_;
+  eo.batch_index = next_batch_;
+  if (!sources_.original_rows.empty()) {
+    // Entity keys stay the caller's rows across resumes (docs/JOURNAL.md).
+    const auto keys = sources_.original_rows.begin() + static_cast<std::ptrdiff_t>(first);
+    eo.root_keys.assign(keys, keys + static_cast<std::ptrdiff_t>(rows));
+  }
+  // The batch's slice of each source column becomes its own block, so the batch's engine
+  // names it like any other and the store frees it with the batch (and with it a lazy
+  // source's chunk).
+  std::vector<std::vector<std::uint8_t>> truth(blocks.size());
+  for (std::size_t c = 0; c < blocks.size(); ++c) {
+    const auto begin = values[c].begin() + static_cast<std::ptrdiff_t>(offset);
+    std::vector<const void*> slice(begin, begin + static_cast<std::ptrdiff_t>(rows));
+    if (plan_->ports[plan_->sources[c]].needs_truth) {
+      for (const void* v : slice) truth[c].push_back(*static_cast<const bool*>(v) ? 1 : 0);
+    }
+    store.put(make_block_id(next_batch_, static_cast<std::uint32_t>(c)),
+              std::make_shared<ViewBlock>(std::move(slice), std::vector<BlockRef>{blocks[c]}));
+  }
+  active_.push_back(std::make_unique<Engine>(plan_, eo, first, rows, truth));
+  recorder.batch_admitted(next_batch_, first, rows, active_.size());
+  ++next_batch_;
+  active_.back()->advance();
 }
 
 Engine* InputBatches::find(std::size_t index) const {

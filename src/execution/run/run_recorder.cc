@@ -37,6 +37,9 @@ double RunRecorder::seconds_at(Clock::time_point t) const {
 
 void RunRecorder::batch_admitted(std::size_t index, std::size_t first, std::size_t rows,
                                  std::size_t active) {
+  // A lazy source's rows become known as its batches are admitted.
+  if (metrics_.root_completed_seconds.size() < first + rows)
+    metrics_.root_completed_seconds.resize(first + rows, 0.0);
   InputBatchMetrics bm;
   bm.index = index;
   bm.first_row = first;
@@ -79,6 +82,11 @@ double RunRecorder::root_delivered(std::size_t row, Outcome outcome) {
   metrics_.root_completed_seconds[row] = seconds;
   ++metrics_.roots_by_outcome[std::string(to_string(outcome))];
   return seconds;
+}
+
+void RunRecorder::root_restored(Outcome outcome) {
+  ++metrics_.roots_restored;
+  ++metrics_.roots_by_outcome[std::string(to_string(outcome))];
 }
 
 void RunRecorder::close(bool complete) {

@@ -46,6 +46,9 @@ class RunRecorder {
   void accepted(int call, std::size_t grains) { done_per_call_[call] += grains; }
   /// Root `row` (of the rows run) was delivered with `outcome`; returns its completion time.
   double root_delivered(std::size_t row, Outcome outcome);
+  /// A lazy source's chunk restored a root from the run journal (SourceChunk::restored;
+  /// those of SourceData::restored are counted at construction).
+  void root_restored(Outcome outcome);
   void stale_report() { ++metrics_.stale_reports_rejected; }
   void actor_replaced() { ++metrics_.actors_replaced; }
 

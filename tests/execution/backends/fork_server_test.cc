@@ -87,13 +87,18 @@ TEST(WorkerServerLaunch, TheLaunchedServerTellsEachWorkerItsReplicaAndRunsTheFor
   };
   auto ex = launched(p, launch);
   const auto r = ex.run(std::vector<int>{1, 2, 3, 4, 5, 6}, quiet());
-  std::set<std::string> workers;
+  std::set<std::string> replicas;
+  std::set<std::string> forks;
   for (const auto& o : r.outputs) {
     ASSERT_TRUE(o.ok()) << o.issue().cause;
-    workers.insert(o.value().substr(o.value().find(' ') + 1));
+    const std::string& v = o.value();
+    replicas.insert(v.substr(v.find("replica ") + 8, 3));
+    forks.insert(v.substr(v.find("after ") + 6));
   }
-  // Replica r of pool 0 is the r-th fork; the hook after the fork ran in the server only.
-  EXPECT_EQ(workers, (std::set<std::string>{"replica 0/0 after 1", "replica 0/1 after 2"}));
+  // Each replica of pool 0 is a worker of its own, told its index; the hook before each fork
+  // ran in the server (one count per fork), the one after it ran in the server only.
+  EXPECT_EQ(replicas, (std::set<std::string>{"0/0", "0/1"}));
+  EXPECT_EQ(forks, (std::set<std::string>{"1", "2"}));
 }
 
 TEST(WorkerServerLaunch, AServerThatEndsBeforeItIsReadyIsAnErrorWithItsStderr) {
