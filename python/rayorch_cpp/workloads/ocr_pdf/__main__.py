@@ -46,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m rayorch_cpp.workloads.ocr_pdf",
         description="Convert PDFs to Markdown: list each document's pages, render each page, "
         "detect its text lines, recognise the lines of many pages of many documents in one "
-        "batched model call, gather lines per page and pages per document, and write each "
+        "batched model calls, gather lines per page and pages per document, and write each "
         "document as OUTDIR/<stem>.md as soon as its own pages are done.",
         epilog=EXIT_CODES,
     )

@@ -1,6 +1,6 @@
 """The stages of the OCR pipeline and the pipeline itself (``OcrPdf``): a document expands
 into its pages, each page into its text lines, the lines of many pages of many documents are
-recognised together in one batched model call, and reductions bring the lines back to their
+recognised together in batched model calls (one per width bucket), and reductions bring the lines back to their
 page in reading order and the pages back to their document.
 
     path -> OpenPdf -> expand pages -> RenderPage -> DetectLines -> expand lines
@@ -115,8 +115,8 @@ class DetectLines:
 
 
 class RecognizeLines:
-    """text-line crop -> its text: one recognition inference over the whole batch (lines of
-    any pages of any documents)."""
+    """text-line crop -> its text: the lines of a call (of any pages of any documents) read
+    with one inference per width bucket present (recognize.py)."""
 
     def __init__(self) -> None:
         self.recognizer = TextLineRecognizer()
