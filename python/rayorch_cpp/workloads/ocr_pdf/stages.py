@@ -1,7 +1,7 @@
 """The stages of the OCR pipeline and the pipeline itself (``OcrPdf``): a document expands
 into its pages, each page into its text lines, the lines of many pages of many documents are
-recognised together in batched model calls (one per width bucket), and reductions bring the lines back to their
-page in reading order and the pages back to their document.
+recognised together in batched model calls (one per width bucket), and reductions bring the
+lines back to their page in reading order and the pages back to their document.
 
     path -> OpenPdf -> expand pages -> RenderPage -> DetectLines -> expand lines
          -> RecognizeLines (batched) -> reduce per page -> JoinLines -> reduce per document
