@@ -206,3 +206,19 @@ def test_the_command_refuses_bad_inputs_before_converting(
     assert main([str(tmp_path / "in"), "-o", str(out), "--recognize-gpus", "1"]) == 2
     assert "onnxruntime-gpu" in capsys.readouterr().err
     assert not list(out.glob("*.md"))
+
+
+def test_the_command_names_the_extra_when_a_package_of_it_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+
+    def without_pypdfium2(name: str, *args: Any) -> Any:
+        return None if name == "pypdfium2" else real_find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_pypdfium2)
+    assert main([str(tmp_path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "needs pypdfium2" in err and "pip install 'rayorch-cpp[ocr]'" in err

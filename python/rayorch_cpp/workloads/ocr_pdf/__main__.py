@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ... import ExecutionError
-from .convert import ConvertOptions, InputError, convert, format_summary
 from .models import OcrStackMissing, require_ocr_stack
-from .stages import PipelineConfig, StageOptions
+
+if TYPE_CHECKING:
+    from .convert import ConvertOptions
 
 EXIT_CODES = (
     "Exit status: 0 every document was converted (or restored by --resume); 1 the run "
@@ -40,6 +42,8 @@ def non_negative_float(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
+    from .stages import PipelineConfig, StageOptions
+
     cores = os.cpu_count() or 1
     defaults = PipelineConfig()
     p = argparse.ArgumentParser(
@@ -87,6 +91,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def options_from(a: argparse.Namespace) -> ConvertOptions:
+    from .convert import ConvertOptions
+    from .stages import PipelineConfig, StageOptions
+
     stages = {
         stage: StageOptions(
             replicas=getattr(a, f"{stage}_replicas"),
@@ -113,8 +120,15 @@ def options_from(a: argparse.Namespace) -> ConvertOptions:
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = parser().parse_args(argv)
     command = "ocr_pdf"
+    try:
+        require_ocr_stack()  # before anything imports the stack
+    except OcrStackMissing as error:
+        print(f"{command}: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    from .convert import InputError, convert, format_summary
+
+    a = parser().parse_args(argv)
     if a.resume and a.no_journal:
         print(f"{command}: error: --resume and --no-journal exclude each other", file=sys.stderr)
         return EXIT_USAGE
@@ -122,12 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{command}: error: --dpi must be in 30..1200, not {a.dpi:g}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        require_ocr_stack()
         summary = convert(options_from(a))
-    except (InputError, OcrStackMissing) as error:
+    except InputError as error:
         print(f"{command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except (ExecutionError, KeyboardInterrupt) as error:
+    except (ExecutionError, OSError, KeyboardInterrupt) as error:
         print(f"{command}: the run stopped: {error or 'interrupted'}", file=sys.stderr)
         print(
             f"documents finished before the error are complete in {a.output}; rerun with "

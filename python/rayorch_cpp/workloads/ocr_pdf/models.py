@@ -34,6 +34,7 @@ class OcrStackMissing(ImportError):
 def require_ocr_stack() -> None:
     """Raises OcrStackMissing naming the missing packages of the ``ocr`` extra."""
     wanted = {
+        "numpy": "numpy",
         "onnxruntime": "onnxruntime",
         "rapidocr_onnxruntime": "rapidocr-onnxruntime",
         "pypdfium2": "pypdfium2",
