@@ -7,7 +7,8 @@ corpus of image PDFs with known text and long-tailed page counts.
 
 The corpus is written once into --work-dir (default /tmp/ocr-pdf-bench-DOCS-SEED-MAXPAGES) and
 reused. Prints pages/s, the time to the first finished document, the recognition batch fill
-(lines per inference against --recognize-batch), each stage's busy time, the physical limit
+(lines per recognition call against --recognize-batch; a call reads each width bucket of its
+lines in one inference), each stage's busy time, the physical limit
 (the stages' summed busy time, and the process's CPU time, over the cores: no schedule can
 finish faster), the peak RSS of this process (every actor of the local backend is a thread of
 it; on Ray only the driver's), and word recall against the text drawn on the pages. The
