@@ -7,14 +7,17 @@ from typing import Any
 
 from . import _core
 from ._compile import CompiledProgram
+from ._process_workers import worker_server
 from ._ray_backend import RayBackend
 from ._ray_contract import RayBackendProtocol
 from ._ray_session import snapshot
 
 
 def local_core(program: CompiledProgram) -> Any:
-    """The embedded local backend: one thread per actor, each owning one UDF instance."""
-    return _core.Core.local(program.native)
+    """The embedded local backend: one thread per actor, each owning one UDF instance, or a
+    worker process for the Modules with ``isolation="process"``."""
+    command, payload = worker_server(program)
+    return _core.Core.local(program.native, command, payload)
 
 
 def sync_core(program: CompiledProgram, wire: bool) -> Any:

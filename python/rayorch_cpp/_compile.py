@@ -29,6 +29,7 @@ class CompiledProgram:
         modules: tuple[RecordedModule, ...] = (),
         optimize: bool = True,
         snapshots: tuple[ModuleSnapshot, ...] = (),
+        isolation: str | None = None,
     ) -> None:
         self._program = program
         self._output_tree = output_tree
@@ -39,6 +40,7 @@ class CompiledProgram:
         self._modules = modules
         self._optimize = optimize
         self._snapshots = snapshots
+        self._isolation = isolation
 
     # What the executors and backends read of a compiled program (nothing else).
 
@@ -56,6 +58,15 @@ class CompiledProgram:
     def optimize(self) -> bool:
         """Whether it was compiled with ``optimize=True`` (a Ray actor compiles it again)."""
         return self._optimize
+
+    @property
+    def isolation(self) -> str | None:
+        """The isolation every Module without its own was compiled with (None: threads)."""
+        return self._isolation
+
+    def isolated_pools(self) -> list[str]:
+        """The names of the actor pools that run in worker processes (isolation="process")."""
+        return [p["name"] for p in self._program.pools() if p["isolation"] == "process"]
 
     @property
     def output_tree(self) -> Any:
@@ -105,13 +116,24 @@ def _flatten(trace: Trace, value: Any, ids: list[int]) -> Any:
     )
 
 
-def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
+def compile(
+    pipeline: Any, *, optimize: bool = True, isolation: str | None = None
+) -> CompiledProgram:
     """Traces ``pipeline.forward`` (or a callable taking Ports) once and compiles it.
 
     Its parameters are the source columns; its result (a Port, or a tuple of Ports) the
-    outputs. Raises CompileError with the engine's message naming the Port, Call or Module.
+    outputs. ``isolation`` (``"threads"`` or ``"process"``) is the isolation of every Module
+    that does not set its own (docs/ISOLATION.md). Raises CompileError with the engine's
+    message naming the Port, Call or Module.
     """
+    if isolation not in (None, "threads", "process"):
+        raise ValueError(f"isolation must be 'threads' or 'process', got {isolation!r}")
     if isinstance(pipeline, CompiledProgram):
+        if isolation is not None and isolation != pipeline.isolation:
+            raise ValueError(
+                f"this program was compiled with isolation={pipeline.isolation!r}; pass "
+                f"isolation={isolation!r} to compile() or give the Pipeline itself"
+            )
         return pipeline
     target = pipeline.forward if hasattr(pipeline, "forward") else pipeline
     if not callable(target):
@@ -122,7 +144,7 @@ def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
         raise CompileError("forward() needs at least one parameter: each one is a source column")
     if any(p.kind not in positional for p in parameters):
         raise CompileError("forward() supports positional source parameters only")
-    trace = Trace()
+    trace = Trace({"isolation": isolation} if isolation is not None else None)
     sources = trace.ports([trace.core.add_source() for _ in parameters])
     ids: list[int] = []
     with recording(trace):
@@ -137,6 +159,7 @@ def compile(pipeline: Any, *, optimize: bool = True) -> CompiledProgram:
         modules=tuple(trace.modules),
         optimize=optimize,
         snapshots=tuple(trace.snapshots),
+        isolation=isolation,
     )
 
 

@@ -2,7 +2,7 @@
 
 import enum
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 class CompileError(ValueError):
     """A pipeline could not be traced or compiled (the engine's rayorch::CompileError)."""
@@ -37,6 +37,12 @@ def optional_stages() -> list[dict[str, Any]]:
 
 def replica_context() -> dict[str, Any] | None:
     """The calling thread's replica: {module, index, replicas, devices}, or None."""
+
+def exit_with_parent(parent: int) -> None:
+    """Worker server: ends with its parent (the executor)."""
+
+def serve_worker_requests(program: Program, fd: int, parent: int) -> NoReturn:
+    """Worker server: forks a worker per request of the executor; never returns."""
 
 def foreign_port(owner: Trace | None, port: int, what: str) -> None:
     """Raises the CompileError for a Port used outside its own trace."""
@@ -258,7 +264,9 @@ class Core:
     """An executor core: the local backend or the synchronous core."""
 
     @staticmethod
-    def local(program: Program) -> Core:
+    def local(
+        program: Program, server_command: list[str] | None = None, server_payload: bytes = b""
+    ) -> Core:
         """Builds every pool of the local backend (raises ExecutionError on a constructor
         failure)."""
     @staticmethod

@@ -37,8 +37,8 @@ class _Base:
     _core: Any
     _program: CompiledProgram
 
-    def __init__(self, pipeline: Any) -> None:
-        self._program = compile(pipeline)
+    def __init__(self, pipeline: Any, isolation: str | None = None) -> None:
+        self._program = compile(pipeline, isolation=isolation)
 
     @property
     def program(self) -> CompiledProgram:
@@ -175,7 +175,11 @@ class Executor(_Base):
 
     ``backend="local"`` (default) is the embedded local backend: one thread per actor, each
     owning one UDF instance built on its own thread. The GIL is held only inside UDF calls,
-    so UDFs that release it run in parallel across replicas.
+    so UDFs that release it run in parallel across replicas. A Module with
+    ``isolation="process"`` (or every Module, with ``Executor(..., isolation="process")``)
+    runs each actor in a worker process of its own instead: Python code then runs on as many
+    cores as there are replicas, and a UDF that crashes its process costs that worker only
+    (docs/ISOLATION.md). The pipeline must then be picklable (cloudpickle, as for Ray).
 
     ``backend="ray"`` runs every Module as a pool of persistent Ray actors (with its
     ``num_cpus``, ``num_gpus``, ``resources``, ``runtime_env`` and other Ray actor options)
@@ -200,11 +204,13 @@ class Executor(_Base):
         address: str | None = None,
         ray_init_kwargs: dict[str, Any] | None = None,
         actor_startup_timeout_s: float | None = None,
+        isolation: str | None = None,
     ) -> None:
         if backend not in ("local", "ray"):
             raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
         source = ray_source(pipeline) if backend == "ray" else b""
-        super().__init__(pipeline)
+        # Every Ray actor is a process of its own already.
+        super().__init__(pipeline, isolation if backend == "local" else None)
         self.backend = backend
         self.address = address
         self.ray_init_kwargs = dict(ray_init_kwargs or {})
@@ -242,8 +248,9 @@ class SyncExecutor(_Base):
     assert exact dispatch sequences. ``wire=True`` round-trips every protocol message
     through bytes."""
 
-    def __init__(self, pipeline: Any, *, wire: bool = False) -> None:
-        super().__init__(pipeline)
+    def __init__(self, pipeline: Any, *, wire: bool = False, isolation: str | None = None) -> None:
+        # Runs every UDF in this process; an isolated pool's loss rule still applies.
+        super().__init__(pipeline, isolation)
         self._core = sync_core(self._program, wire)
         _LIVE.add(self)
 
@@ -263,11 +270,15 @@ def run(
     max_active_input_batches: int = 1,
     address: str | None = None,
     ray_init_kwargs: dict[str, Any] | None = None,
+    isolation: str | None = None,
     **options: Any,
 ) -> RunResult:
     """Runs once on a temporary local Executor, closed afterwards (``address`` and
-    ``ray_init_kwargs`` are accepted for the reference's scripts and unused)."""
-    with Executor(pipeline, address=address, ray_init_kwargs=ray_init_kwargs) as executor:
+    ``ray_init_kwargs`` are accepted for the reference's scripts and unused; ``isolation``
+    as for Executor)."""
+    with Executor(
+        pipeline, address=address, ray_init_kwargs=ray_init_kwargs, isolation=isolation
+    ) as executor:
         return executor.run(
             *source_columns,
             input_batch_size=input_batch_size,

@@ -113,7 +113,7 @@ class RayModule:
             init_args=tuple(self.init_args),
             init_kwargs=dict(self.init_kwargs) if self.init_kwargs else None,
             name=self.name,
-            options=dict(self.options),
+            options={**trace.default_options, **self.options},
             inputs=inputs,
             positional=len(args),
             keyword_names=keyword_names,

@@ -17,11 +17,13 @@ class ReplicaContext:
     Replica ``i`` of a Module with ``num_gpus=g`` is given devices ``floor(i*g) ..`` (``ceil(g)``
     of them; one, shared, when ``g < 1``), taken modulo the entries of
     ``CUDA_VISIBLE_DEVICES`` when that is set (``devices`` are then those entries) and as
-    device numbers otherwise. The local backend runs every actor as a thread of this
-    process, whose environment is shared: it does not set ``CUDA_VISIBLE_DEVICES`` per
-    replica, so a UDF selects its device itself, e.g. ``torch.device(f"cuda:{d}")`` for
-    ``d = ctx.devices[0]`` (without CUDA_VISIBLE_DEVICES) or by position. An actor rebuilt
-    after a loss keeps its index; indices are handed out in the order the actors are built.
+    device numbers otherwise. On threads (the local backend's default) every actor shares
+    this process's environment, so ``CUDA_VISIBLE_DEVICES`` is not set per replica and a UDF
+    selects its device itself, e.g. ``torch.device(f"cuda:{d}")`` for ``d = ctx.devices[0]``
+    (without CUDA_VISIBLE_DEVICES) or by position. With ``isolation="process"`` each actor is
+    a worker process whose ``CUDA_VISIBLE_DEVICES`` is set to its devices before its
+    constructor runs. An actor rebuilt after a loss keeps its index; on threads, indices are
+    handed out in the order the actors are built.
     """
 
     module: str

@@ -71,9 +71,11 @@ _ACTIVE: contextvars.ContextVar[Trace | None] = contextvars.ContextVar(
 class Trace:
     """One running trace: the C++ recorder plus the Python-side bookkeeping."""
 
-    def __init__(self) -> None:
+    def __init__(self, default_options: dict[str, Any] | None = None) -> None:
         self.core = _core.Trace()
         self.finished = False
+        # Options every Module gets unless it sets them itself (e.g. Executor(isolation=...)).
+        self.default_options: dict[str, Any] = dict(default_options or {})
         self.modules: list[RecordedModule] = []  # distinct Modules, in first-use order
         self.snapshots: list[ModuleSnapshot] = []  # per Module: as its first Call recorded it
         self.call_pools: list[int] = []  # per Call (in Call order): its Module's index

@@ -8,6 +8,7 @@
 
 #include "callback_error.h"
 #include "journal_codec.h"
+#include "process_workers.h"
 #include "python_wording.h"
 #include "ray_pools.h"
 #include <fmt/format.h>
@@ -153,11 +154,17 @@ class RowDelivery {
 
 }  // namespace
 
-Core Core::local(const Program& program) {
+Core Core::local(const Program& program, std::optional<std::vector<std::string>> server_command,
+                 nb::bytes server_payload) {
+  rd::WorkerServerLaunch launch;
+  if (server_command && !server_command->empty()) {
+    launch = python_worker_server(std::move(*server_command),
+                                  std::string(server_payload.c_str(), server_payload.size()));
+  }
   std::unique_ptr<rd::ExecutionCore> core;
   {
     nb::gil_scoped_release release;  // the actors' constructors need the GIL
-    core = rd::make_local_core(program.plan, LocalBackend{});
+    core = rd::make_local_core(program.plan, launch);
   }
   return Core(program, std::move(core));
 }
@@ -328,7 +335,9 @@ Core::~Core() {
 
 void bind_core(nb::module_& m) {
   nb::class_<Core>(m, "Core", "An executor core: the local backend or the synchronous core.")
-      .def_static("local", &Core::local, nb::arg("program"))
+      .def_static("local", &Core::local, nb::arg("program"),
+                  nb::arg("server_command").none() = nb::none(),
+                  nb::arg("server_payload") = nb::bytes(""))
       .def_static("sync", &Core::sync, nb::arg("program"), nb::arg("wire") = false)
       .def_static("ray", &Core::ray, nb::arg("program"), nb::arg("backend"))
       .def("run", &Core::run, nb::arg("columns"), nb::arg("options"),

@@ -22,7 +22,11 @@ namespace rayorch::python {
 
 class Core {
  public:
-  static Core local(const Program& program);
+  /// The local backend. With `server_command`, its process-isolated pools start their
+  /// worker server as that command with `server_payload` (process_workers.h).
+  static Core local(const Program& program,
+                    std::optional<std::vector<std::string>> server_command = std::nullopt,
+                    nanobind::bytes server_payload = nanobind::bytes(""));
   /// The Ray backend: `backend` is a started rayorch_cpp._ray_backend.RayBackend.
   static Core ray(const Program& program, nanobind::object backend);
   static Core sync(const Program& program, bool wire);

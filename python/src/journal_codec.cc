@@ -11,8 +11,7 @@ rd::OutputCodec pickle_codec(std::size_t outputs, CallbackError& error) {
   codec.available = true;
   codec.encode = [&error](std::size_t, const void* value, std::string& out) {
     Gil gil;
-    static PyObject* dumps = PyObject_GetAttrString(PyImport_ImportModule("pickle"), "dumps");
-    PyObject* bytes = PyObject_CallOneArg(dumps, object_at(value));
+    PyObject* bytes = PyObject_CallOneArg(registry.pickle_dumps, object_at(value));
     if (bytes == nullptr) error.fetch_and_abort();
     char* data = nullptr;
     Py_ssize_t size = 0;
@@ -26,7 +25,6 @@ rd::OutputCodec pickle_codec(std::size_t outputs, CallbackError& error) {
     std::vector<rd::ErasedOutput> erased(entry.ports.size());
     {
       Gil gil;
-      static PyObject* loads = PyObject_GetAttrString(PyImport_ImportModule("pickle"), "loads");
       for (std::size_t k = 0; k < entry.ports.size(); ++k) {
         const rd::JournalPort& p = entry.ports[k];
         if (p.outcome != Outcome::present) {
@@ -35,7 +33,8 @@ rd::OutputCodec pickle_codec(std::size_t outputs, CallbackError& error) {
         }
         PyObject* bytes =
             PyBytes_FromStringAndSize(p.value.data(), static_cast<Py_ssize_t>(p.value.size()));
-        values[k].obj = bytes == nullptr ? nullptr : PyObject_CallOneArg(loads, bytes);
+        values[k].obj =
+            bytes == nullptr ? nullptr : PyObject_CallOneArg(registry.pickle_loads, bytes);
         Py_XDECREF(bytes);
         if (values[k].obj == nullptr) {
           for (PyValue& v : values) Py_XDECREF(v.obj);

@@ -9,6 +9,7 @@
 #include "core.h"
 #include "cpp_udf.h"
 #include "module_options.h"
+#include "process_workers.h"
 #include "py_values.h"
 #include "python_wording.h"
 #include "ray_pools.h"
@@ -39,6 +40,11 @@ NB_MODULE(_core, m) {
   execution_error.attr("partial_outputs") = nb::none();
   execution_error.attr("partial") = nb::none();
   register_python_wording();
+  {
+    nb::module_ pickle = nb::module_::import_("pickle");
+    registry.pickle_dumps = Py_NewRef(pickle.attr("dumps").ptr());
+    registry.pickle_loads = Py_NewRef(pickle.attr("loads").ptr());
+  }
 
   m.def(
       "configure",
@@ -86,4 +92,5 @@ NB_MODULE(_core, m) {
            "How many blocks this actor holds from earlier RPCs.");
 
   bind_core(m);
+  bind_process_workers(m);
 }

@@ -94,6 +94,8 @@ struct Registry {
   /// The __cause__ of an ExecutionError that a UDF's exception decided: (traceback text).
   PyObject* udf_traceback = nullptr;
   PyObject* execution_error = nullptr;  ///< the ExecutionError class
+  PyObject* pickle_dumps = nullptr;     ///< pickle.dumps (values crossing a process)
+  PyObject* pickle_loads = nullptr;     ///< pickle.loads
 };
 inline Registry registry;  // set once at import by configure(), then read-only
 

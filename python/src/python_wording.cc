@@ -18,14 +18,11 @@ namespace {
 // C++ spelling -> Python spelling, applied in this order (a longer spelling before the
 // shorter one it contains). Every message the engine can raise for a Python pipeline that
 // names its C++ API has its spelling here (python/tests/test_python_wording.py).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 19> kSpellings{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 18> kSpellings{{
     {".recovery(ro::RecoveryPolicy::retry_batch(n)), retry_tail(n) or isolate_tail()",
      "the option recovery=RecoveryPolicy.retry_batch(n), RecoveryPolicy.retry_tail(n) or "
      "RecoveryPolicy.isolate_tail()"},
     {".isolation(ro::Isolation::process)", "the option isolation=\"process\""},
-    {"specialise rayorch::Codec<object (a Python value)> (see rayorch/codec.h)",
-     "Python values cannot cross to a worker process; keep isolation=\"threads\" (the "
-     "default) for a Module that takes or returns Python values"},
     {"(Isolation::process)", "(isolation=\"process\")"},
     {"rayorch::Timeout:", "Timeout:"},
     {"ro::RecoveryPolicy::", "RecoveryPolicy."},

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "py_values.h"
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -20,6 +21,7 @@ thread_local ReplicaContext current;
 thread_local const ReplicaRegistry* last_built_by = nullptr;
 thread_local int last_index = -1;
 thread_local int preset_index = -1;
+thread_local bool worker_process = false;
 
 /// The entries of CUDA_VISIBLE_DEVICES; false when it is not set.
 bool visible_devices(std::vector<std::string>& out) {
@@ -56,6 +58,19 @@ std::vector<std::string> devices_of(int index, double gpus) {
   return out;
 }
 
+/// Sets CUDA_VISIBLE_DEVICES through os.environ, so that both the process environment (what
+/// CUDA reads) and Python's view of it change. A worker process is this replica alone.
+void set_visible_devices(const std::string& visible) {
+  Gil gil;
+  Ref os = Ref::steal(PyImport_ImportModule("os"));
+  Ref environ = os ? Ref::steal(PyObject_GetAttrString(os.get(), "environ")) : Ref();
+  Ref value = Ref::steal(PyUnicode_FromString(visible.c_str()));
+  if (!environ || !value ||
+      PyMapping_SetItemString(environ.get(), "CUDA_VISIBLE_DEVICES", value.get()) != 0) {
+    throw_foreign();
+  }
+}
+
 }  // namespace
 
 ReplicaRegistry::ReplicaRegistry(std::string module, int replicas, double cpus, double gpus)
@@ -72,7 +87,13 @@ ReplicaContext ReplicaRegistry::next() {
   }
   last_built_by = this;
   last_index = index;
-  return ReplicaContext{module_, index, replicas_, cpus_, gpus_, devices_of(index, gpus_)};
+  ReplicaContext context{module_, index, replicas_, cpus_, gpus_, devices_of(index, gpus_)};
+  if (worker_process && !context.devices.empty()) {
+    std::string visible;
+    for (const std::string& d : context.devices) visible += (visible.empty() ? "" : ",") + d;
+    set_visible_devices(visible);
+  }
+  return context;
 }
 
 void ReplicaRegistry::built(const rd::UdfInstance* instance, ReplicaContext context) {
@@ -85,6 +106,15 @@ ReplicaContext ReplicaRegistry::of(const rd::UdfInstance* instance) const {
   auto it = contexts_.find(instance);
   return it != contexts_.end() ? it->second
                                : ReplicaContext{module_, -1, replicas_, cpus_, gpus_, {}};
+}
+
+void enter_worker_process(int replica) {
+  preset_index = replica;
+  worker_process = true;
+}
+
+bool in_worker_process() {
+  return worker_process;
 }
 
 ReplicaPreset::ReplicaPreset(int index) {

@@ -6,8 +6,8 @@
 // instance and runs all of its calls; the synchronous core runs every actor on the caller's
 // thread. So the context is kept per thread: set from the instance before its constructor
 // and before each of its calls, read by the UDF on the same thread. The environment is
-// process-wide, so CUDA_VISIBLE_DEVICES is never changed per replica here: the context
-// carries the device list instead.
+// process-wide, so CUDA_VISIBLE_DEVICES is changed per replica only in a worker process of
+// its own (isolation="process"); on threads the context carries the device list instead.
 #pragma once
 
 #include <map>
@@ -66,6 +66,13 @@ class ReplicaPreset {
   ReplicaPreset(const ReplicaPreset&) = delete;
   ReplicaPreset& operator=(const ReplicaPreset&) = delete;
 };
+
+/// In a worker process (isolation="process"), before its UDF instance is built: this thread
+/// builds replica `replica` of its Module, and it is that replica's process alone, so its
+/// constructor sees CUDA_VISIBLE_DEVICES set to the replica's devices (when it has any).
+void enter_worker_process(int replica);
+/// True on the thread of a worker process that enter_worker_process() set up.
+bool in_worker_process();
 
 /// Makes a context the calling thread's current replica while it lives (a constructor or
 /// a call), then restores the one before.

@@ -1,15 +1,20 @@
 #include "trace.h"
 
+#include <unistd.h>
+
 #include <utility>
 
 #include "cpp_udf.h"
 #include "module_options.h"
+#include "pickle_codec.h"
+#include "replica_context.h"
 #include <fmt/format.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "rayorch/errors.h"
 
+#include "execution/worker_server.h"
 #include "program/plan.h"
 
 namespace rayorch::python {
@@ -17,6 +22,16 @@ namespace rayorch::python {
 namespace nb = nanobind;
 
 namespace {
+
+/// A worker process whose UDF ran out of memory (its memory_limit, or the machine's) may be
+/// in any state: it ends as a C++ worker does when an allocation fails, which the executor
+/// reports as a worker loss ("worker exceeded its memory limit").
+[[noreturn]] void end_worker_out_of_memory(const rd::ForeignError& e) {
+  const std::string line = fmt::format("rayorch worker: MemoryError: {}\n", e.what());
+  const ssize_t ignored = ::write(2, line.data(), line.size());
+  (void)ignored;
+  ::_exit(rd::kMemoryLimitExit);
+}
 
 rd::ListOps python_list_ops() {
   rd::ListOps ops;
@@ -150,16 +165,20 @@ std::vector<int> Trace::add_call(nb::handle module_key, nb::handle udf, nb::hand
   call.inputs = inputs;
   call.output_types.assign(outputs, "object");
   call.static_args = statics;
-  // Blocks hold Python objects, which have no rayorch::Codec: such a Call cannot run in
-  // worker processes, and the compiler says so naming this type.
-  call.codecs.missing = "object (a Python value)";
+  // Blocks hold Python objects: they cross to worker processes pickled (pickle_codec.h).
+  call.codecs = python_call_codecs(inputs.size(), outputs);
   if (native != nullptr) {
     call.invoker = native->invoker(info, names_[spec.get()]);
   } else {
     call.invoker = [info, replicas = replicas_[spec.get()]](rd::UdfInstance& instance,
                                                             std::span<const rd::ColumnInput> in) {
       ReplicaScope scope(replicas->of(&instance));
-      return invoke_python_udf(*info, instance, in);
+      try {
+        return invoke_python_udf(*info, instance, in);
+      } catch (const rd::ForeignError& e) {
+        if (e.type() == "MemoryError" && in_worker_process()) end_worker_out_of_memory(e);
+        throw;
+      }
     };
   }
   std::vector<int> ids = graph_->add_call(std::move(record), std::move(call));
@@ -273,11 +292,13 @@ void bind_trace(nb::module_& m) {
               for (const auto& [k, v] : pool.options.resources) resources[nb::str(k.c_str())] = v;
               d["resources"] = resources;
               d["calls"] = pool.calls;
+              d["isolation"] = pool.options.isolation == Isolation::process ? "process" : "threads";
               out.append(d);
             }
             return out;
           },
-          "The actor pools in plan order: name, replicas, cpus, gpus, resources, calls.")
+          "The actor pools in plan order: name, replicas, cpus, gpus, resources, calls, "
+          "isolation.")
       .def_prop_ro("sources", [](const Program& p) { return p.sources; })
       .def_prop_ro("outputs", [](const Program& p) { return p.outputs; });
 

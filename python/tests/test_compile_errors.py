@@ -157,13 +157,6 @@ CASES: list[tuple[str, Any, str]] = [
         lambda x: ro.Module(Any1, memory_limit=1 << 30)(x),
         "Module<Any1> (used by Any1#0): memory_limit applies to process-isolated workers only",
     ),
-    (
-        "process isolation of Python values",
-        lambda x: ro.CppModule("Upper", isolation="process", memory_limit=1 << 30)(x),
-        'Module<Upper> (used by Upper#0): runs in worker processes (isolation="process"), so '
-        "its values cross a process boundary, but type object (a Python value) has no codec: "
-        "Python values cannot cross to a worker process",
-    ),
     ("forward returns no Port", lambda x: 3, "forward() must return a Port"),
     ("positional static argument", lambda x: one(x, 3), "input arg_1 of Any1 must be a Port"),
     (

@@ -47,13 +47,6 @@ def test_a_memory_limit_names_the_python_isolation_option() -> None:
     assert 'isolation="process"' in _python_words(info.value)
 
 
-def test_process_isolation_of_python_values_names_the_python_option() -> None:
-    upper = ro.CppModule("Upper", isolation="process")
-    with pytest.raises(ro.CompileError) as info:
-        ro.compile(lambda x: upper(x))
-    assert 'keep isolation="threads"' in _python_words(info.value)
-
-
 def test_operator_errors_name_the_python_operators() -> None:
     with pytest.raises(ro.CompileError) as info:
         ro.compile(lambda x: F.reduce(x))

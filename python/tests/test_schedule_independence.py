@@ -65,12 +65,21 @@ class Fold:
 
 
 def make_pipeline(
-    structure_seed: int, options: random.Random | None, queued_calls: bool = False
+    structure_seed: int,
+    options: random.Random | None,
+    queued_calls: bool = False,
+    option_seed: int | None = None,
 ) -> Any:
     """A random pipeline; `options` draws each Module's replicas and batch size, and with
-    `queued_calls` its calls in flight per Ray actor."""
+    `queued_calls` its calls in flight per Ray actor. With `option_seed`, they are drawn
+    from a generator seeded anew by each trace instead."""
+    per_trace: list[random.Random] = []
 
     def opts() -> dict[str, int]:
+        if option_seed is not None:
+            options = per_trace[-1]
+        else:
+            options = outer_options
         if options is None:
             return {}
         drawn = {"replicas": options.randint(1, 3), "batch_size": options.randint(1, 5)}
@@ -78,7 +87,11 @@ def make_pipeline(
             drawn["max_tasks_in_flight_per_actor"] = options.randint(1, 3)
         return drawn
 
+    outer_options = options
+
     def forward(x: ro.Port) -> Any:
+        if option_seed is not None:
+            per_trace.append(random.Random(option_seed))
         rng = random.Random(structure_seed)
         shared: dict[str, ro.RayModule] = {}
 
@@ -139,6 +152,27 @@ def test_random_pipelines_are_schedule_independent(seed: int) -> None:
                 progress=False,
             ).outputs
         assert got == expected, f"seed {seed} variant {variant}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_pipelines_give_the_same_outputs_in_worker_processes(seed: int) -> None:
+    """Every Module in worker processes (pickled Python values, replicas in processes of
+    their own) against the synchronous core. The options are drawn inside forward() from a
+    fixed seed, so the worker server, which traces the pickled pipeline again, draws the
+    same ones."""
+    data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
+    with ro.SyncExecutor(make_pipeline(seed, None)) as ex:
+        expected = ex.run(data).outputs
+    pipeline = make_pipeline(seed, None, option_seed=2000 + seed)
+    batches = random.Random(3000 + seed)
+    with ro.Executor(pipeline, isolation="process") as ex:
+        got = ex.run(
+            data,
+            input_batch_size=batches.choice([None, 1, 3, 7]),
+            max_active_input_batches=batches.randint(1, 3),
+            progress=False,
+        ).outputs
+    assert got == expected, f"seed {seed}"
 
 
 def test_the_randomized_pipelines_exercise_every_outcome() -> None:

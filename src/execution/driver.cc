@@ -286,7 +286,12 @@ void Driver::log_rpc(const Dispatch& d, bool failed) {
 
 std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
                                                const LocalBackend&) {
-  auto pools = make_thread_pools(plan);
+  return make_local_core(std::move(plan), WorkerServerLaunch{});
+}
+
+std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
+                                               const WorkerServerLaunch& launch) {
+  auto pools = make_thread_pools(plan, launch);
   return std::make_unique<Driver>(std::move(plan), std::move(pools), DriverOptions{});
 }
 

@@ -16,6 +16,7 @@
 
 #include "execution/run_state.h"
 #include "execution/worker_pool.h"
+#include "execution/worker_server.h"
 
 namespace rayorch::detail {
 
@@ -68,5 +69,11 @@ class Driver final : public ExecutionCore {
   std::vector<RpcRecord> log_;
   std::vector<WorkerResult> results_;  // reused
 };
+
+/// The local backend whose process-isolated pools start their worker server through `launch`
+/// (execution/worker_server.h); make_local_core(plan, LocalBackend) forks it from this
+/// process. Throws ExecutionError as make_local_core does.
+std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
+                                               const WorkerServerLaunch& launch);
 
 }  // namespace rayorch::detail

@@ -144,7 +144,7 @@ check_headers src/execution/backends "a backend runs invocations and holds no dr
   'runtime/([a-oq-z][a-z_]*|p[a-qs-z][a-z_]*|pr[a-np-z][a-z_]*|pro[a-su-z][a-z_]*|protocol_?[a-bd-z][a-z_]*)\.h|execution/driver\.h|execution/run_state\.h|execution/run/[a-z_]+\.h|execution/observers/[a-z_]+\.h'
 check_allowlist python/src \
   "the Python extension uses the public headers and the execution interfaces only" \
-  'execution/worker_pool\.h|execution/block_store\.h|execution/actor_block_cache\.h|execution/driver\.h|execution/invoke\.h|runtime/protocol\.h|runtime/protocol_codec\.h|program/plan\.h|program/plan_code\.h' \
+  'execution/worker_pool\.h|execution/worker_server\.h|execution/block_store\.h|execution/actor_block_cache\.h|execution/driver\.h|execution/invoke\.h|runtime/protocol\.h|runtime/protocol_codec\.h|program/plan\.h|program/plan_code\.h' \
   api program runtime execution
 
 if [[ ${violations} -gt 0 ]]; then

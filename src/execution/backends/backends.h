@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "execution/worker_pool.h"
+#include "execution/worker_server.h"
 #include "program/plan.h"
 
 namespace rayorch::detail {
@@ -12,9 +13,11 @@ namespace rayorch::detail {
 /// Local threads, the embedded default: `replicas` threads per pool, each building and
 /// owning its UDF instance on its own thread. A pool with Isolation::process gets proxy
 /// threads instead, each driving one worker process (process_worker.h, fork_server.h).
+/// Their worker server is forked from this process unless `launch` says how to start it.
 /// Returns once every constructor has finished; throws ExecutionError (after stopping what
 /// started) when one failed.
-std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan);
+std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan,
+                                               const WorkerServerLaunch& launch = {});
 
 /// The deterministic backend of testing::SyncExecutor: one worker per pool, run on the
 /// driver's thread inside wait(), one task at a time. With `wire`, every invocation and

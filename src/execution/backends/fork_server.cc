@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,10 +33,11 @@ struct Request {
   std::int32_t pool = -1;
   std::uint64_t id = 0;
   std::int32_t pid = -1;
+  std::int32_t replica = -1;
 };
 
 struct Notice {
-  enum Kind : std::uint32_t { spawned = 1, exited = 2 };
+  enum Kind : std::uint32_t { spawned = 1, exited = 2, ready = 3 };
   std::uint32_t kind = 0;
   std::int32_t pid = -1;
   std::uint64_t id = 0;
@@ -54,11 +56,14 @@ bool read_struct(const std::string& bytes, T& v) {
   return true;
 }
 
-// Becomes worker `pool`: runs in the server's child and never returns.
-[[noreturn]] void become_worker(const RuntimePlan& plan, int pool, UniqueFd socket, UniqueFd err,
-                                UniqueFd arena, pid_t server) {
+// Becomes replica `replica` of pool `pool`: runs in the server's child and never returns.
+// `server_fds` are the server's own socket and signal descriptor, which no worker holds.
+[[noreturn]] void become_worker(const RuntimePlan& plan, const Request& r, UniqueFd socket,
+                                UniqueFd err, UniqueFd arena, pid_t server,
+                                std::array<int, 2> server_fds, const WorkerServerOptions& options) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != server) ::_exit(0);
+  if (options.hooks.in_worker) options.hooks.in_worker(r.pool, r.replica);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
@@ -67,25 +72,37 @@ bool read_struct(const std::string& bytes, T& v) {
   const int s = socket.release();
   const int e = err.release();
   const int a = arena.release();
+  ::dup2(e, 2);
+  ::close(e);
+  if (!options.close_other_descriptors) {
+    // The server's other descriptors are its runtime's (a launched server's), kept.
+    for (int fd : server_fds) {
+      if (fd >= 0) ::close(fd);
+    }
+    run_worker(plan, r.pool, s, a);
+  }
   // Received descriptors are above 3 (0-3 are taken in the server), and each is moved before
   // a later move can overwrite it.
-  ::dup2(e, 2);
   ::dup2(s, 3);
   ::dup2(a, 4);
   close_descriptors_from(5);
-  run_worker(plan, pool, 3, 4);
+  run_worker(plan, r.pool, 3, 4);
 }
 
-// The server's loop: runs in the child of the dedicated thread and never returns.
-[[noreturn]] void serve(const RuntimePlan& plan, int fd, pid_t parent) {
+}  // namespace
+
+[[noreturn]] void serve_worker_requests(const RuntimePlan& plan, int fd, pid_t parent,
+                                        const WorkerServerOptions& options) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(0);
   // Ctrl-C reaches the whole process group; the executor decides what it means, and the
   // death signal takes the server and its workers down if the executor goes.
   ::signal(SIGINT, SIG_IGN);
-  if (fd != 3) ::dup2(fd, 3);
-  fd = 3;
-  close_descriptors_from(4);
+  if (options.close_other_descriptors) {
+    if (fd != 3) ::dup2(fd, 3);
+    fd = 3;
+    close_descriptors_from(4);
+  }
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
@@ -94,6 +111,11 @@ bool read_struct(const std::string& bytes, T& v) {
   const pid_t self = ::getpid();
   std::set<pid_t> live;
   std::string packet;
+  {
+    Notice ready;
+    ready.kind = Notice::ready;
+    if (!send_packet(fd, bytes_of(ready))) ::_exit(0);
+  }
   auto reap = [&] {
     int status = 0;
     pid_t p;
@@ -122,8 +144,12 @@ bool read_struct(const std::string& bytes, T& v) {
     Request r;
     if (!recv_packet(fd, packet, 64, &a, &b, &c) || !read_struct(packet, r)) break;
     if (r.kind == Request::spawn) {
+      if (options.hooks.before_fork) options.hooks.before_fork();
       const pid_t p = ::fork();
-      if (p == 0) become_worker(plan, r.pool, std::move(a), std::move(b), std::move(c), self);
+      if (p == 0) {
+        become_worker(plan, r, std::move(a), std::move(b), std::move(c), self, {fd, sfd}, options);
+      }
+      if (options.hooks.after_fork_in_server) options.hooks.after_fork_in_server();
       if (p > 0) live.insert(p);
       Notice n;
       n.kind = Notice::spawned;
@@ -144,10 +170,10 @@ bool read_struct(const std::string& bytes, T& v) {
   ::_exit(0);
 }
 
-}  // namespace
-
-ForkServer::ForkServer(std::shared_ptr<const RuntimePlan> plan) {
-  keeper_ = std::thread([this, plan = std::move(plan)]() mutable { keeper_main(std::move(plan)); });
+ForkServer::ForkServer(std::shared_ptr<const RuntimePlan> plan, WorkerServerLaunch launch) {
+  keeper_ = std::thread([this, plan = std::move(plan), launch = std::move(launch)]() mutable {
+    keeper_main(std::move(plan), launch);
+  });
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [&] { return started_ || !start_error_.empty(); });
   if (!start_error_.empty()) {
@@ -162,38 +188,67 @@ ForkServer::~ForkServer() {
   shutdown();
 }
 
-void ForkServer::keeper_main(std::shared_ptr<const RuntimePlan> plan) {
+void ForkServer::keeper_main(std::shared_ptr<const RuntimePlan> plan,
+                             const WorkerServerLaunch& launch) {
+  auto fail = [&](std::string error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    start_error_ = std::move(error);
+    cv_.notify_all();
+  };
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    start_error_ =
-        fmt::format("cannot start worker processes: socketpair: {}", std::strerror(errno));
-    cv_.notify_all();
-    return;
+    return fail(fmt::format("cannot start worker processes: socketpair: {}", std::strerror(errno)));
   }
-  std::fflush(nullptr);  // no buffered output is duplicated by a child that flushes it
+  UniqueFd ours(sv[0]);
+  UniqueFd theirs(sv[1]);
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) serve(*plan, sv[1], parent);
-  ::close(sv[1]);
-  if (pid < 0) {
-    ::close(sv[0]);
-    std::lock_guard<std::mutex> lock(mutex_);
-    start_error_ = fmt::format("cannot start worker processes: fork: {}", std::strerror(errno));
-    cv_.notify_all();
-    return;
+  pid_t pid = -1;
+  UniqueFd server_err;
+  if (!launch.spawn) {
+    std::fflush(nullptr);  // no buffered output is duplicated by a child that flushes it
+    pid = ::fork();
+    if (pid == 0) serve_worker_requests(*plan, theirs.get(), parent, WorkerServerOptions{});
+    if (pid < 0) {
+      return fail(fmt::format("cannot start worker processes: fork: {}", std::strerror(errno)));
+    }
+  } else {
+    server_err = UniqueFd(::memfd_create("rayorch-worker-server-stderr", MFD_CLOEXEC));
+    try {
+      pid = launch.spawn(theirs.get(), server_err.get(), parent);
+    } catch (const std::exception& e) {
+      return fail(fmt::format("cannot start worker processes: {}", e.what()));
+    }
+  }
+  theirs.reset();
+  // The server says it is ready once it can fork workers; a launched server first rebuilds
+  // the program, which may fail (its stderr then says why).
+  std::string packet;
+  Notice first;
+  if (!recv_packet(ours.get(), packet, 64) || !read_struct(packet, first) ||
+      first.kind != Notice::ready) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::string error = fmt::format(
+        "the worker server for process-isolated Modules did not start "
+        "({})",
+        describe_worker_exit(status, 0));
+    const std::string tail = stderr_tail(server_err.get());
+    if (!tail.empty()) error += ":\n" + tail;
+    return fail(std::move(error));
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    socket_ = UniqueFd(sv[0]);
+    socket_ = std::move(ours);
     server_pid_ = pid;
     started_ = true;
   }
   cv_.notify_all();
-  std::string packet;
+  // socket_ stays open until this thread has been joined (shutdown()).
+  const int fd = socket_.get();
   for (;;) {
     Notice n;
-    if (!recv_packet(sv[0], packet, 64) || !read_struct(packet, n)) break;
+    if (!recv_packet(fd, packet, 64) || !read_struct(packet, n)) break;
     std::lock_guard<std::mutex> lock(mutex_);
     if (n.kind == Notice::spawned) spawned_[n.id] = n.pid;
     if (n.kind == Notice::exited) exits_[n.pid] = n.status;
@@ -207,7 +262,7 @@ void ForkServer::keeper_main(std::shared_ptr<const RuntimePlan> plan) {
   cv_.notify_all();
 }
 
-SpawnedWorker ForkServer::spawn(int pool) {
+SpawnedWorker ForkServer::spawn(int pool, int replica) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     throw ExecutionError(
@@ -233,6 +288,7 @@ SpawnedWorker ForkServer::spawn(int pool) {
   Request r;
   r.kind = Request::spawn;
   r.pool = pool;
+  r.replica = replica;
   r.id = ++next_request_;
   if (!send_packet(socket_.get(), bytes_of(r), theirs.get(), w.err.get(), w.arena.fd())) {
     throw ExecutionError("cannot start a worker process: the fork server does not answer");

@@ -10,7 +10,10 @@
 // some other thread of the process (one the executor did not start) at the moment the fork
 // server is forked remains held in the server and in every worker; glibc's malloc is
 // re-initialised across fork, other libraries' locks are not. The fork server holds only
-// descriptors 0-2 and its socket; workers only 0-2 and theirs.
+// descriptors 0-2 and its socket; workers only 0-2 and theirs. A front end that cannot be
+// forked gives a WorkerServerLaunch (execution/worker_server.h): the dedicated thread then
+// spawns the server, which rebuilds the plan itself and keeps its own descriptors, and
+// waits for it as for a forked one. Either server says it is ready before the first request.
 //
 // Lifetime. The dedicated thread lives as long as the server: it reads the server's messages
 // and reaps it. PR_SET_PDEATHSIG(SIGKILL) ties the server to that thread and each worker to
@@ -36,6 +39,7 @@
 #include <thread>
 
 #include "execution/backends/process_wire.h"
+#include "execution/worker_server.h"
 #include "program/plan.h"
 
 namespace rayorch::detail {
@@ -48,20 +52,20 @@ struct SpawnedWorker {
   SharedArena arena;  ///< frame payloads, both ways (process_wire.h)
 };
 
-/// The exit code of a worker whose allocation failed under its memory limit.
-inline constexpr int kMemoryLimitExit = 86;
-
 class ForkServer {
  public:
-  /// Forks the fork server from a new dedicated thread. Throws ExecutionError.
-  explicit ForkServer(std::shared_ptr<const RuntimePlan> plan);
+  /// Starts the fork server from a new dedicated thread (forked, or through `launch`) and
+  /// waits until it is ready. Throws ExecutionError, with a launched server's stderr tail
+  /// when it failed to start.
+  explicit ForkServer(std::shared_ptr<const RuntimePlan> plan, WorkerServerLaunch launch = {});
   ~ForkServer();
   ForkServer(const ForkServer&) = delete;
   ForkServer& operator=(const ForkServer&) = delete;
 
-  /// Starts a worker process for `pool`: it builds its UDF instance and then serves tasks on
-  /// its socket (process_worker.h). Throws ExecutionError when the server is gone.
-  SpawnedWorker spawn(int pool);
+  /// Starts a worker process for replica `replica` of `pool`: it builds its UDF instance and
+  /// then serves tasks on its socket (process_worker.h). Throws ExecutionError when the
+  /// server is gone.
+  SpawnedWorker spawn(int pool, int replica);
   /// Kills worker `pid` with SIGKILL unless it has already exited (the server decides, so a
   /// reused pid is never hit).
   void kill(pid_t pid);
@@ -74,7 +78,7 @@ class ForkServer {
   pid_t pid() const { return server_pid_; }
 
  private:
-  void keeper_main(std::shared_ptr<const RuntimePlan> plan);
+  void keeper_main(std::shared_ptr<const RuntimePlan> plan, const WorkerServerLaunch& launch);
 
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -179,8 +179,8 @@ std::string describe_worker_exit(int status, std::uint64_t memory_limit) {
 }
 
 ProcessWorker::ProcessWorker(std::shared_ptr<ForkServer> forks,
-                             std::shared_ptr<const RuntimePlan> plan, int pool)
-    : forks_(std::move(forks)), plan_(std::move(plan)), pool_(pool) {}
+                             std::shared_ptr<const RuntimePlan> plan, int pool, int replica)
+    : forks_(std::move(forks)), plan_(std::move(plan)), pool_(pool), replica_(replica) {}
 
 ProcessWorker::~ProcessWorker() {
   abandon();
@@ -204,7 +204,7 @@ std::string ProcessWorker::start() {
   }
   worker_ = SpawnedWorker{};
   try {
-    worker_ = forks_->spawn(pool_);
+    worker_ = forks_->spawn(pool_, replica_);
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -299,13 +299,12 @@ std::string ProcessWorker::loss_cause(const std::string&) {
   return cause;
 }
 
-std::string ProcessWorker::stderr_tail() {
-  if (!worker_.err) return "";
+std::string stderr_tail(int fd) {
   struct stat st;
-  if (::fstat(worker_.err.get(), &st) != 0 || st.st_size <= 0) return "";
+  if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) return "";
   const off_t n = std::min<off_t>(st.st_size, static_cast<off_t>(kStderrTail));
   std::string tail(static_cast<std::size_t>(n), '\0');
-  const ssize_t k = ::pread(worker_.err.get(), tail.data(), tail.size(), st.st_size - n);
+  const ssize_t k = ::pread(fd, tail.data(), tail.size(), st.st_size - n);
   tail.resize(k > 0 ? static_cast<std::size_t>(k) : 0);
   if (n < st.st_size) {
     // Cut at a line start, so the tail does not begin mid-line.
@@ -314,6 +313,10 @@ std::string ProcessWorker::stderr_tail() {
   }
   while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
   return tail;
+}
+
+std::string ProcessWorker::stderr_tail() {
+  return detail::stderr_tail(worker_.err.get());
 }
 
 void ProcessWorker::trim_stderr() {

@@ -27,6 +27,10 @@ namespace rayorch::detail {
 /// Never returns.
 [[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd, int arena_fd);
 
+/// The last lines (at most 2 KiB, from a line start) of the captured stderr `fd`, for a
+/// failure cause; "" when there is none.
+std::string stderr_tail(int fd);
+
 /// How a worker's end reads in a failure cause ("worker crashed: SIGSEGV").
 std::string describe_worker_exit(int wait_status, std::uint64_t memory_limit);
 
@@ -34,8 +38,9 @@ std::string describe_worker_exit(int wait_status, std::uint64_t memory_limit);
 /// restarted after a loss. Used by one proxy thread, except abandon().
 class ProcessWorker {
  public:
+  /// The worker slot of replica `replica` of pool `pool`.
   ProcessWorker(std::shared_ptr<ForkServer> forks, std::shared_ptr<const RuntimePlan> plan,
-                int pool);
+                int pool, int replica);
   ~ProcessWorker();
   ProcessWorker(const ProcessWorker&) = delete;
   ProcessWorker& operator=(const ProcessWorker&) = delete;
@@ -60,6 +65,7 @@ class ProcessWorker {
   std::shared_ptr<ForkServer> forks_;
   std::shared_ptr<const RuntimePlan> plan_;
   int pool_;
+  int replica_;
   SpawnedWorker worker_;
   std::string out_;  // reused frame buffers
   std::string in_;

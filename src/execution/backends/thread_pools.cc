@@ -148,12 +148,12 @@ struct Worker {
 
 class ThreadPools final : public WorkerPools {
  public:
-  explicit ThreadPools(std::shared_ptr<const RuntimePlan> plan)
+  ThreadPools(std::shared_ptr<const RuntimePlan> plan, const WorkerServerLaunch& launch)
       : plan_(std::move(plan)), done_(std::make_shared<CompletionQueue>()) {
-    // The fork server is forked before this object starts any thread (fork_server.h).
+    // The fork server is started before this object starts any thread (fork_server.h).
     for (const PlanPool& pool : plan_->pools) {
       if (pool.options.isolation == Isolation::process && !forks_) {
-        forks_ = std::make_shared<ForkServer>(plan_);
+        forks_ = std::make_shared<ForkServer>(plan_, launch);
       }
     }
     auto startup = std::make_shared<Startup>();
@@ -265,7 +265,7 @@ class ThreadPools final : public WorkerPools {
     w.epoch = ++epochs_;
     w.box = std::make_shared<Mailbox>();
     if (plan_->pools[pool].options.isolation == Isolation::process) {
-      w.process = std::make_shared<ProcessWorker>(forks_, plan_, pool);
+      w.process = std::make_shared<ProcessWorker>(forks_, plan_, pool, slot);
       w.thread = std::thread(proxy_main, plan_, pool, slot, w.epoch, w.box, done_,
                              std::move(startup), w.process);
     } else {
@@ -284,8 +284,9 @@ class ThreadPools final : public WorkerPools {
 
 }  // namespace
 
-std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan) {
-  return std::make_unique<ThreadPools>(std::move(plan));
+std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan,
+                                               const WorkerServerLaunch& launch) {
+  return std::make_unique<ThreadPools>(std::move(plan), launch);
 }
 
 }  // namespace rayorch::detail

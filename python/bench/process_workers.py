@@ -1,0 +1,133 @@
+"""Python Modules on threads against worker processes (isolation="process") on the local
+backend.
+
+    .venv/bin/python python/bench/process_workers.py [--rows N] [--repeats R]
+
+1. A CPU-bound pure-Python stage (a tokeniser-like loop of about 20 ms per row) and a numpy
+   stage (small-array arithmetic, mostly under the GIL), with 1 and 2 replicas on threads
+   and in processes: rows/s (best of R runs) and the speed-up of 2 replicas over 1.
+2. Echoes of one numpy array per call (64 KiB, 1 MiB, 8 MiB) through one worker process
+   against the same calls on a thread: the round trip (processes minus threads, per call),
+   the payload rate both ways, and the round trip in copies of the payload (one memcpy
+   between two warm buffers, measured here). By construction a value is copied once into
+   the shared memory and once out of it each way: 4 copies per round trip.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import numpy as np
+
+import rayorch_cpp as ro
+
+WORDS = "the quick brown fox jumps over the lazy dog while tokenisers count every byte".split()
+
+
+class Tokenise:
+    """About 20 ms of pure-Python work per row on this machine (no GIL release)."""
+
+    def run(self, rows: list[int]) -> list[int]:
+        out = []
+        for row in rows:
+            vocabulary: dict[str, int] = {}
+            for i in range(150_000):
+                word = WORDS[(row + i) % len(WORDS)]
+                vocabulary[word] = vocabulary.get(word, 0) + len(word) * (i & 7)
+            out.append(sum(vocabulary.values()))
+        return out
+
+
+class Normalise:
+    """Many small numpy operations per row: the GIL is taken between them."""
+
+    def run(self, rows: list[int]) -> list[float]:
+        out = []
+        for row in rows:
+            tile = np.full((16, 16), float(row))
+            acc = 0.0
+            for _ in range(1500):
+                tile = (tile - tile.mean()) / (tile.std() + 1.0) + 1.0
+                acc += float(tile[0, 0])
+            out.append(acc)
+        return out
+
+
+class Echo:
+    def run(self, arrays: list[Any]) -> list[Any]:
+        return arrays
+
+
+def rows_per_second(udf: type, replicas: int, isolation: str, rows: int, repeats: int) -> float:
+    module = ro.Module(udf).ray_options(replicas=replicas, isolation=isolation, batch_size=1)
+    with ro.Executor(lambda x: module(x)) as ex:
+        ex.run(list(range(2 * replicas)), progress=False)  # warm
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            ex.run(list(range(rows)), progress=False)
+            best = min(best, time.perf_counter() - start)
+    return rows / best
+
+
+def seconds_per_call(isolation: str, payload: np.ndarray, calls: int, repeats: int) -> float:
+    echo = ro.Module(Echo).ray_options(isolation=isolation)
+    with ro.Executor(lambda x: echo(x)) as ex:
+        ex.run([payload] * 4, progress=False)  # warm
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            ex.run([payload] * calls, input_batch_size=1, progress=False)
+            best = min(best, time.perf_counter() - start)
+    return best / calls
+
+
+def memcpy_seconds(size: int) -> float:
+    source = np.ones(size, dtype=np.uint8)
+    target = np.empty_like(source)
+    np.copyto(target, source)
+    best = float("inf")
+    for _ in range(50):
+        start = time.perf_counter()
+        np.copyto(target, source)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    print("stage       isolation  1 replica rows/s  2 replicas rows/s  speed-up")
+    for udf in (Tokenise, Normalise):
+        for isolation in ("threads", "process"):
+            one = rows_per_second(udf, 1, isolation, args.rows, args.repeats)
+            two = rows_per_second(udf, 2, isolation, args.rows, args.repeats)
+            print(
+                f"{udf.__name__:<11} {isolation:<10} {one:>16.1f} {two:>18.1f} {two / one:>9.2f}x"
+            )
+
+    print()
+    print(
+        "payload  calls  threads us/call  processes us/call  round trip us  GiB/s  memcpy us"
+        "  round trip in memcpys"
+    )
+    for size, calls in ((64 << 10, 400), (1 << 20, 200), (8 << 20, 40)):
+        payload = np.ones(size, dtype=np.uint8)
+        threads = seconds_per_call("threads", payload, calls, args.repeats)
+        processes = seconds_per_call("process", payload, calls, args.repeats)
+        round_trip = max(processes - threads, 1e-9)
+        copy = memcpy_seconds(size)
+        print(
+            f"{size >> 10:>5} KiB {calls:>6} {threads * 1e6:>16.1f} {processes * 1e6:>18.1f} "
+            f"{round_trip * 1e6:>14.1f} {2 * size / round_trip / (1 << 30):>6.2f} "
+            f"{copy * 1e6:>10.1f} {round_trip / copy:>22.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
