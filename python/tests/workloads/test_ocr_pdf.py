@@ -151,9 +151,14 @@ class SessionThreads:
         return [session_threads(self.session) for _ in xs]
 
 
-@pytest.mark.parametrize("num_cpus, threads", [(2, 2), (1, 1), (0.5, 1)])
-def test_model_threads_follow_the_modules_num_cpus(num_cpus: float, threads: int) -> None:
-    stage = ro.Module(SessionThreads, num_cpus=num_cpus)
+@pytest.mark.parametrize(
+    "num_cpus, threads, isolation",
+    [(2, 2, "threads"), (1, 1, "threads"), (0.5, 1, "threads"), (2, 2, "process")],
+)
+def test_model_threads_follow_the_modules_num_cpus(
+    num_cpus: float, threads: int, isolation: str
+) -> None:
+    stage = ro.Module(SessionThreads, num_cpus=num_cpus, isolation=isolation)
     assert ro.run(lambda x: stage(x), [0], progress=False).outputs == [threads]
 
 
