@@ -16,7 +16,10 @@ VENV="${VENV:-$root/.venv}"
 # Pinned versions: the build backend and bindings generator (also pinned in pyproject.toml's
 # build-system table), the test runner, the linter/formatter, the type checker, and Ray for
 # the Ray backend and its tests, numpy for the tests of array values (the package itself
-# does not need it), and cloudpickle, the package's one dependency (isolation="process").
+# does not need it), cloudpickle, the package's one dependency (isolation="process"), and the
+# OCR stack of the Python document workload (the `ocr` extra of pyproject.toml,
+# rayorch_cpp.workloads.ocr_pdf: the ONNX runtime, the PP-OCRv4 models inside the rapidocr
+# wheel, the PDF renderer), so its tests and benchmark run.
 PINNED=(
   "scikit-build-core==1.1.2"
   "nanobind==3.1.0"
@@ -26,6 +29,9 @@ PINNED=(
   "ray==2.60.0"
   "numpy==2.2.6"
   "cloudpickle==3.1.3"
+  "onnxruntime==1.31.1"
+  "rapidocr-onnxruntime==1.4.4"
+  "pypdfium2==5.15.2"
 )
 
 if [[ ! -x "$VENV/bin/python" ]]; then

@@ -9,8 +9,10 @@ from . import _core
 
 @dataclass(frozen=True, slots=True)
 class ReplicaContext:
-    """One replica of a Module: ``index`` in ``0 .. replicas - 1`` and the GPU ``devices``
-    it is given.
+    """One replica of a Module: ``index`` in ``0 .. replicas - 1``, the Module's
+    ``num_cpus`` and ``num_gpus`` per actor (what a UDF sizes its own thread pools and picks
+    its device by: a model runtime with ``num_cpus=k`` runs ``k`` threads, so actors that
+    share a machine do not oversubscribe it) and the GPU ``devices`` it is given.
 
     Replica ``i`` of a Module with ``num_gpus=g`` is given devices ``floor(i*g) ..`` (``ceil(g)``
     of them; one, shared, when ``g < 1``), taken modulo the entries of
@@ -27,6 +29,8 @@ class ReplicaContext:
     module: str
     index: int
     replicas: int
+    num_cpus: float
+    num_gpus: float
     devices: tuple[str, ...]
 
 
@@ -42,6 +46,8 @@ def replica_context() -> ReplicaContext | None:
         str(context["module"]),
         int(context["index"]),
         int(context["replicas"]),
+        float(context["num_cpus"]),
+        float(context["num_gpus"]),
         tuple(str(d) for d in context["devices"]),
     )
 

@@ -73,8 +73,11 @@ void set_visible_devices(const std::string& visible) {
 
 }  // namespace
 
-ReplicaRegistry::ReplicaRegistry(std::string module, int replicas, double gpus)
-    : module_(std::move(module)), replicas_(replicas < 1 ? 1 : replicas), gpus_(gpus) {}
+ReplicaRegistry::ReplicaRegistry(std::string module, int replicas, double cpus, double gpus)
+    : module_(std::move(module)),
+      replicas_(replicas < 1 ? 1 : replicas),
+      cpus_(cpus),
+      gpus_(gpus) {}
 
 ReplicaContext ReplicaRegistry::next() {
   int index = preset_index >= 0 ? preset_index % replicas_ : last_index;
@@ -84,7 +87,7 @@ ReplicaContext ReplicaRegistry::next() {
   }
   last_built_by = this;
   last_index = index;
-  ReplicaContext context{module_, index, replicas_, devices_of(index, gpus_)};
+  ReplicaContext context{module_, index, replicas_, cpus_, gpus_, devices_of(index, gpus_)};
   if (worker_process && !context.devices.empty()) {
     std::string visible;
     for (const std::string& d : context.devices) visible += (visible.empty() ? "" : ",") + d;
@@ -101,7 +104,8 @@ void ReplicaRegistry::built(const rd::UdfInstance* instance, ReplicaContext cont
 ReplicaContext ReplicaRegistry::of(const rd::UdfInstance* instance) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = contexts_.find(instance);
-  return it != contexts_.end() ? it->second : ReplicaContext{module_, -1, replicas_, {}};
+  return it != contexts_.end() ? it->second
+                               : ReplicaContext{module_, -1, replicas_, cpus_, gpus_, {}};
 }
 
 void enter_worker_process(int replica) {
@@ -138,11 +142,13 @@ void bind_replica_context(nb::module_& m) {
         d["module"] = current.module;
         d["index"] = current.index;
         d["replicas"] = current.replicas;
+        d["num_cpus"] = current.cpus;
+        d["num_gpus"] = current.gpus;
         d["devices"] = current.devices;
         return d;
       },
-      "The calling thread's replica: {module, index, replicas, devices}, or None outside a "
-      "UDF instance's constructor or call.");
+      "The calling thread's replica: {module, index, replicas, num_cpus, num_gpus, devices}, or "
+      "None outside a UDF instance's constructor or call.");
 }
 
 }  // namespace rayorch::python

@@ -1,5 +1,6 @@
 // Which replica of its Module a Python UDF instance is: its index in the Module's pool, the
-// pool's size and the GPU devices it is given (rayorch_cpp.replica_context()).
+// pool's size, the CPUs and GPUs each actor asks for and the GPU devices it is given
+// (rayorch_cpp.replica_context()).
 //
 // Threading: the local backend runs each actor on its own thread, which builds the UDF
 // instance and runs all of its calls; the synchronous core runs every actor on the caller's
@@ -27,6 +28,8 @@ struct ReplicaContext {
   std::string module;
   int index = -1;  ///< -1: not inside a UDF instance's constructor or call
   int replicas = 0;
+  double cpus = 0.0;  ///< the Module's num_cpus per actor
+  double gpus = 0.0;  ///< the Module's num_gpus per actor
   std::vector<std::string> devices;
 };
 
@@ -34,7 +37,7 @@ struct ReplicaContext {
 /// each instance's context. Shared by the Module's factory and invokers; thread-safe.
 class ReplicaRegistry {
  public:
-  ReplicaRegistry(std::string module, int replicas, double gpus);
+  ReplicaRegistry(std::string module, int replicas, double cpus, double gpus);
 
   /// The context of an instance about to be built on this thread. An instance rebuilt on
   /// the thread of the one it replaces (a lost actor) keeps that one's index.
@@ -47,6 +50,7 @@ class ReplicaRegistry {
  private:
   std::string module_;
   int replicas_;
+  double cpus_;
   double gpus_;
   mutable std::mutex mutex_;
   int built_ = 0;  ///< instances built so far (an index is built_ modulo replicas)

@@ -150,7 +150,7 @@ std::vector<int> Trace::add_call(nb::handle module_key, nb::handle udf, nb::hand
     std::shared_ptr<ReplicaRegistry>& replicas = replicas_[spec.get()];
     if (!replicas) {
       const ModuleOptions& o = options_[spec.get()];
-      replicas = std::make_shared<ReplicaRegistry>(names_[spec.get()], o.replicas, o.gpus);
+      replicas = std::make_shared<ReplicaRegistry>(names_[spec.get()], o.replicas, o.cpus, o.gpus);
     }
     record.factory = [spec, replicas]() {
       ReplicaContext context = replicas->next();

@@ -57,6 +57,17 @@ def test_num_gpus_gives_each_replica_its_devices(monkeypatch: pytest.MonkeyPatch
     assert devices == {0: ("4", "5"), 1: ("6", "7"), 2: ("4", "5")}
 
 
+@pytest.mark.parametrize("executor", [ro.Executor, ro.SyncExecutor])
+def test_a_replica_sees_its_modules_cpus_and_gpus(executor: Any) -> None:
+    """What a UDF sizes its thread pools and picks its device by (a model runtime with
+    num_cpus=k runs k threads)."""
+    who = ro.Module(WhoAmI, replicas=2, num_cpus=3, num_gpus=0.5)
+    plain = ro.Module(WhoAmI, name="plain")
+    executor(lambda x: plain(who(x))).run([1, 2])
+    resources = {(c.module, c.num_cpus, c.num_gpus) for c in WhoAmI.built}
+    assert resources == {("WhoAmI", 3.0, 0.5), ("plain", 1.0, 0.0)}
+
+
 def test_the_synchronous_core_runs_one_replica_on_the_callers_thread() -> None:
     who = ro.Module(WhoAmI, replicas=2, batch_size=1, num_gpus=1)
     outputs = ro.SyncExecutor(lambda x: who(x)).run(list(range(4))).outputs

@@ -4,6 +4,7 @@ Run only through test_ray.py (ray_cluster.py starts the cluster)."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,28 @@ def test_the_documented_pdf2md_command_on_ray(cluster: Any, tmp_path: Path) -> N
     local_md = convert("local", "--samples", "2")
     ray_md = convert("ray", "--backend", "ray", "--address", cluster.address)
     assert len(local_md) == 2 and ray_md == local_md
+
+
+OCR_STACK = ("onnxruntime", "pypdfium2", "rapidocr_onnxruntime")
+
+
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in OCR_STACK), reason="no ocr extra installed"
+)
+def test_the_ocr_pipeline_on_ray_gives_the_local_markdown(cluster: Any, tmp_path: Path) -> None:
+    from rayorch_cpp.workloads.ocr_pdf import OcrPdf, PipelineConfig, StageOptions, samples
+
+    corpus = samples.make_corpus(tmp_path, 2, seed=6, max_pages=2, corrupt=1, blank_pages=1)
+    paths = [d.path for d in corpus] + [str(tmp_path / "corrupt0.pdf")]
+    # Two recognition actors of 2 CPUs each: their sessions run 2 threads.
+    config = PipelineConfig(recognize=StageOptions(replicas=2, batch_size=8, num_cpus=2))
+    with ro.Executor(OcrPdf(config)) as ex:
+        expected = ex.run(paths, progress=False).outputs
+    with on_ray(OcrPdf(config)) as ex:
+        got = ex.run(paths, progress=False).outputs
+    assert [d.text for d in got[:-1]] == [d.text for d in expected[:-1]]
+    assert [d.pages_without_text for d in got[:-1]] == [d.pages_without_text for d in expected[:-1]]
+    assert isinstance(got[-1], ro.OutputIssue) and got[-1].cause == expected[-1].cause
+    for document, markdown in zip(corpus, got):
+        found, total = samples.word_recall(document.text, markdown.text)
+        assert found >= 0.9 * total

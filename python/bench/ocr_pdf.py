@@ -1,0 +1,124 @@
+"""The OCR workload (rayorch_cpp.workloads.ocr_pdf: PP-OCRv4 on onnxruntime) on a generated
+corpus of image PDFs with known text and long-tailed page counts.
+
+    .venv/bin/python python/bench/ocr_pdf.py [--docs 40 --max-pages 80 --seed 24]
+        [--recognize-batch 32] [--recognize-replicas N] [--detect-replicas N]
+        [--backend ray --address HOST:PORT]
+
+The corpus is written once into --work-dir (default /tmp/ocr-pdf-bench-DOCS-SEED-MAXPAGES) and
+reused. Prints pages/s, the time to the first finished document, the recognition batch fill
+(lines per recognition call against --recognize-batch; a call reads each width bucket of its
+lines in one inference), each stage's busy time, the physical limit
+(the stages' summed busy time, and the process's CPU time, over the cores: no schedule can
+finish faster), the peak RSS of this process (every actor of the local backend is a thread of
+it; on Ray only the driver's), and word recall against the text drawn on the pages. The
+Executor (models loaded) is built before the clock starts."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+import rayorch_cpp as ro
+from rayorch_cpp.workloads.ocr_pdf import Markdown, OcrPdf, PipelineConfig, StageOptions, samples
+
+
+def corpus(directory: Path, docs: int, seed: int, max_pages: int) -> list[samples.SampleDocument]:
+    if (directory / samples.MANIFEST).is_file():
+        return samples.load_corpus(directory)
+    return samples.make_corpus(directory, docs, seed=seed, max_pages=max_pages, blank_pages=2)
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    cores = os.cpu_count() or 1
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--docs", type=int, default=40)
+    p.add_argument("--max-pages", type=int, default=80)
+    p.add_argument("--seed", type=int, default=24)
+    p.add_argument("--work-dir", type=Path, default=None)
+    p.add_argument("--dpi", type=float, default=150.0)
+    p.add_argument("--detect-replicas", type=int, default=max(1, cores // 3))
+    p.add_argument("--recognize-replicas", type=int, default=max(1, cores - cores // 3))
+    p.add_argument("--recognize-batch", type=int, default=32)
+    p.add_argument("--recognize-cpus", type=float, default=1.0)
+    p.add_argument("--input-batch-size", type=int, default=16)
+    p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument("--address", default=None)
+    a = p.parse_args()
+    work = a.work_dir or Path(f"/tmp/ocr-pdf-bench-{a.docs}-{a.seed}-{a.max_pages}")
+    documents = corpus(work, a.docs, a.seed, a.max_pages)
+    paths = [d.path for d in documents]
+    pages = sum(len(d.pages) for d in documents)
+    lengths = sorted(len(d.pages) for d in documents)
+    print(
+        f"corpus: {len(documents)} documents, {pages} pages (median {lengths[len(lengths) // 2]}, "
+        f"longest {lengths[-1]}) in {work}; {cores} cores, load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    config = PipelineConfig(
+        dpi=a.dpi,
+        detect=StageOptions(replicas=a.detect_replicas),
+        recognize=StageOptions(
+            replicas=a.recognize_replicas, batch_size=a.recognize_batch, num_cpus=a.recognize_cpus
+        ),
+    )
+    built = time.monotonic()
+    with ro.Executor(OcrPdf(config), backend=a.backend, address=a.address) as ex:
+        startup = time.monotonic() - built
+        first: list[float] = []
+        outputs: dict[int, Any] = {}
+
+        def on_row(row: int, doc: Any) -> None:
+            if not first:
+                first.append(time.monotonic() - start)
+            outputs[row] = doc
+
+        cpu_before = cpu_seconds()
+        start = time.monotonic()
+        result = ex.run(paths, on_row=on_row, input_batch_size=a.input_batch_size, progress=False)
+        wall = time.monotonic() - start
+        cpu = cpu_seconds() - cpu_before
+    found = expected = 0
+    for row, document in enumerate(documents):
+        doc = outputs[row]
+        assert isinstance(doc, Markdown), doc
+        hit, total = samples.word_recall(document.text, doc.text)
+        found, expected = found + hit, expected + total
+    print(
+        f"stages: detect {a.detect_replicas} x 1 cpu, recognize {a.recognize_replicas} x "
+        f"{a.recognize_cpus:g} cpu batch {a.recognize_batch}; backend {a.backend}; models "
+        f"loaded in {startup:.2f} s"
+    )
+    print(
+        f"end to end {wall:.2f} s = {pages / wall:.2f} pages/s; first document after "
+        f"{first[0]:.2f} s"
+    )
+    busy = 0.0
+    for c in result.calls:
+        busy += c.busy_s
+        print(
+            f"  {c.call:<14} {c.rpcs:5d} calls {c.grain_dispatches:6d} grains "
+            f"{c.average_batch:6.1f} per call (fill {c.mean_batch_fill:.2f}) busy {c.busy_s:7.2f} s"
+        )
+    if a.backend == "local":
+        print(
+            f"physical limit: stage busy {busy:.1f} s / {cores} cores = {busy / cores:.2f} s; "
+            f"process CPU {cpu:.1f} s / {cores} cores = {cpu / cores:.2f} s (wall {wall:.2f} s)"
+        )
+    else:
+        print(f"physical limit: stage busy {busy:.1f} s / {cores} cores = {busy / cores:.2f} s")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {rss:.0f} MiB; word recall {found / expected:.4f} ({found}/{expected})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,291 @@
+"""Converting a set of PDFs into a directory of Markdown files with the OCR pipeline, as
+``rayorch pdf2md`` does with its C++ one: the same inputs, outputs, run journal, failure list
+and exit codes (the command is ``python -m rayorch_cpp.workloads.ocr_pdf``, __main__.py).
+
+Each finished document is written as soon as its own pages are done, atomically, as
+``OUT/<stem>.md``, then recorded in the run journal ``OUT/.ocr_pdf-journal`` (keyed by the stem
+plus the options that shape the Markdown: dpi and detection side). A run without ``resume``
+starts a new journal; with it, the documents recorded finished are restored instead of
+converted (their file rewritten only when missing or different) and the rest converted,
+failed ones included. Every document without output gets one line in ``OUT/failures.jsonl``
+(replaced by an empty file when the run starts; each line appended and synced as the document
+fails) with the fields stem, input, outcome, cause, call, entity and attempts."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult
+from .stages import Markdown, OcrPdf, PipelineConfig
+
+JOURNAL_NAME = ".ocr_pdf-journal"
+FAILURES_NAME = "failures.jsonl"
+PROBE_PREFIX = ".ocr_pdf-probe-"
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Replaces ``path`` with ``text`` at once: a reader sees the old file or the whole new
+    one, never a part (a temporary in the same directory, synced, then renamed over it)."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the outputs from other users
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class InputError(ValueError):
+    """A problem with the inputs, the output directory, the options or the models, found
+    before anything is converted (exit code 2)."""
+
+
+@dataclass
+class ConvertOptions:
+    """What ``convert`` does; the defaults are the command's."""
+
+    inputs: list[str]
+    out_dir: str
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
+    input_batch_size: int = 16  # documents per input batch; 0: all in one
+    max_active_input_batches: int = 2
+    resume: bool = False
+    journal: bool = True
+    trace_path: str | None = None
+    report_path: str | None = None
+    progress: bool = True
+    backend: str = "local"
+    address: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FailedDocument:
+    stem: str
+    input: str
+    outcome: str
+    cause: str
+
+
+@dataclass
+class ConvertSummary:
+    """What a conversion did."""
+
+    documents: int = 0
+    # Stems of the documents written, in delivery order: the restored ones (the journal's,
+    # delivered first) and then those this run converted.
+    written: list[str] = field(default_factory=list)
+    restored: int = 0
+    failures: list[FailedDocument] = field(default_factory=list)  # sorted by stem
+    pages: int = 0  # of the written documents
+    pages_without_text: int = 0
+    startup_seconds: float = 0.0
+    run_seconds: float = 0.0
+    first_document_seconds: float = -1.0
+    result: RunResult | None = None
+    out_dir: str = ""
+
+
+def resolve_inputs(inputs: list[str]) -> list[str]:
+    """The PDFs named by ``inputs``: files as given, directories searched recursively for
+    ``*.pdf`` (any case), sorted by path, the same file once. Raises InputError for a missing
+    input, no PDF at all, or two files with the same stem (their outputs would clash)."""
+    if not inputs:
+        raise InputError("no input given: name PDF files or directories")
+    by_identity: dict[str, str] = {}
+    for given in inputs:
+        path = Path(given)
+        if not path.exists():
+            raise InputError(f"input not found: {given}")
+        if path.is_dir():
+            found = [p for p in path.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file()]
+        elif path.is_file():
+            found = [path]
+        else:
+            raise InputError(f"input {given} is neither a file nor a directory")
+        for f in found:
+            if not os.access(f, os.R_OK):
+                raise InputError(f"cannot read input {f}: permission denied")
+            by_identity.setdefault(str(f.resolve()), os.path.normpath(f))
+    files = sorted(by_identity.values())
+    if not files:
+        raise InputError("no PDF files found in the inputs")
+    stems: dict[str, str] = {}
+    for file in files:
+        stem = Path(file).stem
+        if stem in stems:
+            raise InputError(
+                f"duplicate document name '{stem}': {stems[stem]} and {file} would both be "
+                "written "
+                f"as {stem}.md; rename one of them or convert them into different output "
+                "directories"
+            )
+        stems[stem] = file
+    return files
+
+
+def prepare_output_dir(out: Path, resume: bool, journal: bool) -> str | None:
+    """Creates the output directory, checks it is writable and removes an interrupted run's
+    temporaries; returns the journal's path (None without one). Without ``resume`` an old
+    journal is removed: a new run starts a new one."""
+    if resume and not journal:
+        raise InputError("--resume needs the run journal; drop --no-journal")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f"{PROBE_PREFIX}{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise InputError(f"output directory {out} is not writable: {error}") from error
+    for pattern in (".*.md.*", f".{FAILURES_NAME}.*"):  # write_text_atomically's temporaries
+        for leftover in out.glob(pattern):
+            leftover.unlink(missing_ok=True)
+    path = out / JOURNAL_NAME
+    if not resume:
+        for old in (path, Path(f"{path}.modules.json")):
+            old.unlink(missing_ok=True)
+    return str(path) if journal else None
+
+
+class FailureList:
+    """OUT/failures.jsonl: emptied when created, then one complete, synced line per failed
+    document (one write of the whole line on an O_APPEND descriptor, then fsync)."""
+
+    def __init__(self, path: Path) -> None:
+        write_text_atomically(path, "")
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+
+    def append(self, record: dict[str, Any]) -> None:
+        os.write(self.fd, (json.dumps(record, ensure_ascii=False) + "\n").encode())
+        os.fsync(self.fd)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def start_executor(options: ConvertOptions) -> Executor:
+    """The executor of the pipeline; a model that cannot load is an InputError."""
+    try:
+        return Executor(OcrPdf(options.pipeline), backend=options.backend, address=options.address)
+    except (ExecutionError, RuntimeError, ImportError) as error:
+        raise InputError(f"cannot start the pipeline: {error}") from error
+
+
+def convert(
+    options: ConvertOptions, on_document: Callable[[str, Any], None] | None = None
+) -> ConvertSummary:
+    """Converts every input document (see the module docstring); ``on_document(stem,
+    output)`` sees each as it is delivered. Raises InputError before converting anything
+    when the inputs, the output directory or the models are unusable, and ExecutionError
+    when the run aborts (documents finished before are complete; resume converts the rest)."""
+    files = resolve_inputs(options.inputs)
+    stems = [Path(f).stem for f in files]
+    out = Path(options.out_dir)
+    journal_path = prepare_output_dir(out, options.resume, options.journal)
+    summary = ConvertSummary(documents=len(files), out_dir=str(out))
+    started = time.monotonic()
+    executor = start_executor(options)
+    summary.startup_seconds = time.monotonic() - started
+    pipeline = options.pipeline
+    suffix = f"|dpi={pipeline.dpi:g}|detect_side={pipeline.detect_side}"
+    journal = (
+        Journal(journal_path, key=lambda row: stems[row] + suffix, allow_other_inputs=True)
+        if journal_path is not None
+        else None
+    )
+    failures = FailureList(out / FAILURES_NAME)
+    start = time.monotonic()
+
+    def deliver(row: int, doc: Any) -> None:
+        if on_document is not None:
+            on_document(stems[row], doc)
+        if isinstance(doc, OutputIssue):
+            failed = FailedDocument(stems[row], files[row], doc.outcome.value, str(doc.cause))
+            summary.failures.append(failed)
+            origin = doc.origin
+            failures.append(
+                {
+                    "stem": failed.stem,
+                    "input": failed.input,
+                    "outcome": failed.outcome,
+                    "cause": failed.cause,
+                    "call": origin.call if origin is not None else "",
+                    "entity": origin.entity if origin is not None else "",
+                    "attempts": origin.attempts if origin is not None else 0,
+                }
+            )
+            return
+        assert isinstance(doc, Markdown)
+        target = out / f"{stems[row]}.md"
+        # A restored document's file is usually there already, complete: leave it alone.
+        if not target.is_file() or target.read_text(encoding="utf-8") != doc.text:
+            write_text_atomically(target, doc.text)
+        if summary.first_document_seconds < 0:
+            summary.first_document_seconds = time.monotonic() - start
+        summary.written.append(stems[row])
+        summary.pages += doc.pages
+        summary.pages_without_text += len(doc.pages_without_text)
+
+    try:
+        with executor:
+            try:
+                result = executor.run(
+                    files,
+                    on_row=deliver,
+                    input_batch_size=options.input_batch_size or None,
+                    max_active_input_batches=options.max_active_input_batches,
+                    progress=options.progress,
+                    trace=options.trace_path,
+                    report=options.report_path,
+                    journal=journal,
+                )
+            except ValueError as error:  # the journal cannot be used (before anything ran)
+                raise InputError(
+                    f"cannot use the run journal {journal_path}: {error}; rerun without "
+                    "--resume to convert every document again"
+                ) from error
+    finally:
+        failures.close()
+    summary.run_seconds = time.monotonic() - start
+    summary.result = result
+    summary.restored = result.roots_restored
+    summary.failures.sort(key=lambda f: f.stem)
+    return summary
+
+
+def format_summary(s: ConvertSummary) -> str:
+    """The human-readable end-of-run summary."""
+    converted = len(s.written) - s.restored
+    text = (
+        f"ocr_pdf: {s.documents} documents: {converted} converted, {len(s.failures)} failed, "
+        f"{s.restored} restored from the journal\n"
+    )
+    if s.run_seconds > 0:
+        text += (
+            f"pages: {s.pages} in {s.run_seconds:.2f} s = {s.pages / s.run_seconds:.2f} pages/s "
+            f"(models loaded in {s.startup_seconds:.2f} s); {s.pages_without_text} without text\n"
+        )
+    if s.first_document_seconds >= 0:
+        text += f"first finished document after {s.first_document_seconds:.2f} s\n"
+    if s.result is not None:
+        text += "stages: " + "; ".join(
+            f"{c.call} {c.rpcs} rpcs/{c.grain_dispatches} grains busy {c.busy_s:.2f} s"
+            for c in s.result.calls
+        )
+        text += "\n"
+    text += f"markdown: {s.out_dir}/<stem>.md\n"
+    if s.failures:
+        text += f"failures ({len(s.failures)}), listed in {Path(s.out_dir) / FAILURES_NAME}:\n"
+        for f in s.failures:
+            text += f"  {f.stem} ({f.outcome}): {f.cause}\n"
+    return text

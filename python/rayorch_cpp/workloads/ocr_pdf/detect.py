@@ -1,0 +1,151 @@
+"""Text-line detection on one page: the PP-OCRv4 DB model, its boxes in reading order, and
+each line cut out of the page as an upright crop for recognition.
+
+The pre- and post-processing are rapidocr's (``DetPreProcess``: resize to multiples of 32 and
+normalise; ``DBPostProcess``: binarise the probability map, boxes from its contours, expanded
+by the unclip ratio), with the thresholds of rapidocr's configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .models import open_session
+
+Image = npt.NDArray[np.uint8]
+Box = npt.NDArray[np.float32]  # 4 corners (x, y): top-left, top-right, bottom-right, bottom-left
+
+# The page is scaled down so that its longer side is at most DETECT_SIDE pixels before
+# detection (the crops are cut from the full page). 640 suits the generated corpus's large type
+# rendered at 150 dpi: its lines come out 50-60 pixels tall, crisp at the recogniser's 48;
+# body text (10-12 pt) needs a larger side, about 1280 at 150 dpi. The thresholds are
+# rapidocr's (its config.yaml): pixels above 0.3 are text, boxes scoring below 0.5 dropped.
+DETECT_SIDE = 640
+THRESHOLD = 0.3
+BOX_THRESHOLD = 0.5
+UNCLIP_RATIO = 1.6
+MAX_CANDIDATES = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class TextLine:
+    """One detected line of a page: its crop (height x width x 3, BGR) and the text row it
+    belongs to (boxes side by side on one row share it; rows count from the top)."""
+
+    image: Image
+    row: int
+
+
+class TextLineDetector:
+    """Finds the text lines of page images. One onnxruntime session (threads from the actor's
+    resources, models.open_session); one inference per page, since pages differ in size;
+    ``side``: the longest side pages are detected at (DETECT_SIDE)."""
+
+    def __init__(self, side: int = DETECT_SIDE) -> None:
+        from rapidocr_onnxruntime.ch_ppocr_det.utils import DBPostProcess, DetPreProcess
+
+        if side < 32:
+            raise ValueError(f"the detection side must be at least 32 pixels, not {side}")
+        self.session = open_session("detection")
+        self.input_name = self.session.get_inputs()[0].name
+        self.preprocess: Any = DetPreProcess(side, "max", [0.5] * 3, [0.5] * 3)
+        self.postprocess: Any = DBPostProcess(
+            thresh=THRESHOLD,
+            box_thresh=BOX_THRESHOLD,
+            max_candidates=MAX_CANDIDATES,
+            unclip_ratio=UNCLIP_RATIO,
+            use_dilation=True,
+            score_mode="fast",
+        )
+
+    def boxes(self, page: Image) -> list[Box]:
+        """The text boxes of a page (height x width x 3, BGR), in reading order."""
+        height, width = page.shape[:2]
+        tensor = self.preprocess(page)
+        if tensor is None:
+            return []
+        probabilities = self.session.run(None, {self.input_name: tensor})[0]
+        found, _ = self.postprocess(probabilities, (height, width))
+        kept = []
+        for box in found:
+            corners = clip(order_corners(np.asarray(box, dtype=np.float32)), height, width)
+            if box_width(corners) > 3 and box_height(corners) > 3:
+                kept.append(corners)
+        return reading_order(kept)
+
+    def lines(self, page: Image) -> list[TextLine]:
+        """The lines of a page as upright crops, in reading order, each with its row."""
+        boxes = self.boxes(page)
+        rows = row_numbers(boxes)
+        return [TextLine(crop(page, box), row) for box, row in zip(boxes, rows)]
+
+
+def order_corners(points: Box) -> Box:
+    """The 4 corners as top-left, top-right, bottom-right, bottom-left."""
+    by_x = points[np.argsort(points[:, 0])]
+    left = by_x[:2][np.argsort(by_x[:2, 1])]
+    right = by_x[2:][np.argsort(by_x[2:, 1])]
+    return np.array([left[0], right[0], right[1], left[1]], dtype=np.float32)
+
+
+def clip(box: Box, height: int, width: int) -> Box:
+    out = box.copy()
+    out[:, 0] = np.clip(np.floor(out[:, 0]), 0, width - 1)
+    out[:, 1] = np.clip(np.floor(out[:, 1]), 0, height - 1)
+    return out
+
+
+def box_width(box: Box) -> float:
+    return float(np.linalg.norm(box[0] - box[1]))
+
+
+def box_height(box: Box) -> float:
+    return float(np.linalg.norm(box[0] - box[3]))
+
+
+def same_row(a: Box, b: Box) -> bool:
+    """Whether two boxes sit on one text row: their vertical centres are within half the
+    smaller box's height of each other."""
+    centre_a = (a[0][1] + a[3][1]) / 2
+    centre_b = (b[0][1] + b[3][1]) / 2
+    return bool(abs(centre_a - centre_b) < min(box_height(a), box_height(b)) / 2)
+
+
+def reading_order(boxes: list[Box]) -> list[Box]:
+    """Top to bottom, and left to right within a row."""
+    by_top = sorted(boxes, key=lambda b: (float(b[0][1]), float(b[0][0])))
+    rows: list[list[Box]] = []
+    for box in by_top:
+        if rows and same_row(rows[-1][0], box):
+            rows[-1].append(box)
+        else:
+            rows.append([box])
+    return [box for row in rows for box in sorted(row, key=lambda b: float(b[0][0]))]
+
+
+def row_numbers(boxes: list[Box]) -> list[int]:
+    """The row of each box of a reading-ordered list."""
+    rows: list[int] = []
+    for i, box in enumerate(boxes):
+        rows.append(0 if i == 0 else rows[-1] + (0 if same_row(boxes[i - 1], box) else 1))
+    return rows
+
+
+def crop(page: Image, box: Box) -> Image:
+    """The box cut out of the page and straightened (a perspective warp onto its own width and
+    height); a crop much taller than wide is turned on its side, as the recogniser reads rows."""
+    import cv2
+
+    width = max(1, int(max(box_width(box), float(np.linalg.norm(box[2] - box[3])))))
+    height = max(1, int(max(box_height(box), float(np.linalg.norm(box[1] - box[2])))))
+    target = np.array([[0, 0], [width, 0], [width, height], [0, height]], dtype=np.float32)
+    warp = cv2.getPerspectiveTransform(box, target)
+    out = cv2.warpPerspective(
+        page, warp, (width, height), borderMode=cv2.BORDER_REPLICATE, flags=cv2.INTER_CUBIC
+    )
+    if height / width >= 1.5:
+        out = np.rot90(out)
+    return np.ascontiguousarray(out, dtype=np.uint8)

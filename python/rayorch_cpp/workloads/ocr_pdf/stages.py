@@ -1,0 +1,232 @@
+"""The stages of the OCR pipeline and the pipeline itself (``OcrPdf``): a document expands
+into its pages, each page into its text lines, the lines of many pages of many documents are
+recognised together in batched model calls (one per width bucket), and reductions bring the
+lines back to their page in reading order and the pages back to their document.
+
+    path -> OpenPdf -> expand pages -> RenderPage -> DetectLines -> expand lines
+         -> RecognizeLines (batched) -> reduce per page -> JoinLines -> reduce per document
+         -> AssembleMarkdown
+
+pdfium (pypdfium2) is not thread-safe, even across documents: every call into it holds
+PDFIUM_LOCK, so the local backend's actor threads take turns (Ray actors are processes of
+their own and never wait on each other)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ... import F, Module, Pipeline, Port, RecordFailure, RecoveryPolicy
+from .detect import DETECT_SIDE, Image, TextLine, TextLineDetector
+from .recognize import TextLineRecognizer
+
+# The one lock of the process's pdfium state (see the module docstring).
+PDFIUM_LOCK = threading.Lock()
+COMPLETE_MARKER = "<!-- ocr_pdf: complete"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """What opening a PDF tells: its name (file stem) and page count."""
+
+    stem: str
+    pages: int
+
+
+@dataclass(frozen=True, slots=True)
+class Markdown:
+    """A converted document: its Markdown, page count and the pages on which no text was
+    found (1-based; a page without text, such as a blank or an image-less one, is converted
+    with an empty section, not failed)."""
+
+    stem: str
+    pages: int
+    text: str
+    pages_without_text: tuple[int, ...] = ()
+
+
+class OpenPdf:
+    """path -> (its page numbers, DocumentInfo); a PDF that cannot be opened is a
+    RecordFailure naming the file and pdfium's error."""
+
+    def run(self, paths: list[str]) -> tuple[list[Any], list[Any]]:
+        import pypdfium2 as pdfium
+
+        pages: list[Any] = []
+        infos: list[Any] = []
+        for path in paths:
+            try:
+                with PDFIUM_LOCK:
+                    document = pdfium.PdfDocument(path)
+                    count = len(document)
+                    document.close()
+            except (pdfium.PdfiumError, OSError) as error:
+                failure = RecordFailure(f"cannot open {path}: {error}")
+                pages.append(failure)
+                infos.append(failure)
+                continue
+            pages.append(list(range(count)))
+            infos.append(DocumentInfo(Path(path).stem, count))
+        return pages, infos
+
+
+class RenderPage:
+    """(path, page number) -> the page as an image (height x width x 3, BGR) at ``dpi``."""
+
+    def __init__(self, dpi: float) -> None:
+        self.scale = dpi / 72.0
+
+    def run(self, paths: list[str], pages: list[int]) -> list[Image]:
+        import pypdfium2 as pdfium
+
+        out: list[Image] = []
+        with PDFIUM_LOCK:
+            documents: dict[str, Any] = {}
+            try:
+                for path, number in zip(paths, pages):
+                    if path not in documents:
+                        documents[path] = pdfium.PdfDocument(path)
+                    bitmap = documents[path][number].render(scale=self.scale, grayscale=False)
+                    image = bitmap.to_numpy()
+                    out.append(image[:, :, :3].copy() if image.shape[2] == 4 else image.copy())
+            finally:
+                for document in documents.values():
+                    document.close()
+        return out
+
+
+class DetectLines:
+    """page image -> (its text lines in reading order, each line's row): one detection
+    inference per page, at ``side`` pixels at most (detect.DETECT_SIDE)."""
+
+    def __init__(self, side: int = DETECT_SIDE) -> None:
+        self.detector = TextLineDetector(side)
+
+    def run(self, images: list[Image]) -> tuple[list[Any], list[Any]]:
+        crops: list[Any] = []
+        rows: list[Any] = []
+        for image in images:
+            lines: list[TextLine] = self.detector.lines(image)
+            crops.append([line.image for line in lines])
+            rows.append([line.row for line in lines])
+        return crops, rows
+
+
+class RecognizeLines:
+    """text-line crop -> its text: the lines of a call (of any pages of any documents) read
+    with one inference per width bucket present (recognize.py)."""
+
+    def __init__(self) -> None:
+        self.recognizer = TextLineRecognizer()
+
+    def run(self, lines: list[Image]) -> list[str]:
+        return self.recognizer.read(lines)
+
+
+class JoinLines:
+    """(a page's line texts in reading order, their rows) -> the page's text: lines of one
+    row joined by a space, rows by a newline."""
+
+    def run(self, texts: list[list[str]], rows: list[list[int]]) -> list[str]:
+        out = []
+        for line_texts, line_rows in zip(texts, rows):
+            joined: list[list[str]] = []
+            for i, (text, row) in enumerate(zip(line_texts, line_rows)):
+                if i == 0 or row != line_rows[i - 1]:
+                    joined.append([])
+                joined[-1].append(text)
+            out.append("\n".join(" ".join(t for t in row_texts if t) for row_texts in joined))
+        return out
+
+
+class AssembleMarkdown:
+    """(a document's page texts in page order, DocumentInfo) -> Markdown: a title, one
+    section per page, and a closing marker that says the document is complete."""
+
+    def run(self, pages: list[list[str]], infos: list[DocumentInfo]) -> list[Any]:
+        out: list[Any] = []
+        for texts, info in zip(pages, infos):
+            if len(texts) != info.pages:
+                out.append(
+                    RecordFailure(
+                        f"document {info.stem} has {info.pages} pages but {len(texts)} page "
+                        "texts were gathered"
+                    )
+                )
+                continue
+            text = f"# {info.stem}\n"
+            empty = []
+            for number, body in enumerate(texts, start=1):
+                text += f"\n## Page {number}\n\n"
+                if body.strip():
+                    text += body.strip() + "\n"
+                else:
+                    empty.append(number)
+            text += f"\n{COMPLETE_MARKER}, {info.pages} pages -->\n"
+            out.append(Markdown(info.stem, info.pages, text, tuple(empty)))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class StageOptions:
+    """One stage's Module options: actors, Grains per call, CPUs and GPUs per actor."""
+
+    replicas: int = 1
+    batch_size: int = 1
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+
+    def module(self, udf: Any, name: str) -> Module:
+        return Module(
+            udf,
+            name=name,
+            replicas=self.replicas,
+            batch_size=self.batch_size,
+            num_cpus=self.num_cpus,
+            num_gpus=self.num_gpus,
+            recovery=RecoveryPolicy.isolate_tail(),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineConfig:
+    """What shapes the pipeline: the render resolution and each stage's options. The
+    defaults suit one machine: the model stages get the cores, recognition batches 32
+    lines (of any pages of any documents)."""
+
+    dpi: float = 150.0
+    detect_side: int = DETECT_SIDE
+    open: StageOptions = field(default_factory=lambda: StageOptions(batch_size=8, num_cpus=0.25))
+    render: StageOptions = field(default_factory=lambda: StageOptions(batch_size=2, num_cpus=0.5))
+    detect: StageOptions = field(default_factory=StageOptions)
+    recognize: StageOptions = field(default_factory=lambda: StageOptions(batch_size=32))
+    join: StageOptions = field(default_factory=lambda: StageOptions(batch_size=16, num_cpus=0.25))
+    assemble: StageOptions = field(
+        default_factory=lambda: StageOptions(batch_size=4, num_cpus=0.25)
+    )
+
+
+class OcrPdf(Pipeline):
+    """PDF path -> Markdown (see the module docstring for the stages)."""
+
+    def __init__(self, config: PipelineConfig | None = None) -> None:
+        c = config if config is not None else PipelineConfig()
+        self.open = c.open.module(OpenPdf, "open").returns(2)
+        self.render = c.render.module(RenderPage, "render").pre_init(c.dpi)
+        self.detect = c.detect.module(DetectLines, "detect").pre_init(c.detect_side).returns(2)
+        self.recognize = c.recognize.module(RecognizeLines, "recognize")
+        self.join = c.join.module(JoinLines, "join")
+        self.assemble = c.assemble.module(AssembleMarkdown, "assemble")
+
+    def forward(self, path: Port) -> Port:
+        page_numbers, info = self.open(path)
+        page = F.expand(page_numbers)
+        image = self.render(F.broadcast(path, like=page), page)
+        crops, rows = self.detect(image)
+        line = F.expand(crops)
+        text = self.recognize(line)
+        page_text = self.join(F.reduce(text), rows)
+        markdown: Port = self.assemble(F.reduce(page_text), info)
+        return markdown

@@ -1,0 +1,229 @@
+"""The OCR workload (rayorch_cpp.workloads.ocr_pdf): PP-OCRv4 on onnxruntime in a three-level
+pipeline, the same Markdown on every executor, its word recall on generated pages, per-document
+outcomes, batch-independent recognition, model threads from the Module's resources, and the
+command's outputs, journal and exit codes.
+
+Runs when the ``ocr`` extra is installed (scripts/python-env.sh installs it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("pypdfium2")
+pytest.importorskip("rapidocr_onnxruntime")
+
+import rayorch_cpp as ro  # noqa: E402
+from rayorch_cpp.workloads.ocr_pdf import (  # noqa: E402
+    Markdown,
+    OcrPdf,
+    PipelineConfig,
+    StageOptions,
+    samples,
+)
+from rayorch_cpp.workloads.ocr_pdf.__main__ import main  # noqa: E402
+from rayorch_cpp.workloads.ocr_pdf.detect import TextLineDetector  # noqa: E402
+from rayorch_cpp.workloads.ocr_pdf.models import (  # noqa: E402
+    open_session,
+    providers_for,
+    session_threads,
+)
+from rayorch_cpp.workloads.ocr_pdf.recognize import BUCKETS, TextLineRecognizer  # noqa: E402
+
+# Small stages so that several Grains share a call even on a few pages.
+CONFIG = PipelineConfig(
+    render=StageOptions(batch_size=2),
+    recognize=StageOptions(replicas=2, batch_size=8),
+)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[samples.SampleDocument]:
+    """Three documents (one page of one of them is blank, with no image) and a corrupt file."""
+    directory = tmp_path_factory.mktemp("corpus")
+    return samples.make_corpus(directory, 3, seed=6, max_pages=3, corrupt=1, blank_pages=1)
+
+
+def paths_of(corpus: list[samples.SampleDocument]) -> list[str]:
+    return [d.path for d in corpus] + [str(Path(corpus[0].path).parent / "corrupt0.pdf")]
+
+
+@pytest.fixture(scope="module")
+def sync_outputs(corpus: list[samples.SampleDocument]) -> list[Any]:
+    return list(ro.SyncExecutor(OcrPdf(CONFIG)).run(paths_of(corpus), progress=False).outputs)
+
+
+def test_the_local_executor_gives_the_synchronous_cores_markdown(
+    corpus: list[samples.SampleDocument], sync_outputs: list[Any]
+) -> None:
+    with ro.Executor(OcrPdf(CONFIG)) as ex:
+        local = ex.run(paths_of(corpus), progress=False).outputs
+    assert [d.text for d in local[:-1]] == [d.text for d in sync_outputs[:-1]]
+    assert local[-1] == sync_outputs[-1]
+
+
+def test_word_recall_on_generated_pages_is_at_least_0_9(
+    corpus: list[samples.SampleDocument], sync_outputs: list[Any]
+) -> None:
+    found = expected = 0
+    for document, markdown in zip(corpus, sync_outputs):
+        assert isinstance(markdown, Markdown), markdown
+        assert markdown.pages == len(document.pages)
+        hit, total = samples.word_recall(document.text, markdown.text)
+        found, expected = found + hit, expected + total
+    assert expected > 50
+    assert found / expected >= 0.9
+
+
+def test_pages_keep_their_order_and_lines_their_reading_order(
+    corpus: list[samples.SampleDocument], sync_outputs: list[Any]
+) -> None:
+    for document, markdown in zip(corpus, sync_outputs):
+        sections = markdown.text.split("\n## Page ")[1:]
+        assert [int(s.split("\n", 1)[0]) for s in sections] == list(range(1, len(sections) + 1))
+        for lines, section in zip(document.pages, sections):
+            body = section.split("\n", 1)[1].split("<!--")[0].strip().splitlines()
+            assert len(body) == len(lines)
+            for want, got in zip(lines, body):  # each line its own row, in drawing order
+                hit, total = samples.word_recall(want, got)
+                assert hit >= total - 1, (want, got)
+
+
+def test_a_corrupt_pdf_and_a_blank_page_have_their_own_outcomes(
+    corpus: list[samples.SampleDocument], sync_outputs: list[Any]
+) -> None:
+    corrupt = sync_outputs[-1]
+    assert isinstance(corrupt, ro.OutputIssue)
+    assert corrupt.outcome is ro.ItemOutcome.SUPPRESSED
+    assert "corrupt0.pdf" in corrupt.cause and "cannot open" in corrupt.cause
+    assert corrupt.origin is not None and corrupt.origin.call.startswith("open")
+    blank = [
+        (row, number)
+        for row, document in enumerate(corpus)
+        for number, lines in enumerate(document.pages, start=1)
+        if not lines
+    ]
+    assert len(blank) == 1
+    [(row, number)] = blank
+    for r, markdown in enumerate(sync_outputs[:-1]):
+        assert isinstance(markdown, Markdown), markdown
+        assert markdown.pages_without_text == ((number,) if r == row else ())
+    assert f"## Page {number}\n\n\n" in sync_outputs[row].text
+
+
+def test_recognition_reads_the_same_text_one_line_at_a_time_and_32_at_once(
+    corpus: list[samples.SampleDocument],
+) -> None:
+    import pypdfium2 as pdfium
+
+    detector = TextLineDetector()
+    lines = []
+    for document in corpus:
+        pdf = pdfium.PdfDocument(document.path)
+        for page in pdf:
+            lines += [line.image for line in detector.lines(page.render(scale=150 / 72).to_numpy())]
+        pdf.close()
+    lines = (lines * 2)[:32]
+    assert len(lines) == 32
+    recognizer = TextLineRecognizer()
+    together = recognizer.read(lines)
+    batched = list(recognizer.shapes)
+    alone = [recognizer.read([line])[0] for line in lines]
+    assert together == alone
+    # One inference per width bucket present, together holding every line.
+    assert sum(s.lines for s in batched) == 32
+    assert len(batched) == len({s.width for s in batched}) < 32
+    assert max(s.lines for s in batched) > 1
+    assert all(s.width in BUCKETS for s in batched)
+
+
+class SessionThreads:
+    """Opens a model session as a model stage does and reports its threads."""
+
+    def __init__(self) -> None:
+        self.session = open_session("detection")
+
+    def run(self, xs: list[int]) -> list[int]:
+        return [session_threads(self.session) for _ in xs]
+
+
+@pytest.mark.parametrize(
+    "num_cpus, threads, isolation",
+    [(2, 2, "threads"), (1, 1, "threads"), (0.5, 1, "threads"), (2, 2, "process")],
+)
+def test_model_threads_follow_the_modules_num_cpus(
+    num_cpus: float, threads: int, isolation: str
+) -> None:
+    stage = ro.Module(SessionThreads, num_cpus=num_cpus, isolation=isolation)
+    assert ro.run(lambda x: stage(x), [0], progress=False).outputs == [threads]
+
+
+def test_a_gpu_request_without_the_cuda_provider_says_what_to_install() -> None:
+    assert providers_for(0, (), ["CPUExecutionProvider"]) == ["CPUExecutionProvider"]
+    with pytest.raises(RuntimeError, match="install onnxruntime-gpu"):
+        providers_for(1, ("0",), ["CPUExecutionProvider"])
+    cuda = providers_for(1, ("1",), ["CUDAExecutionProvider", "CPUExecutionProvider"])
+    assert cuda[0][0] == "CUDAExecutionProvider" and cuda[-1] == "CPUExecutionProvider"
+
+
+def test_the_command_writes_markdown_failures_and_a_journal_it_resumes_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inputs = tmp_path / "in"
+    [document] = samples.make_corpus(inputs, 1, seed=7, max_pages=1, corrupt=1)
+    out = tmp_path / "out"
+    assert main([str(inputs), "-o", str(out), "--no-progress"]) == 1
+    markdown = (out / f"{document.stem}.md").read_text()
+    assert markdown.startswith(f"# {document.stem}\n") and "complete, 1 pages" in markdown
+    [failure] = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
+    assert failure["stem"] == "corrupt0" and failure["outcome"] == "suppressed"
+    assert failure["input"].endswith("corrupt0.pdf") and "cannot open" in failure["cause"]
+    assert (out / ".ocr_pdf-journal").is_file()
+    assert "1 converted, 1 failed, 0 restored" in capsys.readouterr().out
+
+    # Resumed: the converted document comes from the journal, the corrupt one is tried again.
+    assert main([str(inputs), "-o", str(out), "--no-progress", "--resume"]) == 1
+    assert "0 converted, 1 failed, 1 restored" in capsys.readouterr().out
+    assert (out / f"{document.stem}.md").read_text() == markdown
+
+    (inputs / "corrupt0.pdf").unlink()
+    assert main([str(inputs), "-o", str(out), "--no-progress", "-q"]) == 0
+    assert (out / "failures.jsonl").read_text() == ""
+
+
+def test_the_command_refuses_bad_inputs_before_converting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert main([str(tmp_path / "missing"), "-o", str(out)]) == 2
+    assert "input not found" in capsys.readouterr().err
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for d in ("a", "b"):
+        (tmp_path / d / "same.pdf").write_bytes(b"%PDF-1.7")
+    assert main([str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(out)]) == 2
+    assert "duplicate document name 'same'" in capsys.readouterr().err
+    samples.make_corpus(tmp_path / "in", 1, seed=1, max_pages=1)
+    assert main([str(tmp_path / "in"), "-o", str(out), "--recognize-gpus", "1"]) == 2
+    assert "onnxruntime-gpu" in capsys.readouterr().err
+    assert not list(out.glob("*.md"))
+
+
+def test_the_command_names_the_extra_when_a_package_of_it_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+
+    def without_pypdfium2(name: str, *args: Any) -> Any:
+        return None if name == "pypdfium2" else real_find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_pypdfium2)
+    assert main([str(tmp_path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "needs pypdfium2" in err and "pip install 'rayorch-cpp[ocr]'" in err
