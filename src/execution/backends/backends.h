@@ -12,8 +12,8 @@ namespace rayorch::detail {
 /// Local threads, the embedded default: `replicas` threads per pool, each building and
 /// owning its UDF instance on its own thread. A pool with Isolation::process gets proxy
 /// threads instead, each driving one worker process (process_worker.h, fork_server.h).
-/// Returns once every constructor has finished; throws ExecutionError (after stopping what
-/// started) when one failed.
+/// Returns at once: each actor builds its UDF instance on its own thread and its start, ready
+/// or failed, reaches the driver through take_started() (eager start, DESIGN 6.1).
 std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan);
 
 /// The deterministic backend of testing::SyncExecutor: one worker per pool, run on the

@@ -15,6 +15,12 @@ class ProgressLine final : public RunObserver {
  public:
   void on_progress(const ProgressEvent& e) override {
     std::string line = fmt::format("roots {}/{}", e.roots_done, e.roots_total);
+    // Pools still starting (or short of actors that failed to start) say so first.
+    for (const PoolProgress& p : e.pools) {
+      if (p.ready == p.actors) continue;
+      line += fmt::format(" | {} actors {}/{} ready", p.pool, p.ready, p.actors);
+      if (p.failed > 0) line += fmt::format(" ({} failed)", p.failed);
+    }
     for (const CallProgress& c : e.calls) {
       line +=
           fmt::format(" | {} done {} ready {} in-flight {}", c.call, c.done, c.ready, c.in_flight);
