@@ -184,12 +184,18 @@ class Executor(_Base):
     only the run's outputs. UDF classes must be importable on the workers (or shipped with
     ``runtime_env``).
 
-    Every pool is created up front and reused across runs; a UDF constructor failure
-    raises ExecutionError after cleaning up. On Ray, actors that are not placed and
-    constructed within ``actor_startup_timeout_s`` (default: the environment variable
-    RAYORCH_RAY_STARTUP_TIMEOUT_S, else 120 s) raise ExecutionError naming each waiting
-    Module, the resources its actors ask for and what the cluster has. Use as a context
-    manager or close().
+    Every pool is started up front and reused across runs. Eager start: the constructor
+    returns while the actors' constructors run; a run sends calls to each actor as soon as it
+    is ready and admits input once a Module that reads the sources has a ready actor. An
+    actor whose constructor raises stays out of its pool (``RunResult.pools`` says which and
+    why) and the pool goes on with the others; a pool whose every constructor raised makes
+    the run raise ExecutionError naming the Module and the error, and closes the executor. On
+    Ray, ``actor_startup_timeout_s`` (default: the environment variable
+    RAYORCH_RAY_STARTUP_TIMEOUT_S, else 120 s) bounds the first actor of each pool: a pool
+    with none ready by then fails with an ExecutionError naming the Module, the resources its
+    actors ask for and what the cluster has; its other actors may stay pending (an
+    autoscaling cluster) and join whenever Ray places them. Use as a context manager or
+    close().
     """
 
     def __init__(

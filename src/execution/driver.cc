@@ -156,7 +156,8 @@ RunMetrics Driver::drive(RunState& state) {
 }
 
 void Driver::take_started(RunState& state) {
-  started_.clear();
+  started_.swap(drained_starts_);  // those drain() put aside come first
+  drained_starts_.clear();
   pools_->take_started(started_);
   for (ActorStart& s : started_) {
     const auto p = static_cast<std::size_t>(s.pool);
@@ -230,6 +231,8 @@ void Driver::drain() {
       pools_->wait(std::min(next_deadline(), Clock::now() + std::chrono::milliseconds(200)),
                    results_);
       for (const WorkerResult& r : results_) release(r);
+      // Starts are kept for the next run (wait() would otherwise wake for them at once).
+      pools_->take_started(drained_starts_);
       const auto now = Clock::now();
       for (std::size_t p = 0; p < workers_.size(); ++p) {
         for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {

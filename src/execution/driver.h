@@ -93,6 +93,7 @@ class Driver final : public ExecutionCore {
   std::vector<int> source_pools_;                // pools of the Calls that read the sources
   std::vector<PoolMetrics> starts_;              // the actors' starts so far
   std::vector<ActorStart> started_;              // reused
+  std::vector<ActorStart> drained_starts_;       // taken by drain(), applied in the next run
   std::uint64_t run_ = 0;
   bool closed_ = false;
   std::vector<RpcRecord> log_;
