@@ -236,9 +236,13 @@ class Executor(_Base):
         return self
 
     def actor_nodes(self) -> list[list[str]]:
-        """Ray backend: the node id of every actor, per pool (plan order)."""
+        """Ray backend: the node id of every actor, per pool (plan order). Waits until every
+        actor has started (eager start lets the executor return before), for at most the
+        startup timeout since the executor was made; an actor still pending then, or one
+        that could not start, shows ``""``."""
         if self._ray is None:
             raise ValueError("actor_nodes() is for the Ray backend")
+        self._ray.await_started()
         return [list(p) for p in self._ray.nodes]
 
 

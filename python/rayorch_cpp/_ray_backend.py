@@ -8,12 +8,9 @@ ObjectRefs of the blocks the actor does not hold yet go in; the CallReport and o
 per output block come out (``num_returns``), and only the CallReport is fetched by the
 driver. RayBackend implements the contract of _ray_contract (names included).
 
-Eager start (docs/DESIGN.md 6.1, docs/RAY.md): the constructor creates every actor and returns
-at once; each actor's start (ready, or failed) is reported once through ``take_started`` as
-its ``ready`` call returns, and ``wait`` wakes for it. The startup timeout bounds only the
-first actor of each pool: a pool with no ready actor by then fails its pending actors with an
-error naming what they ask for; the other actors of a pool that has one may stay pending (an
-autoscaling cluster adding nodes) and join whenever Ray places them.
+Eager start (docs/RAY.md): the constructor returns at once; each actor's start is reported
+through ``take_started`` when its ``ready`` call returns. The startup timeout bounds only the
+first actor of each pool; the others may stay pending and join when Ray places them.
 
 Everything here is called by the driver's thread, with the GIL, from C++: keep it small.
 """
@@ -22,6 +19,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from typing import Any
 
 from . import _core
@@ -141,8 +139,7 @@ class RayBackend(RayBackendProtocol):
         # Tasks in flight per actor, and per pool the most ever in flight at one actor.
         self._tasks_in_flight: list[list[int]] = [[] for _ in self._pools]
         self.peak_tasks_in_flight: list[int] = [0 for _ in self._pools]
-        # Eager start: per `ready` ObjectRef of an actor still starting, its (pool, actor);
-        # the starts not taken yet as (pool, actor, error); ready actors per pool.
+        # Eager start: (pool, actor) per `ready` ObjectRef of an actor still starting.
         self._starting: dict[ObjectRef, tuple[int, int]] = {}
         self._started: list[tuple[int, int, str]] = []
         self._ready_actors: list[int] = [0 for _ in self._pools]
@@ -242,9 +239,8 @@ class RayBackend(RayBackendProtocol):
         return out
 
     def take_started(self) -> list[tuple[int, int, str]]:
-        """The actors that started since the last call, once each: (pool, actor, error), the
-        error empty for an actor that is ready. A pool without a ready actor when the startup
-        timeout passes gets its pending actors back failed (and killed)."""
+        """The actors that started since the last call (the contract's); past the startup
+        timeout, a pool without a ready actor gets its pending actors back failed, killed."""
         if self._starting:
             ready, _ = self._wait(list(self._starting), num_returns=len(self._starting), timeout=0)
             self._note_started(ready)
@@ -252,6 +248,14 @@ class RayBackend(RayBackendProtocol):
             self._fail_unplaced_pools()
         out, self._started = self._started, []
         return out
+
+    def await_started(self) -> None:
+        """Waits until every actor has started, or the startup timeout passed; the starts
+        stay for take_started (the driver's)."""
+        while self._starting and (left := self._startup_deadline - time.monotonic()) > 0:
+            refs = list(self._starting)
+            ready, _ = self._wait(refs, num_returns=len(refs), timeout=left)
+            self._note_started(ready)
 
     def _note_started(self, refs: list[ObjectRef]) -> None:
         """Records the starts behind `ready` ObjectRefs that are in."""
@@ -261,8 +265,8 @@ class RayBackend(RayBackendProtocol):
                 node, _pid = self._get(ref)
             except self._ray.exceptions.RayActorError as error:
                 if error.actor_init_failed:
-                    name = self._pools[pool]["name"]
-                    self._started.append((pool, actor, constructor_error(name, error)))
+                    error_text = constructor_error(self._pools[pool]["name"], error)
+                    self._started.append((pool, actor, error_text))
                     continue
                 # Its node went away before the constructor ran: a fresh actor takes the place.
                 self._kill(self._actors[pool][actor])
@@ -280,9 +284,7 @@ class RayBackend(RayBackendProtocol):
     def _fail_unplaced_pools(self) -> None:
         """Past the startup timeout: every pool that has no ready actor fails its pending
         ones (they are killed), with the error naming what they ask for."""
-        waiting = [0 for _ in self._pools]
-        for pool, _ in self._starting.values():
-            waiting[pool] += 1
+        waiting = Counter(pool for pool, _ in self._starting.values())
         for ref, (pool, actor) in list(self._starting.items()):
             if self._ready_actors[pool] > 0:
                 continue  # it joins whenever Ray places it
@@ -416,10 +418,8 @@ class RayBackend(RayBackendProtocol):
         ready, _ = self._wait(pending, num_returns=len(pending), timeout=0)
         if not ready and timeout > 0:
             ready, _ = self._wait(pending, num_returns=1, timeout=timeout)
-        starts = [ref for ref in ready if ref in self._starting]
-        if starts:
-            self._note_started(starts)
-            ready = [ref for ref in ready if ref in self._pending]
+        self._note_started([ref for ref in ready if ref in self._starting])
+        ready = [ref for ref in ready if ref in self._pending]
         if not ready:
             return []
         out: list[FinishedCall] = []
