@@ -98,6 +98,11 @@ class RunApi<Out, std::tuple<Ins...>> {
     return result;
   }
 
+  /// Blocks until every pool has a ready actor (the executor returns before: eager start),
+  /// e.g. to report a model that cannot load before anything else happens. Throws
+  /// ExecutionError naming the Module, and closes the executor, when a pool has no actor
+  /// that could start. Runs do not need it.
+  void await_actors() { core_->await_actors(); }
   /// Stops every actor; idempotent. Later runs throw ExecutionError.
   void close() { core_->close(); }
   /// True once closed (explicitly or by an abort).

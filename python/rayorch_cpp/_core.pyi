@@ -302,6 +302,8 @@ class Core:
         rows at most every 200 ms and at the last row. With ``journal_keys`` (one per row)
         the run uses the run journal (outputs recorded with pickle), error budget and dead
         letters of ``options``."""
+    def await_actors(self) -> None:
+        """Blocks until every pool has a ready actor (eager start)."""
     def close(self) -> None:
         """Stops every actor; idempotent."""
     @property

@@ -149,6 +149,12 @@ class _Base:
             )
         )
 
+    def await_actors(self) -> None:
+        """Blocks until every Module has a ready actor: the executor returns before (eager
+        start), and runs do not need this. Raises ExecutionError naming the Module, and
+        closes the executor, when one has no actor that could start."""
+        self._core.await_actors()
+
     def close(self) -> None:
         """Stops every actor; idempotent. Later runs raise ExecutionError."""
         self._core.close()

@@ -36,6 +36,8 @@ class Core {
                       std::optional<std::vector<std::string>> journal_keys, nanobind::object on_row,
                       nanobind::object on_progress);
 
+  /// Blocks until every pool has a ready actor (eager start); the GIL is released meanwhile.
+  void await_actors();
   void close();
   bool closed() const { return core_->closed(); }
   nanobind::list rpc_log() const;

@@ -117,6 +117,25 @@ def test_a_pool_whose_every_constructor_raises_is_an_error_naming_the_module() -
     assert ex.closed
 
 
+def test_await_actors_reports_a_module_that_cannot_start_before_any_run() -> None:
+    fragile = ro.Module(Fragile, replicas=2).pre_init(Log(), 0)
+    ex = ro.Executor(lambda x: fragile(x))
+    with pytest.raises(ro.ExecutionError, match=r"no actor of Module<Fragile> could start"):
+        ex.await_actors()
+    assert ex.closed
+
+
+def test_await_actors_returns_once_every_module_has_a_ready_actor() -> None:
+    log = Log()
+    slow = ro.Module(SlowToLoad, replicas=2).pre_init(log)
+    log.slow.set()  # every constructor is quick
+    with ro.Executor(lambda x: slow(x)) as ex:
+        ex.await_actors()
+        got = ex.run([1, 2], progress=False)
+    assert got.outputs == [2, 4]
+    assert got.pools[0].ready_actors >= 1
+
+
 class _Ident:
     def run(self, xs: list[Any]) -> list[Any]:
         return list(xs)

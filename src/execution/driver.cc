@@ -2,6 +2,7 @@
 #include "execution/driver.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -118,10 +119,17 @@ RunMetrics Driver::drive(RunState& state) {
   // counted even when this run never waits for a result.
   results_.clear();
   pools_->wait(Clock::now(), results_);
+  results_.insert(results_.end(), std::make_move_iterator(late_results_.begin()),
+                  std::make_move_iterator(late_results_.end()));
+  late_results_.clear();
   for (WorkerResult& r : results_) handle(state, r);
 
   state.set_actor_starts(starts_);
   state.begin();
+  // Starts that await_actors() learnt between runs are in the metrics already; the
+  // observers hear of them now.
+  for (const FreshStart& f : unannounced_) state.announce_actor_start(f.pool, f.start, f.at);
+  unannounced_.clear();
   take_started(state);
   await_source_actor(state);
   state.admit();
@@ -155,7 +163,8 @@ RunMetrics Driver::drive(RunState& state) {
   return state.finish();
 }
 
-void Driver::take_started(RunState& state) {
+void Driver::apply_starts() {
+  fresh_.clear();
   started_.swap(drained_starts_);  // those drain() put aside come first
   drained_starts_.clear();
   pools_->take_started(started_);
@@ -177,14 +186,39 @@ void Driver::take_started(RunState& state) {
       phases_[p][a] = ActorPhase::failed;
       ++failed_actors_[p];
     }
-    state.actor_started(s.pool, m, s.at);
-    if (failed_actors_[p] == actors) {
-      // No actor of this pool can ever run its Calls: the executor cannot run the program.
-      close();
-      throw ExecutionError(
-          fmt::format("no actor of Module<{}> could start ({} of {} failed); the first error: {}",
-                      plan_->pools[p].name, failed_actors_[p], actors, first_error(starts_[p])));
-    }
+    fresh_.push_back(FreshStart{.pool = s.pool, .start = m, .at = s.at});
+  }
+}
+
+void Driver::fail_dead_pools() {
+  for (std::size_t p = 0; p < phases_.size(); ++p) {
+    const int actors = static_cast<int>(phases_[p].size());
+    if (actors == 0 || failed_actors_[p] < actors) continue;
+    // No actor of this pool can ever run its Calls: the executor cannot run the program.
+    close();
+    throw ExecutionError(
+        fmt::format("no actor of Module<{}> could start ({} of {} failed); the first error: {}",
+                    plan_->pools[p].name, failed_actors_[p], actors, first_error(starts_[p])));
+  }
+}
+
+void Driver::take_started(RunState& state) {
+  apply_starts();
+  for (const FreshStart& f : fresh_) state.actor_started(f.pool, f.start, f.at);
+  fail_dead_pools();
+}
+
+void Driver::await_actors() {
+  if (closed_) throw ExecutionError("this executor is closed; create a new executor");
+  for (;;) {
+    apply_starts();
+    unannounced_.insert(unannounced_.end(), fresh_.begin(), fresh_.end());
+    fail_dead_pools();
+    if (std::all_of(ready_actors_.begin(), ready_actors_.end(), [](int n) { return n > 0; }))
+      return;
+    // Only late results of attempts abandoned in earlier runs can come: the next run
+    // counts them.
+    pools_->wait(Clock::now() + std::chrono::milliseconds(200), late_results_);
   }
 }
 

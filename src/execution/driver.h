@@ -40,6 +40,7 @@ class Driver final : public ExecutionCore {
   ~Driver() override;
 
   RunMetrics run(SourceData sources, const RunOptions& options, const RootSink& sink) override;
+  void await_actors() override;
   void close() override;
   bool closed() const override { return closed_; }
   const std::vector<RpcRecord>& rpc_log() const override { return log_; }
@@ -58,8 +59,19 @@ class Driver final : public ExecutionCore {
   enum class ActorPhase { starting, ready, failed };
 
   RunMetrics drive(RunState& state);
-  // Applies the actors' starts the pools report; throws ExecutionError (closing the
-  // executor) when a pool has lost its last actor that could start.
+  // An actor start the driver applied, for the observers.
+  struct FreshStart {
+    int pool = -1;
+    ActorStartMetrics start;
+    Clock::time_point at;
+  };
+
+  // Applies the actors' starts the pools report (phases, counts, starts_); the new ones are
+  // left in fresh_.
+  void apply_starts();
+  // Throws ExecutionError (closing the executor) when a pool has no actor that could start.
+  void fail_dead_pools();
+  // apply_starts(), tells the run of each new start, then fail_dead_pools().
   void take_started(RunState& state);
   // Waits until some Call that reads the sources has a ready actor.
   void await_source_actor(RunState& state);
@@ -94,6 +106,9 @@ class Driver final : public ExecutionCore {
   std::vector<PoolMetrics> starts_;              // the actors' starts so far
   std::vector<ActorStart> started_;              // reused
   std::vector<ActorStart> drained_starts_;       // taken by drain(), applied in the next run
+  std::vector<FreshStart> fresh_;                // reused by apply_starts()
+  std::vector<FreshStart> unannounced_;          // applied by await_actors(), for the next run
+  std::vector<WorkerResult> late_results_;       // taken by await_actors(), for the next run
   std::uint64_t run_ = 0;
   bool closed_ = false;
   std::vector<RpcRecord> log_;

@@ -147,6 +147,11 @@ void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_cloc
 void RunState::actor_started(int pool, const ActorStartMetrics& start,
                              std::chrono::steady_clock::time_point at) {
   recorder_.actor_started(pool, start);
+  announce_actor_start(pool, start, at);
+}
+
+void RunState::announce_actor_start(int pool, const ActorStartMetrics& start,
+                                    std::chrono::steady_clock::time_point at) {
   if (events_.empty()) return;
   events_.actor_start(ActorStartEvent{.pool = pool,
                                       .actor = start.actor,

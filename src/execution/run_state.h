@@ -64,6 +64,9 @@ class RunState {
   /// tells the observers.
   void actor_started(int pool, const ActorStartMetrics& start,
                      std::chrono::steady_clock::time_point at);
+  /// Tells the observers of a start that set_actor_starts() recorded already.
+  void announce_actor_start(int pool, const ActorStartMetrics& start,
+                            std::chrono::steady_clock::time_point at);
   /// Counts an actor replaced after a loss or a timeout.
   void count_replaced_actor() { recorder_.actor_replaced(); }
 

@@ -276,3 +276,36 @@ TEST(EagerStart, APoolWhoseEveryConstructorThrowsIsAnErrorNamingTheModule) {
   EXPECT_TRUE(ex.closed());
   EXPECT_EQ(log->built.load(), 3);
 }
+
+TEST(EagerStart, AwaitActorsReportsAPoolWithoutActorsBeforeAnyRun) {
+  auto log = std::make_shared<Log>();
+  ro::Module<Fragile> fragile = ro::Module<Fragile>(log, 0).replicas(2);
+  auto program = ro::compile([&](ro::Port<int> x) { return fragile(x); });
+  ro::Executor ex(program);
+  try {
+    ex.await_actors();
+    FAIL() << "a pool without actors was reported ready";
+  } catch (const ro::ExecutionError& e) {
+    EXPECT_NE(std::string(e.what()).find("no actor of Module<Fragile> could start (2 of 2 failed)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(ex.closed());
+}
+
+TEST(EagerStart, StartsSeenByAwaitActorsReachTheNextRunOnce) {
+  auto log = std::make_shared<Log>();
+  ro::Module<Fragile> fragile = ro::Module<Fragile>(log, -1);  // never throws
+  auto program = ro::compile([&](ro::Port<int> x) { return fragile(x); });
+  ro::Executor ex(program);
+  ex.await_actors();  // the one actor is ready now: nothing to wait for in the run
+  auto observer = std::make_shared<StartObserver>();
+  ro::RunOptions o = quiet();
+  o.observers = {observer};
+  auto r = ex.run(std::vector<int>{1, 2}, o);
+  EXPECT_EQ(values_of(r.outputs), (std::vector<int>{2, 4}));
+  ASSERT_EQ(r.metrics.pools[0].started.size(), 1u);  // recorded once
+  ASSERT_EQ(observer->starts.size(), 1u);            // announced in this run
+  EXPECT_TRUE(observer->starts[0].second.empty());
+  EXPECT_GE(r.metrics.pools[0].started[0].started_seconds, 0.0);
+}
