@@ -98,6 +98,11 @@ class RunApi<Out, std::tuple<Ins...>> {
     return result;
   }
 
+  /// Blocks until every pool has a ready actor (the executor returns before: eager start),
+  /// e.g. to report a model that cannot load before anything else happens. Throws
+  /// ExecutionError naming the Module, and closes the executor, when a pool has no actor
+  /// that could start. Runs do not need it.
+  void await_actors() { core_->await_actors(); }
   /// Stops every actor; idempotent. Later runs throw ExecutionError.
   void close() { core_->close(); }
   /// True once closed (explicitly or by an abort).
@@ -128,13 +133,22 @@ using RunApiOf = RunApi<typename Compiled<P>::output, typename Compiled<P>::inpu
 
 }  // namespace detail
 
-/// Runs a compiled program on a backend. Creates every actor pool up front and waits until
-/// every UDF constructor has finished; reuses the actors across runs and input batches.
+/// Runs a compiled program on a backend. Starts every actor pool up front and reuses the
+/// actors across runs and input batches.
+///
+/// Eager start (DESIGN 6.1): the constructor returns at once while each actor builds its UDF
+/// instance on its own thread. A run dispatches to an actor as soon as it is ready (the
+/// tasks of a Call without a ready actor wait in its queue) and admits input as soon as a
+/// Call that reads the sources has a ready actor. An actor whose constructor throws stays out
+/// of its pool for the executor's life and the pool goes on with the others
+/// (RunMetrics::pools and RunObserver::on_actor_start report it); when every actor of a pool
+/// failed, the run that learns it throws ExecutionError naming the Module and the first
+/// constructor's error, and the executor closes. Closing waits for constructors still running.
 template <class P>
 class Executor : public detail::RunApiOf<P> {
  public:
-  /// Builds the pools on the embedded local backend. Throws ExecutionError naming the Module
-  /// when a UDF constructor fails (the partial pools are cleaned up first).
+  /// Starts the pools on the embedded local backend; returns without waiting for the UDF
+  /// constructors (see above for their failures).
   explicit Executor(const Compiled<P>& program, const LocalBackend& backend = {})
       : detail::RunApiOf<P>(detail::make_local_core(program.plan(), backend)) {}
 };

@@ -37,10 +37,31 @@ struct InputBatchMetrics {
   double completed_seconds = 0.0;  ///< since the run started
 };
 
+/// When one actor's constructor finished (eager start, DESIGN 6.1).
+struct ActorStartMetrics {
+  int actor = -1;                ///< its index within its pool
+  double started_seconds = 0.0;  ///< since the executor was made
+  /// Empty when the actor became ready; else the constructor's error: the actor stays out of
+  /// its pool for the executor's life.
+  std::string error;
+};
+
+/// The actors of one pool (Module), as far as their starts are known at the end of a run.
+struct PoolMetrics {
+  std::string pool;  ///< the Module's name, as in explain()
+  int actors = 0;    ///< actors it was made with (its replicas)
+  /// Actors whose constructors finished, in the order they did (since the executor was made,
+  /// so every run of one executor lists the same starts, plus those since); an actor still
+  /// starting is missing.
+  std::vector<ActorStartMetrics> started;
+};
+
 /// Metrics of one run.
 struct RunMetrics {
   double elapsed_seconds = 0.0;
   std::vector<CallMetrics> calls;
+  /// Per pool (plan order): when each actor became ready, or why it could not start.
+  std::vector<PoolMetrics> pools;
   std::vector<InputBatchMetrics> input_batches;
   std::size_t peak_active_input_batches = 0;
   /// Seconds since the run started at which each root row became terminal (source order).

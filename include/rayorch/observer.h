@@ -5,10 +5,10 @@
 // Threading: every callback runs on the thread that called run(), between driver steps,
 // never concurrently with another callback of the same run. Callbacks should be quick: the
 // driver dispatches no work while one runs.
-// Exceptions: an exception thrown from on_run_start, on_rpc, on_root or on_progress aborts
-// the run like one from the streaming callback (the executor closes). One thrown from
-// on_run_end or report_section is recorded in RunMetrics::file_errors (and printed on
-// stderr); the run's outputs stand.
+// Exceptions: an exception thrown from on_run_start, on_rpc, on_actor_start, on_root or
+// on_progress aborts the run like one from the streaming callback (the executor closes). One
+// thrown from on_run_end or report_section is recorded in RunMetrics::file_errors (and
+// printed on stderr); the run's outputs stand.
 // Ownership: RunOptions holds observers by shared_ptr; the run keeps them alive until it
 // returns. One observer object may watch several runs, one after the other.
 #pragma once
@@ -54,6 +54,18 @@ struct RpcEvent {
   std::string_view status;  ///< "ok", "failed", "lost" or "timeout"
 };
 
+/// An actor's constructor finished (eager start, DESIGN 6.1): the actor joined its pool, or
+/// failed and stays out of it. Each actor is reported once per executor, in the run during
+/// which the driver learnt of it; one that started between runs is reported at the start of
+/// the next run (with a negative `run_seconds`).
+struct ActorStartEvent {
+  int pool = -1;           ///< index into RunStartEvent::pools
+  int actor = -1;          ///< within its pool
+  double seconds = 0;      ///< since the executor was made
+  double run_seconds = 0;  ///< since the run started
+  std::string_view error;  ///< the constructor's error; empty when the actor is ready
+};
+
 /// A root row became terminal (delivered to the caller). Roots restored from a run journal
 /// (rayorch/journal.h) are reported too, marked `restored`, right after on_run_start and
 /// before any computed root, so a progress or failure observer sees every row of the run.
@@ -72,6 +84,14 @@ struct CallProgress {
   std::uint64_t in_flight = 0;  ///< Grains in running RPCs
 };
 
+/// Per-pool actor counts for a progress display (eager start, DESIGN 6.1).
+struct PoolProgress {
+  std::string_view pool;
+  int actors = 0;  ///< actors the pool was made with
+  int ready = 0;   ///< actors whose constructors finished
+  int failed = 0;  ///< actors whose constructors threw (they stay out of the pool)
+};
+
 /// Where the run stands; sent about every 250 ms while it runs and once at its end
 /// (`final`).
 struct ProgressEvent {
@@ -81,6 +101,7 @@ struct ProgressEvent {
   bool total_known = true;
   double elapsed_seconds = 0;
   std::span<const CallProgress> calls;
+  std::span<const PoolProgress> pools;  ///< plan order
   bool final = false;
 };
 
@@ -106,6 +127,7 @@ class RunObserver {
   virtual ~RunObserver() = default;
   virtual void on_run_start(const RunStartEvent&) {}
   virtual void on_rpc(const RpcEvent&) {}
+  virtual void on_actor_start(const ActorStartEvent&) {}
   virtual void on_root(const RootEvent&) {}
   virtual void on_progress(const ProgressEvent&) {}
   virtual void on_run_end(const RunEndEvent&) {}

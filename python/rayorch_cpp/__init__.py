@@ -17,7 +17,7 @@ from ._modules import CppModule, Module, RayModule, cpp_udfs, function
 from ._pipeline import Pipeline
 from ._replica_context import ReplicaContext, replica_context
 from ._run_options import Journal
-from ._run_result import CallMetrics, InputBatchMetrics, RunResult
+from ._run_result import ActorStartMetrics, CallMetrics, InputBatchMetrics, PoolMetrics, RunResult
 from ._tracing import Port
 from ._values import (
     ActorLost,
@@ -36,6 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ActorLost",
+    "ActorStartMetrics",
     "CallMetrics",
     "CompileError",
     "CompiledProgram",
@@ -51,6 +52,7 @@ __all__ = [
     "Module",
     "OutputIssue",
     "Pipeline",
+    "PoolMetrics",
     "Port",
     "RayModule",
     "RecordFailure",

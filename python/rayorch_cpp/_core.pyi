@@ -234,6 +234,26 @@ class InputBatchMetrics:
     @property
     def completed_seconds(self) -> float: ...
 
+class ActorStartMetrics:
+    """When one actor's constructor finished (eager start)."""
+
+    @property
+    def actor(self) -> int: ...
+    @property
+    def started_seconds(self) -> float: ...
+    @property
+    def error(self) -> str: ...
+
+class PoolMetrics:
+    """The starts of one pool's actors."""
+
+    @property
+    def pool(self) -> str: ...
+    @property
+    def actors(self) -> int: ...
+    @property
+    def started(self) -> list[ActorStartMetrics]: ...
+
 class RunMetrics:
     """Metrics of one run (rayorch::RunMetrics)."""
 
@@ -241,6 +261,8 @@ class RunMetrics:
     def elapsed_seconds(self) -> float: ...
     @property
     def calls(self) -> list[CallMetrics]: ...
+    @property
+    def pools(self) -> list[PoolMetrics]: ...
     @property
     def input_batches(self) -> list[InputBatchMetrics]: ...
     @property
@@ -292,6 +314,8 @@ class Core:
         (with the GIL, on the calling thread) as input batches are admitted; ``journal_keys``
         is then key(row, row values), called as each row is pulled, and ``total`` is None
         until the columns ended."""
+    def await_actors(self) -> None:
+        """Blocks until every pool has a ready actor (eager start)."""
     def close(self) -> None:
         """Stops every actor; idempotent."""
     @property

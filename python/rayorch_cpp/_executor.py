@@ -179,6 +179,12 @@ class _Base:
             )
         )
 
+    def await_actors(self) -> None:
+        """Blocks until every Module has a ready actor: the executor returns before (eager
+        start), and runs do not need this. Raises ExecutionError naming the Module, and
+        closes the executor, when one has no actor that could start."""
+        self._core.await_actors()
+
     def close(self) -> None:
         """Stops every actor; idempotent. Later runs raise ExecutionError."""
         self._core.close()
@@ -218,12 +224,18 @@ class Executor(_Base):
     only the run's outputs. UDF classes must be importable on the workers (or shipped with
     ``runtime_env``).
 
-    Every pool is created up front and reused across runs; a UDF constructor failure
-    raises ExecutionError after cleaning up. On Ray, actors that are not placed and
-    constructed within ``actor_startup_timeout_s`` (default: the environment variable
-    RAYORCH_RAY_STARTUP_TIMEOUT_S, else 120 s) raise ExecutionError naming each waiting
-    Module, the resources its actors ask for and what the cluster has. Use as a context
-    manager or close().
+    Every pool is started up front and reused across runs. Eager start: the constructor
+    returns while the actors' constructors run; a run sends calls to each actor as soon as it
+    is ready and admits input once a Module that reads the sources has a ready actor. An
+    actor whose constructor raises stays out of its pool (``RunResult.pools`` says which and
+    why) and the pool goes on with the others; a pool whose every constructor raised makes
+    the run raise ExecutionError naming the Module and the error, and closes the executor. On
+    Ray, ``actor_startup_timeout_s`` (default: the environment variable
+    RAYORCH_RAY_STARTUP_TIMEOUT_S, else 120 s) bounds the first actor of each pool: a pool
+    with none ready by then fails with an ExecutionError naming the Module, the resources its
+    actors ask for and what the cluster has; its other actors may stay pending (an
+    autoscaling cluster) and join whenever Ray places them. Use as a context manager or
+    close().
     """
 
     def __init__(
@@ -266,9 +278,13 @@ class Executor(_Base):
         return self
 
     def actor_nodes(self) -> list[list[str]]:
-        """Ray backend: the node id of every actor, per pool (plan order)."""
+        """Ray backend: the node id of every actor, per pool (plan order). Waits until every
+        actor has started (eager start lets the executor return before), for at most the
+        startup timeout since the executor was made; an actor still pending then, or one
+        that could not start, shows ``""``."""
         if self._ray is None:
             raise ValueError("actor_nodes() is for the Ray backend")
+        self._ray.await_started()
         return [list(p) for p in self._ray.nodes]
 
 

@@ -8,6 +8,10 @@ ObjectRefs of the blocks the actor does not hold yet go in; the CallReport and o
 per output block come out (``num_returns``), and only the CallReport is fetched by the
 driver. RayBackend implements the contract of _ray_contract (names included).
 
+Eager start (docs/RAY.md): the constructor returns at once; each actor's start is reported
+through ``take_started`` when its ``ready`` call returns. The startup timeout bounds only the
+first actor of each pool; the others may stay pending and join when Ray places them.
+
 Everything here is called by the driver's thread, with the GIL, from C++: keep it small.
 """
 
@@ -15,11 +19,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from typing import Any
 
 from . import _core
 from ._compile import CompiledProgram, compile
-from ._ray_contract import CallReport, CallStatus, FinishedCall, ObjectRef, RayBackendProtocol
+from ._ray_contract import FinishedCall, ObjectRef, RayBackendProtocol
+from ._ray_errors import call_error_report, constructor_error
 from ._ray_session import connect, import_ray
 from ._ray_startup import actor_startup_error, asked_resources, startup_timeout_s
 from ._values import ExecutionError
@@ -80,21 +86,6 @@ class _NotReady(Exception):
     """An actor did not finish its constructor within the time given."""
 
 
-def _classify(error: BaseException) -> CallReport:
-    """What a Ray error means for a call: its report, with one of Ray's statuses."""
-    ray = import_ray()
-    exc = ray.exceptions
-    cause: BaseException = error
-    if isinstance(error, exc.RayTaskError) and error.cause is not None:
-        cause = error.cause
-    text = f"{type(cause).__name__}: {str(cause).strip().splitlines()[0] if str(cause) else ''}"
-    if isinstance(cause, exc.ObjectLostError):
-        return CallReport(CallStatus.block_lost, error=text)
-    if isinstance(cause, (exc.RayActorError, exc.TaskCancelledError, exc.WorkerCrashedError)):
-        return CallReport(CallStatus.actor_lost, error=text)
-    return CallReport(CallStatus.ray_error, error=text)
-
-
 class RayBackend(RayBackendProtocol):
     """The actor pools of one compiled program on a Ray cluster."""
 
@@ -148,20 +139,22 @@ class RayBackend(RayBackendProtocol):
         # Tasks in flight per actor, and per pool the most ever in flight at one actor.
         self._tasks_in_flight: list[list[int]] = [[] for _ in self._pools]
         self.peak_tasks_in_flight: list[int] = [0 for _ in self._pools]
+        # Eager start: (pool, actor) per `ready` ObjectRef of an actor still starting.
+        self._starting: dict[ObjectRef, tuple[int, int]] = {}
+        self._started: list[tuple[int, int, str]] = []
+        self._ready_actors: list[int] = [0 for _ in self._pools]
+        self._startup_deadline = time.monotonic() + self._startup_timeout_s
         try:
-            started = []
             for p, pool in enumerate(self._pools):
                 for replica in range(int(pool["replicas"])):
-                    started.append((p, self._new_actor(p, replica)))
-            ready = self._await_ready([a for _, a in started], [p for p, _ in started])
-            for (p, actor), (node, _pid) in zip(started, ready, strict=True):
-                self._actors[p].append(actor)
-                self._tasks_in_flight[p].append(0)
-                self._methods[p].append({})
-                self.nodes[p].append(node)
+                    actor = self._new_actor(p, replica)
+                    self._actors[p].append(actor)
+                    self._tasks_in_flight[p].append(0)
+                    self._methods[p].append({})
+                    self.nodes[p].append("")
+                    self._starting[actor.ready.remote()] = (p, replica)
         except BaseException:
-            for _, actor in started:
-                self._kill(actor)
+            self.stop()
             raise
 
     # -- actors --------------------------------------------------------------------------
@@ -242,11 +235,68 @@ class RayBackend(RayBackendProtocol):
             except self._ray.exceptions.RayActorError as error:
                 if not error.actor_init_failed:
                     raise _Unplaced(f"{type(error).__name__}: {error}") from None
-                raise ExecutionError(
-                    f"the constructor of Module<{self._pools[pool]['name']}> failed on a Ray "
-                    f"actor: {_constructor_error(error)}"
-                ) from None
+                raise ExecutionError(constructor_error(self._pools[pool]["name"], error)) from None
         return out
+
+    def take_started(self) -> list[tuple[int, int, str]]:
+        """The actors that started since the last call (the contract's); past the startup
+        timeout, a pool without a ready actor gets its pending actors back failed, killed."""
+        if self._starting:
+            ready, _ = self._wait(list(self._starting), num_returns=len(self._starting), timeout=0)
+            self._note_started(ready)
+        if self._starting and time.monotonic() >= self._startup_deadline:
+            self._fail_unplaced_pools()
+        out, self._started = self._started, []
+        return out
+
+    def await_started(self) -> None:
+        """Waits until every actor has started, or the startup timeout passed; the starts
+        stay for take_started (the driver's)."""
+        while self._starting and (left := self._startup_deadline - time.monotonic()) > 0:
+            refs = list(self._starting)
+            ready, _ = self._wait(refs, num_returns=len(refs), timeout=left)
+            self._note_started(ready)
+
+    def _note_started(self, refs: list[ObjectRef]) -> None:
+        """Records the starts behind `ready` ObjectRefs that are in."""
+        for ref in refs:
+            pool, actor = self._starting.pop(ref)
+            try:
+                node, _pid = self._get(ref)
+            except self._ray.exceptions.RayActorError as error:
+                if error.actor_init_failed:
+                    error_text = constructor_error(self._pools[pool]["name"], error)
+                    self._started.append((pool, actor, error_text))
+                    continue
+                # Its node went away before the constructor ran: a fresh actor takes the place.
+                self._kill(self._actors[pool][actor])
+                fresh = self._new_actor(pool, actor)
+                self._actors[pool][actor] = fresh
+                self._starting[fresh.ready.remote()] = (pool, actor)
+                continue
+            except Exception as error:  # noqa: BLE001 - reported as the actor's start failure
+                self._started.append((pool, actor, f"{type(error).__name__}: {error}"))
+                continue
+            self.nodes[pool][actor] = node
+            self._ready_actors[pool] += 1
+            self._started.append((pool, actor, ""))
+
+    def _fail_unplaced_pools(self) -> None:
+        """Past the startup timeout: every pool that has no ready actor fails its pending
+        ones (they are killed), with the error naming what they ask for."""
+        waiting = Counter(pool for pool, _ in self._starting.values())
+        for ref, (pool, actor) in list(self._starting.items()):
+            if self._ready_actors[pool] > 0:
+                continue  # it joins whenever Ray places it
+            error = actor_startup_error(
+                {self._pools[pool]["name"]: (waiting[pool], asked_resources(self._options[pool]))},
+                self._startup_timeout_s,
+                self._ray.cluster_resources(),
+                self._ray.available_resources(),
+            )
+            del self._starting[ref]
+            self._kill(self._actors[pool][actor])
+            self._started.append((pool, actor, str(error)))
 
     def _kill(self, actor: Any) -> None:
         try:
@@ -308,6 +358,7 @@ class RayBackend(RayBackendProtocol):
                 self._kill(actor)
             pool.clear()
         self._pending.clear()
+        self._starting.clear()
         for counts in self._tasks_in_flight:
             counts.clear()
 
@@ -352,20 +403,23 @@ class RayBackend(RayBackendProtocol):
 
     def wait(self, timeout_s: float) -> list[FinishedCall]:
         pending = list(self._pending)
-        if not pending:
+        if not pending and not self._starting:
             return []
         start = self._clock()
         self.stats["waits"] += 1
         try:
-            return self._collect(pending, timeout_s)
+            return self._collect(pending + list(self._starting), timeout_s)
         finally:
             self.stats["wait_s"] += self._clock() - start
 
     def _collect(self, pending: list[ObjectRef], timeout: float) -> list[FinishedCall]:
         # Everything that is ready in one call; block for the first only when nothing is.
+        # An actor's start counts (take_started reports it); a call's report is returned.
         ready, _ = self._wait(pending, num_returns=len(pending), timeout=0)
         if not ready and timeout > 0:
             ready, _ = self._wait(pending, num_returns=1, timeout=timeout)
+        self._note_started([ref for ref in ready if ref in self._starting])
+        ready = [ref for ref in ready if ref in self._pending]
         if not ready:
             return []
         out: list[FinishedCall] = []
@@ -382,7 +436,7 @@ class RayBackend(RayBackendProtocol):
             try:
                 out.append(FinishedCall(token, self._get(ref)))
             except Exception as error:  # noqa: BLE001 - classified for the driver
-                out.append(FinishedCall(token, _classify(error)))
+                out.append(FinishedCall(token, call_error_report(error)))
         return out
 
 
@@ -394,13 +448,3 @@ def _max_tasks_in_flight_of(options: dict[str, Any]) -> int:
     actor would run its queued calls at once on one UDF instance)."""
     tasks = options.get("max_tasks_in_flight_per_actor")
     return _DEFAULT_MAX_TASKS_IN_FLIGHT if tasks is None else int(tasks)
-
-
-def _constructor_error(error: BaseException) -> str:
-    """The UDF constructor's exception inside a Ray actor creation error, as "Type: message"."""
-    text = str(error)
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("rayorch_cpp.ExecutionError") or line.startswith("ExecutionError"):
-            return line.split(":", 1)[1].strip()
-    return text.strip().splitlines()[-1] if text.strip() else type(error).__name__

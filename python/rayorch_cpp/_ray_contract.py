@@ -51,12 +51,19 @@ ObjectRef: TypeAlias = Any
 class RayBackendProtocol(Protocol):
     """What the C++ pools call on the Python backend, from the driver's thread with the GIL.
 
-    The backend has started every actor before the pools are made; the pools own nothing
-    but this object.
+    The backend may return before its actors' constructors finished (eager start): it
+    reports each actor's start once through :meth:`take_started`, and the driver sends calls
+    only to actors reported ready. The pools own nothing but this object.
     """
 
     def actors_per_pool(self) -> list[int]:
         """Per pool (plan order): how many actors it has. Fixed for the backend's life."""
+        ...
+
+    def take_started(self) -> list[tuple[int, int, str]]:
+        """The actors whose constructors finished since the last call, each once, as
+        ``(pool, actor, error)``: ``error`` is empty for an actor that is ready, else why it
+        cannot start (it stays out of its pool). :meth:`wait` returns early when one did."""
         ...
 
     def max_tasks_in_flight_per_actor(self) -> list[int]:
@@ -86,7 +93,8 @@ class RayBackendProtocol(Protocol):
         ...
 
     def wait(self, timeout_s: float) -> list[FinishedCall]:
-        """The calls whose reports are in, waiting up to ``timeout_s`` for the first. A call
+        """The calls whose reports are in, waiting up to ``timeout_s`` for the first (or for
+        an actor's start, see :meth:`take_started`). A call
         Ray failed gets a CallReport with one of Ray's statuses (``actor_lost``,
         ``block_lost``, ``ray_error``) and the error as ``"Type: message"``."""
         ...

@@ -1,5 +1,5 @@
 """What a run returns: its outputs in source order and its metrics (RunResult, CallMetrics,
-InputBatchMetrics), built from the engine's RunMetrics."""
+InputBatchMetrics, PoolMetrics), built from the engine's RunMetrics."""
 
 from __future__ import annotations
 
@@ -50,6 +50,39 @@ class InputBatchMetrics:
 
 
 @dataclass(frozen=True, slots=True)
+class ActorStartMetrics:
+    """When one actor's constructor finished (eager start: actors join their pool as their
+    constructors finish, the first run does not wait for them all)."""
+
+    actor: int  #: its index within its pool
+    started_s: float  #: seconds since the executor was made
+    #: empty when the actor became ready; else the constructor's error, and the actor stays
+    #: out of its pool for the executor's life
+    error: str = ""
+
+    @property
+    def ready(self) -> bool:
+        """The actor joined its pool."""
+        return not self.error
+
+
+@dataclass(frozen=True, slots=True)
+class PoolMetrics:
+    """The actors of one pool (Module) as far as their starts are known at the end of a
+    run: ``started`` in the order the constructors finished; an actor still starting is
+    missing."""
+
+    pool: str  #: the Module's name, as in explain()
+    actors: int  #: actors the pool was made with (its replicas)
+    started: tuple[ActorStartMetrics, ...] = ()
+
+    @property
+    def ready_actors(self) -> int:
+        """Actors that joined the pool."""
+        return sum(1 for s in self.started if s.ready)
+
+
+@dataclass(frozen=True, slots=True)
 class RunResult:
     """The outputs of a run in source order (a list for one output Port, a tuple of lists
     for several), plus its metrics. A row that is not present is an OutputIssue.
@@ -67,6 +100,8 @@ class RunResult:
     file_errors: tuple[str, ...] = ()
     roots_restored: int = 0  #: roots delivered from the run journal, not computed
     journal_discarded_bytes: int = 0  #: torn or corrupt journal tail cut off when opened
+    #: per pool (plan order): when each actor became ready, or why it could not start
+    pools: tuple[PoolMetrics, ...] = ()
 
     @property
     def rpc_count(self) -> int:
@@ -126,6 +161,17 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
         file_errors=tuple(raw.file_errors),
         roots_restored=raw.roots_restored,
         journal_discarded_bytes=raw.journal_discarded_bytes,
+        pools=tuple(
+            PoolMetrics(
+                pool=p.pool,
+                actors=p.actors,
+                started=tuple(
+                    ActorStartMetrics(actor=s.actor, started_s=s.started_seconds, error=s.error)
+                    for s in p.started
+                ),
+            )
+            for p in raw.pools
+        ),
     )
 
 
@@ -142,4 +188,4 @@ def partial_result(outputs: Any) -> RunResult:
     )
 
 
-__all__ = ["CallMetrics", "InputBatchMetrics", "RunResult"]
+__all__ = ["ActorStartMetrics", "CallMetrics", "InputBatchMetrics", "PoolMetrics", "RunResult"]

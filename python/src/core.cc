@@ -359,6 +359,11 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options, nb::object jour
   return nb::make_tuple(delivery.results(), std::move(metrics));
 }
 
+void Core::await_actors() {
+  nb::gil_scoped_release release;  // the actors' constructors need the GIL
+  core_->await_actors();
+}
+
 void Core::close() {
   if (running_) {
     throw ExecutionError(
@@ -404,6 +409,7 @@ void bind_core(nb::module_& m) {
       .def("run", &Core::run, nb::arg("columns"), nb::arg("options"),
            nb::arg("journal_keys").none() = nb::none(), nb::arg("on_row").none() = nb::none(),
            nb::arg("on_progress").none() = nb::none(), nb::arg("lazy") = false)
+      .def("await_actors", &Core::await_actors)
       .def("close", &Core::close)
       .def_prop_ro("closed", &Core::closed)
       .def("rpc_log", &Core::rpc_log);

@@ -43,6 +43,8 @@ class Core {
                       nanobind::object journal_keys, nanobind::object on_row,
                       nanobind::object on_progress, bool lazy);
 
+  /// Blocks until every pool has a ready actor (eager start); the GIL is released meanwhile.
+  void await_actors();
   void close();
   bool closed() const { return core_->closed(); }
   nanobind::list rpc_log() const;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "rayorch/errors.h"
@@ -113,6 +114,11 @@ std::vector<int> RayBackendClient::actors_per_pool() const {
 std::vector<int> RayBackendClient::max_tasks_in_flight_per_actor() const {
   Gil gil;
   return nb::cast<std::vector<int>>(backend_.attr("max_tasks_in_flight_per_actor")());
+}
+
+std::vector<std::tuple<int, int, std::string>> RayBackendClient::take_started() const {
+  Gil gil;
+  return nb::cast<std::vector<std::tuple<int, int, std::string>>>(backend_.attr("take_started")());
 }
 
 Ref RayBackendClient::put(nb::handle values) const {

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "py_values.h"
@@ -71,6 +72,9 @@ class RayBackendClient {
 
   std::vector<int> actors_per_pool() const;
   std::vector<int> max_tasks_in_flight_per_actor() const;
+  /// The actors that started since the last call (eager start), each once: (pool, actor,
+  /// error), the error empty for an actor that is ready.
+  std::vector<std::tuple<int, int, std::string>> take_started() const;
   /// Puts `values` (a list) into the object store; returns its ObjectRef.
   Ref put(nanobind::handle values) const;
   /// The values (one list each) of the blocks behind `refs`, fetched in one round trip.

@@ -65,6 +65,7 @@ class RayPools final : public rd::WorkerPools {
       total_ += static_cast<std::size_t>(slots);
     }
     cache_ = std::make_shared<ActorBlockCache>(actors_);
+    for (int n : actors_) starting_ += n;
   }
   RayPools(const RayPools&) = delete;
   RayPools& operator=(const RayPools&) = delete;
@@ -84,6 +85,17 @@ class RayPools final : public rd::WorkerPools {
   // order, gives every actor a task before it queues a second one at any.
   int actor_of(int pool, int slot) const override { return slot % actors_[pool]; }
   std::size_t max_outstanding() const override { return total_; }
+  bool starts_in_background() const override { return true; }
+
+  void take_started(std::vector<rd::ActorStart>& out) override {
+    if (starting_ == 0) return;
+    const auto at = Clock::now();
+    for (auto& [pool, actor, error] : backend_.take_started()) {
+      --starting_;
+      out.push_back(
+          rd::ActorStart{.pool = pool, .actor = actor, .at = at, .error = std::move(error)});
+    }
+  }
 
   void submit(rd::WorkerTask task) override {
     Pending p;
@@ -130,7 +142,7 @@ class RayPools final : public rd::WorkerPools {
   }
 
   void wait(Clock::time_point deadline, std::vector<rd::WorkerResult>& out) override {
-    if (pending_.empty()) return;
+    if (pending_.empty() && starting_ == 0) return;
     const double timeout =
         std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
     Gil gil;
@@ -286,6 +298,7 @@ class RayPools final : public rd::WorkerPools {
   std::vector<std::vector<std::uint64_t>> actor_epochs_;  // per actor: its incarnation
   std::unordered_map<std::uint64_t, Pending> pending_;
   std::uint64_t tokens_ = 0;
+  int starting_ = 0;  // actors whose start the backend has not reported yet
   bool stopped_ = false;
   std::shared_ptr<ActorBlockCache> cache_;  // shared with the run's store
 };

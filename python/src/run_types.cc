@@ -112,9 +112,21 @@ void bind_run_metrics(nb::module_& m) {
       .def_ro("admitted_seconds", &InputBatchMetrics::admitted_seconds)
       .def_ro("completed_seconds", &InputBatchMetrics::completed_seconds);
 
+  nb::class_<ActorStartMetrics>(m, "ActorStartMetrics",
+                                "When one actor's constructor finished (eager start).")
+      .def_ro("actor", &ActorStartMetrics::actor)
+      .def_ro("started_seconds", &ActorStartMetrics::started_seconds)
+      .def_ro("error", &ActorStartMetrics::error);
+
+  nb::class_<PoolMetrics>(m, "PoolMetrics", "The starts of one pool's actors.")
+      .def_ro("pool", &PoolMetrics::pool)
+      .def_ro("actors", &PoolMetrics::actors)
+      .def_ro("started", &PoolMetrics::started);
+
   nb::class_<RunMetrics>(m, "RunMetrics", "Metrics of one run (rayorch::RunMetrics).")
       .def_ro("elapsed_seconds", &RunMetrics::elapsed_seconds)
       .def_ro("calls", &RunMetrics::calls)
+      .def_ro("pools", &RunMetrics::pools)
       .def_ro("input_batches", &RunMetrics::input_batches)
       .def_ro("peak_active_input_batches", &RunMetrics::peak_active_input_batches)
       .def_ro("root_completed_seconds", &RunMetrics::root_completed_seconds)

@@ -232,9 +232,11 @@ def test_an_aborted_run_carries_its_partial_outputs_and_keeps_the_executor() -> 
         assert partial.outputs[i] == (
             i + 1 if i % 2 == 0 else ro.OutputIssue(ro.ItemOutcome.FAILED, f"odd {i}")
         )
-    # The same actors serve the next run: no constructor ran again.
-    assert not ex.closed and Logged.instances == 2
+    # The same actors serve the next run: no constructor ran again (the second actor may
+    # still be starting: the local executor starts its actors in the background).
+    assert not ex.closed and Logged.instances <= 2
     assert ex.run([0, 2, 4], progress=False).outputs == [1, 3, 5]
+    ex.close()
     assert Logged.instances == 2
 
 
@@ -242,8 +244,9 @@ def test_leaving_a_stream_early_keeps_the_executor() -> None:
     ex = logged_executor()
     for _ in ex.stream(list(range(0, 200, 2)), input_batch_size=1, progress=False):
         break
-    assert not ex.closed and Logged.instances == 2
+    assert not ex.closed and Logged.instances <= 2
     assert ex.run([0, 2, 4], progress=False).outputs == [1, 3, 5]
+    ex.close()  # waits for a constructor still running (eager start)
     assert Logged.instances == 2
 
 

@@ -193,8 +193,11 @@ def test_a_row_that_ends_its_worker_costs_that_row_only(how: str, cause: str) ->
 )
 def test_a_constructor_failure_is_an_error_naming_the_module(how: str, message: str) -> None:
     broken = ro.Module(BrokenConstructor).pre_init(how).ray_options(isolation="process")
+    # Eager start: the executor returns at once and the constructors' failure reaches the
+    # first run (or await_actors()).
+    ex = ro.Executor(lambda x: broken(x))
     with pytest.raises(ro.ExecutionError) as info:
-        ro.Executor(lambda x: broken(x))
+        ex.run([1], progress=False)
     assert "BrokenConstructor" in str(info.value)
     assert message in str(info.value)
 
@@ -280,6 +283,7 @@ def _wait_until_gone(pids: set[int], seconds: float = 10.0) -> set[int]:
 def test_no_worker_outlives_close_or_an_exception_in_on_row() -> None:
     before = _descendants(os.getpid())
     ex = ro.Executor(squares(2, "process"))
+    ex.await_actors()
     workers = _descendants(os.getpid()) - before
     assert len(workers) >= 3  # the server and two workers
 

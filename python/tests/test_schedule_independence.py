@@ -1,6 +1,8 @@
 """Randomized pipelines give the same outputs for every legal schedule (DESIGN 5, Contract):
 the local executor with varied replicas, batch sizes, input batches and active-batch limits,
-and the synchronous core, fed by a list or by a generator (a lazy source).
+and actors that join their pools in a random order (every constructor waits a random few
+milliseconds: eager start), and the synchronous core, fed by a list or by a generator (a
+lazy source).
 
 Wider sweeps (seeds up to 150, 30 rows) find one schedule-dependent cause, an engine issue
 pinned by test_failures.py::test_group_failure_cause_decides_the_gather_whatever_the_order:
@@ -9,6 +11,7 @@ seed 116 has a RecordFailure and a later-ordinal GroupFailure under one parent."
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import pytest
@@ -17,10 +20,19 @@ import rayorch_cpp as ro
 from rayorch_cpp import F
 
 
-class Affine:
+class StartsLate:
+    """A UDF whose constructor takes a random few milliseconds, as loading a model would: the
+    actors of a pool become ready in a random order, after the run started."""
+
+    def __init__(self) -> None:
+        time.sleep(random.random() * 0.005)
+
+
+class Affine(StartsLate):
     """x -> (a*x + b) mod 101, with typed failures on chosen residues."""
 
     def __init__(self, a: int, b: int, record_mod: int = 0, group_mod: int = 0) -> None:
+        super().__init__()
         self.a, self.b, self.record_mod, self.group_mod = a, b, record_mod, group_mod
 
     def run(self, xs: list[int]) -> list[Any]:
@@ -36,30 +48,32 @@ class Affine:
         return out
 
 
-class Fan:
+class Fan(StartsLate):
     """x -> a list of x % k derived values (possibly empty)."""
 
     def __init__(self, k: int) -> None:
+        super().__init__()
         self.k = k
 
     def run(self, xs: list[int]) -> list[list[int]]:
         return [[(x * 7 + i) % 101 for i in range(x % self.k)] for x in xs]
 
 
-class Keep:
+class Keep(StartsLate):
     def __init__(self, m: int) -> None:
+        super().__init__()
         self.m = m
 
     def run(self, xs: list[int]) -> list[bool]:
         return [x % self.m != 0 for x in xs]
 
 
-class Add:
+class Add(StartsLate):
     def run(self, a: list[int], b: list[int]) -> list[int]:
         return [(x + y) % 101 for x, y in zip(a, b)]
 
 
-class Fold:
+class Fold(StartsLate):
     def run(self, groups: list[list[int]], parent: list[int]) -> list[int]:
         return [(sum(g) * 3 + len(g) + p) % 101 for g, p in zip(groups, parent)]
 

@@ -2,6 +2,7 @@
 #include "execution/driver.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -12,12 +13,55 @@
 #include "execution/run/run_options_check.h"
 
 namespace rayorch::detail {
+namespace {
+
+// The first constructor error among a pool's starts.
+std::string first_error(const PoolMetrics& pool) {
+  for (const ActorStartMetrics& s : pool.started) {
+    if (!s.error.empty()) return s.error;
+  }
+  return {};
+}
+
+}  // namespace
 
 Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPools> pools,
                DriverOptions options)
-    : plan_(std::move(plan)), pools_(std::move(pools)), options_(options) {
+    : plan_(std::move(plan)), pools_(std::move(pools)), options_(options), created_(Clock::now()) {
   for (int n : pools_->sizes()) workers_.emplace_back(static_cast<std::size_t>(n));
   max_outstanding_ = std::max<std::size_t>(pools_->max_outstanding(), 1);
+  const std::vector<int> actors = pools_->actors();
+  const bool background = pools_->starts_in_background();
+  for (std::size_t p = 0; p < actors.size(); ++p) {
+    const auto n = static_cast<std::size_t>(actors[p]);
+    phases_.emplace_back(n, background ? ActorPhase::starting : ActorPhase::ready);
+    ready_actors_.push_back(background ? 0 : actors[p]);
+    failed_actors_.push_back(0);
+    all_ready_.push_back(!background);
+    PoolMetrics m{.pool = plan_->pools[p].name, .actors = actors[p], .started = {}};
+    // Pools that start nothing in the background were built before the executor returned.
+    if (!background) {
+      for (int a = 0; a < actors[p]; ++a)
+        m.started.push_back({.actor = a, .started_seconds = 0.0, .error = {}});
+    }
+    starts_.push_back(std::move(m));
+  }
+  std::vector<bool> reads_sources(plan_->pools.size(), false);
+  for (const PlanCall& c : plan_->calls) {
+    for (int port : c.inputs) {
+      if (std::find(plan_->sources.begin(), plan_->sources.end(), port) != plan_->sources.end())
+        reads_sources[static_cast<std::size_t>(c.pool)] = true;
+    }
+  }
+  for (std::size_t p = 0; p < reads_sources.size(); ++p) {
+    if (reads_sources[p]) source_pools_.push_back(static_cast<int>(p));
+  }
+  // No Call reads a source directly (every source goes through a structural operator
+  // first): any ready actor lets admission start.
+  if (source_pools_.empty()) {
+    for (std::size_t p = 0; p < reads_sources.size(); ++p)
+      source_pools_.push_back(static_cast<int>(p));
+  }
 }
 
 Driver::~Driver() {
@@ -75,15 +119,25 @@ RunMetrics Driver::drive(RunState& state) {
   // counted even when this run never waits for a result.
   results_.clear();
   pools_->wait(Clock::now(), results_);
+  results_.insert(results_.end(), std::make_move_iterator(late_results_.begin()),
+                  std::make_move_iterator(late_results_.end()));
+  late_results_.clear();
   for (WorkerResult& r : results_) handle(state, r);
 
+  state.set_actor_starts(starts_);
   state.begin();
+  // Starts that await_actors() learnt between runs are in the metrics already; the
+  // observers hear of them now.
+  for (const FreshStart& f : unannounced_) state.announce_actor_start(f.pool, f.start, f.at);
+  unannounced_.clear();
+  take_started(state);
+  await_source_actor(state);
   state.admit();
   state.settle();
   int idle_rounds = 0;
   while (!state.done()) {
     dispatch(state);
-    if (outstanding_ == 0) {
+    if (outstanding_ == 0 && !waiting_for_actors()) {
       // Nothing was sent, but a pick may have sealed barriered Grains: settling publishes
       // their facts (and may retire and admit input batches). A stuck engine throws there
       // with its progress counters; this is the backstop.
@@ -101,11 +155,93 @@ RunMetrics Driver::drive(RunState& state) {
                                 Clock::now() + std::chrono::milliseconds(200)});
     pools_->wait(wake, results_);
     for (WorkerResult& r : results_) handle(state, r);
+    take_started(state);
     expire(state);
     state.settle();
     state.tick();
   }
   return state.finish();
+}
+
+void Driver::apply_starts() {
+  fresh_.clear();
+  started_.swap(drained_starts_);  // those drain() put aside come first
+  drained_starts_.clear();
+  pools_->take_started(started_);
+  for (ActorStart& s : started_) {
+    const auto p = static_cast<std::size_t>(s.pool);
+    const auto a = static_cast<std::size_t>(s.actor);
+    if (p >= phases_.size() || a >= phases_[p].size() || phases_[p][a] != ActorPhase::starting)
+      continue;
+    const ActorStartMetrics m{
+        .actor = s.actor,
+        .started_seconds = std::max(0.0, std::chrono::duration<double>(s.at - created_).count()),
+        .error = s.error};
+    starts_[p].started.push_back(m);
+    const int actors = static_cast<int>(phases_[p].size());
+    if (s.error.empty()) {
+      phases_[p][a] = ActorPhase::ready;
+      all_ready_[p] = ++ready_actors_[p] == actors;
+    } else {
+      phases_[p][a] = ActorPhase::failed;
+      ++failed_actors_[p];
+    }
+    fresh_.push_back(FreshStart{.pool = s.pool, .start = m, .at = s.at});
+  }
+}
+
+void Driver::fail_dead_pools() {
+  for (std::size_t p = 0; p < phases_.size(); ++p) {
+    const int actors = static_cast<int>(phases_[p].size());
+    if (actors == 0 || failed_actors_[p] < actors) continue;
+    // No actor of this pool can ever run its Calls: the executor cannot run the program.
+    close();
+    throw ExecutionError(
+        fmt::format("no actor of Module<{}> could start ({} of {} failed); the first error: {}",
+                    plan_->pools[p].name, failed_actors_[p], actors, first_error(starts_[p])));
+  }
+}
+
+void Driver::take_started(RunState& state) {
+  apply_starts();
+  for (const FreshStart& f : fresh_) state.actor_started(f.pool, f.start, f.at);
+  fail_dead_pools();
+}
+
+void Driver::await_actors() {
+  if (closed_) throw ExecutionError("this executor is closed; create a new executor");
+  for (;;) {
+    apply_starts();
+    unannounced_.insert(unannounced_.end(), fresh_.begin(), fresh_.end());
+    fail_dead_pools();
+    if (std::all_of(ready_actors_.begin(), ready_actors_.end(), [](int n) { return n > 0; }))
+      return;
+    // Only late results of attempts abandoned in earlier runs can come: the next run
+    // counts them.
+    pools_->wait(Clock::now() + std::chrono::milliseconds(200), late_results_);
+  }
+}
+
+void Driver::await_source_actor(RunState& state) {
+  auto ready_source = [this] {
+    return std::any_of(source_pools_.begin(), source_pools_.end(),
+                       [this](int p) { return ready_actors_[static_cast<std::size_t>(p)] > 0; });
+  };
+  while (!state.done() && !ready_source()) {
+    results_.clear();
+    pools_->wait(Clock::now() + std::chrono::milliseconds(200), results_);
+    for (WorkerResult& r : results_) handle(state, r);  // late results of earlier runs only
+    take_started(state);
+    state.tick();
+  }
+}
+
+bool Driver::waiting_for_actors() const {
+  for (std::size_t p = 0; p < phases_.size(); ++p) {
+    const int actors = static_cast<int>(phases_[p].size());
+    if (ready_actors_[p] == 0 && failed_actors_[p] < actors) return true;
+  }
+  return false;
 }
 
 void Driver::drain() {
@@ -129,6 +265,8 @@ void Driver::drain() {
       pools_->wait(std::min(next_deadline(), Clock::now() + std::chrono::milliseconds(200)),
                    results_);
       for (const WorkerResult& r : results_) release(r);
+      // Starts are kept for the next run (wait() would otherwise wake for them at once).
+      pools_->take_started(drained_starts_);
       const auto now = Clock::now();
       for (std::size_t p = 0; p < workers_.size(); ++p) {
         for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {
@@ -154,7 +292,7 @@ void Driver::dispatch(RunState& state) {
     for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {
       if (outstanding_ >= max_outstanding_) return;
       WorkerState& w = workers_[p][slot];
-      if (w.current) continue;
+      if (w.current || !ready(p, slot)) continue;
       // Holding a small batch back is safe only while another RPC runs: its result wakes
       // the loop, so nothing can stall.
       auto d = state.pick(static_cast<int>(p), outstanding_ > 0);

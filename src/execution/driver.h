@@ -4,6 +4,12 @@
 // under this loop; none has its own. A rayorch::RunInterrupted from a callback ends the run
 // without closing the executor: the RPCs in flight are waited for (drain) and dropped.
 //
+// Eager start: the pools may come while their actors' constructors still run
+// (WorkerPools::starts_in_background). A worker is dispatched to once its actor is ready;
+// admission waits only for a ready actor of some Call that reads the sources. An actor whose
+// constructor failed stays out of its pool for the executor's life; a pool whose every actor
+// failed ends the run with an ExecutionError and closes the executor.
+//
 // Threading: run() and close() are called from one thread at a time (the Executor's
 // caller); the loop, the engines and the value store live on that thread.
 #pragma once
@@ -29,12 +35,13 @@ struct DriverOptions {
 
 class Driver final : public ExecutionCore {
  public:
-  /// Takes ownership of started pools (every constructor has finished).
+  /// Takes ownership of the pools; their actors may still be starting.
   Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPools> pools,
          DriverOptions options);
   ~Driver() override;
 
   RunMetrics run(SourceData sources, const RunOptions& options, const RootSink& sink) override;
+  void await_actors() override;
   void close() override;
   bool closed() const override { return closed_; }
   const std::vector<RpcRecord>& rpc_log() const override { return log_; }
@@ -49,7 +56,34 @@ class Driver final : public ExecutionCore {
     Clock::time_point deadline = Clock::time_point::max();
   };
 
+  // Where an actor's first constructor stands (eager start).
+  enum class ActorPhase { starting, ready, failed };
+
   RunMetrics drive(RunState& state);
+  // An actor start the driver applied, for the observers.
+  struct FreshStart {
+    int pool = -1;
+    ActorStartMetrics start;
+    Clock::time_point at;
+  };
+
+  // Applies the actors' starts the pools report (phases, counts, starts_); the new ones are
+  // left in fresh_.
+  void apply_starts();
+  // Throws ExecutionError (closing the executor) when a pool has no actor that could start.
+  void fail_dead_pools();
+  // apply_starts(), tells the run of each new start, then fail_dead_pools().
+  void take_started(RunState& state);
+  // Waits until some Call that reads the sources has a ready actor.
+  void await_source_actor(RunState& state);
+  bool ready(std::size_t pool, std::size_t slot) const {
+    return all_ready_[pool] ||
+           phases_[pool][static_cast<std::size_t>(pools_->actor_of(
+               static_cast<int>(pool), static_cast<int>(slot)))] == ActorPhase::ready;
+  }
+  // Some pool has no ready actor yet but one still starting: its work waits for it, which
+  // is not a deadlock.
+  bool waiting_for_actors() const;
   void drain();  // waits out the RPCs in flight after an interrupt
   void dispatch(RunState& state);
   void handle(RunState& state, WorkerResult& result);
@@ -63,7 +97,19 @@ class Driver final : public ExecutionCore {
   std::vector<std::vector<WorkerState>> workers_;
   std::size_t max_outstanding_ = 0;
   std::size_t outstanding_ = 0;
-  std::size_t cursor_ = 0;  // the pool the next dispatch sweep starts at
+  std::size_t cursor_ = 0;                       // the pool the next dispatch sweep starts at
+  Clock::time_point created_;                    // the executor's start (metrics)
+  std::vector<std::vector<ActorPhase>> phases_;  // per pool, per actor
+  std::vector<int> ready_actors_;                // per pool
+  std::vector<int> failed_actors_;               // per pool
+  std::vector<bool> all_ready_;                  // per pool: every actor is ready
+  std::vector<int> source_pools_;                // pools of the Calls that read the sources
+  std::vector<PoolMetrics> starts_;              // the actors' starts so far
+  std::vector<ActorStart> started_;              // reused
+  std::vector<ActorStart> drained_starts_;       // taken by drain(), applied in the next run
+  std::vector<FreshStart> fresh_;                // reused by apply_starts()
+  std::vector<FreshStart> unannounced_;          // applied by await_actors(), for the next run
+  std::vector<WorkerResult> late_results_;       // taken by await_actors(), for the next run
   std::uint64_t run_ = 0;
   bool closed_ = false;
   std::vector<RpcRecord> log_;

@@ -153,6 +153,22 @@ void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_cloc
   events_.rpc(e);
 }
 
+void RunState::actor_started(int pool, const ActorStartMetrics& start,
+                             std::chrono::steady_clock::time_point at) {
+  recorder_.actor_started(pool, start);
+  announce_actor_start(pool, start, at);
+}
+
+void RunState::announce_actor_start(int pool, const ActorStartMetrics& start,
+                                    std::chrono::steady_clock::time_point at) {
+  if (events_.empty()) return;
+  events_.actor_start(ActorStartEvent{.pool = pool,
+                                      .actor = start.actor,
+                                      .seconds = start.started_seconds,
+                                      .run_seconds = recorder_.seconds_at(at),
+                                      .error = start.error});
+}
+
 void RunState::apply_result(Dispatch& d, Attempt& attempt) {
   const PlanCall& pc = plan_->calls[d.batch.call];
   std::vector<BlockId> created;
@@ -206,11 +222,19 @@ void RunState::emit_progress(bool final) {
     progress_[c] =
         CallProgress{plan_->calls[c].name, recorder_.done(call), ready, recorder_.in_flight(call)};
   }
+  const std::vector<PoolMetrics>& pools = recorder_.metrics().pools;
+  pool_progress_.resize(pools.size());
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    PoolProgress& pp = pool_progress_[p];
+    pp = PoolProgress{.pool = pools[p].pool, .actors = pools[p].actors, .ready = 0, .failed = 0};
+    for (const ActorStartMetrics& s : pools[p].started) ++(s.error.empty() ? pp.ready : pp.failed);
+  }
   events_.progress(ProgressEvent{.roots_done = delivery_.delivered() + restored_,
                                  .roots_total = batches_.rows() + restored_,
                                  .total_known = batches_.rows_known(),
                                  .elapsed_seconds = recorder_.now_seconds(),
                                  .calls = progress_,
+                                 .pools = pool_progress_,
                                  .final = final});
 }
 

@@ -57,6 +57,16 @@ class RunState {
   /// Records a finished RPC in the metrics and tells the observers.
   void record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
                   std::chrono::steady_clock::time_point end, const char* status);
+  /// The actors' starts known before the run (DESIGN 6.1), for its metrics; call once, before
+  /// begin().
+  void set_actor_starts(std::vector<PoolMetrics> pools) { recorder_.set_pools(std::move(pools)); }
+  /// An actor of `pool` started (ready, or failed with `start.error`) at `at`; records it and
+  /// tells the observers.
+  void actor_started(int pool, const ActorStartMetrics& start,
+                     std::chrono::steady_clock::time_point at);
+  /// Tells the observers of a start that set_actor_starts() recorded already.
+  void announce_actor_start(int pool, const ActorStartMetrics& start,
+                            std::chrono::steady_clock::time_point at);
   /// Counts an actor replaced after a loss or a timeout.
   void count_replaced_actor() { recorder_.actor_replaced(); }
 
@@ -99,8 +109,9 @@ class RunState {
   InputBatches batches_;
   Scheduler scheduler_;
   RootDelivery delivery_;
-  std::vector<CallProgress> progress_;  // reused
-  std::size_t restored_ = 0;            // restored roots delivered so far
+  std::vector<CallProgress> progress_;       // reused
+  std::vector<PoolProgress> pool_progress_;  // reused
+  std::size_t restored_ = 0;                 // restored roots delivered so far
 };
 
 }  // namespace rayorch::detail

@@ -23,6 +23,11 @@
 //   an attempt that the driver abandons (replace) can still read its inputs safely.
 // - Results carry the run and the worker's incarnation (`epoch`) they belong to; the
 //   driver fences results of abandoned attempts and of earlier runs with them.
+// - Eager start (DESIGN 6.1): a backend may hand its pools to the driver while its actors'
+//   constructors still run (starts_in_background()). It then reports every actor's start,
+//   ready or failed, once, through take_started(), and wait() returns early when one is in.
+//   The driver submits only to workers whose actor has started and is ready; a task sent to
+//   a worker that replace() made fresh waits for that worker's constructor.
 #pragma once
 
 #include <chrono>
@@ -66,6 +71,14 @@ struct WorkerResult {
   std::string fatal;
 };
 
+/// An actor whose first constructor finished, successfully (`error` empty) or not.
+struct ActorStart {
+  int pool = -1;
+  int actor = -1;  ///< within its pool, as actor_of() numbers them
+  std::chrono::steady_clock::time_point at;
+  std::string error;  ///< the constructor's error, naming the Module
+};
+
 class WorkerPools {
  public:
   using Clock = std::chrono::steady_clock;
@@ -92,9 +105,16 @@ class WorkerPools {
   virtual std::size_t max_outstanding() const = 0;
   /// Hands `task` to the idle worker (task.pool, task.slot).
   virtual void submit(WorkerTask task) = 0;
-  /// Appends the results that are ready to `out`, waiting until at least one is or until
-  /// `deadline` passes. A backend that runs tasks on the driver's thread runs them here.
+  /// Appends the results that are ready to `out`, waiting until at least one is, an actor
+  /// started (take_started()), or `deadline` passes. A backend that runs tasks on the
+  /// driver's thread runs them here.
   virtual void wait(Clock::time_point deadline, std::vector<WorkerResult>& out) = 0;
+  /// True when the actors' constructors may still run after the pools were made: each
+  /// actor's start then comes through take_started(). False: every actor was built before
+  /// the pools were returned (a constructor failure threw then).
+  virtual bool starts_in_background() const { return false; }
+  /// Appends the actors that started since the last call, each once, in the order they did.
+  virtual void take_started(std::vector<ActorStart>& out) { (void)out; }
   /// Abandons the attempt running on (pool, slot) and puts a fresh worker in its place
   /// (its constructor runs again). The abandoned attempt's result, if it ever comes, is
   /// returned by wait() with `current == false`. Throws ExecutionError if no fresh worker

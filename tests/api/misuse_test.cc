@@ -700,10 +700,15 @@ TEST(Misuse, ConstructorFailure) {
   ro::Module<FailingConstructor> udf =
       ro::Module<FailingConstructor>(std::string("eng")).replicas(3);
   auto program = ro::compile([&](ro::Port<int> x) { return udf(x); });
-  EXPECT_THAT(error_of<ro::ExecutionError>([&] { ro::Executor ex(program); }),
-              AllOf(HasSubstr("the constructor of Module<FailingConstructor> threw "
+  // The local executor starts its actors in the background: the first run reports a pool
+  // whose every constructor failed (eager start, DESIGN 6.1).
+  ro::Executor local(program);
+  EXPECT_THAT(error_of<ro::ExecutionError>([&] { local.run({1}); }),
+              AllOf(HasSubstr("no actor of Module<FailingConstructor> could start"),
+                    HasSubstr("the constructor of Module<FailingConstructor> threw "
                               "std::runtime_error: cannot load model eng"),
                     HasSubstr("of pool FailingConstructor")));
+  EXPECT_TRUE(local.closed());
   EXPECT_THAT(error_of<ro::ExecutionError>([&] { ro::testing::SyncExecutor ex(program); }),
               HasSubstr("the constructor of Module<FailingConstructor> threw std::runtime_error: "
                         "cannot load model eng"));

@@ -122,8 +122,8 @@ TEST(LocalExecutor, ActorsAreBuiltOnceAndReusedAcrossRunsAndInputBatches) {
   ro::Module<Counted> counted = ro::Module<Counted>(stats).replicas(3).batch_size(2);
   auto program = ro::compile([&](ro::Port<int> x) { return counted(x); });
   ro::Executor ex(program);
-  // Pools are built up front: every constructor has run before the first run.
-  EXPECT_EQ(stats->constructed.load(), 3);
+  // Pools start up front, each actor on its own thread (eager start: the first run does not
+  // wait for them all); no run builds another.
 
   std::vector<int> input(10);
   std::iota(input.begin(), input.end(), 0);
@@ -137,13 +137,16 @@ TEST(LocalExecutor, ActorsAreBuiltOnceAndReusedAcrossRunsAndInputBatches) {
     EXPECT_EQ(values_of(r.outputs), expected) << "round " << round;
     EXPECT_EQ(r.metrics.input_batches.size(), (input.size() + round) / (round + 1));
   }
-  EXPECT_EQ(stats->constructed.load(), 3);
+  EXPECT_LE(stats->constructed.load(), 3);
   EXPECT_EQ(stats->destroyed.load(), 0);
   ex.close();
+  EXPECT_EQ(stats->constructed.load(), 3);
   EXPECT_EQ(stats->destroyed.load(), 3);
 }
 
-TEST(LocalExecutor, ConstructorFailureThrowsNamingTheModuleAndCleansUp) {
+// One constructor of three fails: the pool goes on with the other two (eager start, DESIGN
+// 6.1; tests/execution/eager_start_test.cc has the rest).
+TEST(LocalExecutor, ConstructorFailureIsReportedAndCleansUp) {
   struct Fragile {
     Fragile(StatsPtr s, int fail_at) : stats(std::move(s)) {
       if (++stats->constructed == fail_at) throw std::runtime_error("weights file missing");
@@ -159,16 +162,29 @@ TEST(LocalExecutor, ConstructorFailureThrowsNamingTheModuleAndCleansUp) {
   ro::Module<Counted> healthy = ro::Module<Counted>(healthy_stats).replicas(2);
   ro::Module<Fragile> fragile = ro::Module<Fragile>(fragile_stats, 2).replicas(3);
   auto program = ro::compile([&](ro::Port<int> x) { return fragile(healthy(x)); });
-  try {
+  {
     ro::Executor ex(program);
-    FAIL() << "the constructor failure was not reported";
-  } catch (const ro::ExecutionError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("Module<Fragile>"), std::string::npos) << what;
-    EXPECT_NE(what.find("weights file missing"), std::string::npos) << what;
+    std::vector<int> input = {1, 2, 3, 4};
+    // Each run's metrics list the starts known by its end; the failed one may come later than
+    // the first run (a run waits only for the first ready actor).
+    auto fragile_starts = [](const ro::RunMetrics& m) {
+      for (const auto& p : m.pools) {
+        if (p.pool == "Fragile") return p.started;
+      }
+      return std::vector<ro::ActorStartMetrics>{};
+    };
+    ro::RunResult<int> r = ex.run(input, quiet());
+    for (int k = 0; k < 200 && fragile_starts(r.metrics).size() < 3; ++k)
+      r = ex.run(input, quiet());
+    EXPECT_EQ(values_of(r.outputs), (std::vector<int>{2, 3, 4, 5}));
+    ASSERT_EQ(fragile_starts(r.metrics).size(), 3u);
+    std::string errors;
+    for (const auto& s : fragile_starts(r.metrics)) errors += s.error;
+    EXPECT_NE(errors.find("Module<Fragile>"), std::string::npos) << errors;
+    EXPECT_NE(errors.find("weights file missing"), std::string::npos) << errors;
   }
-  // Every built instance was destroyed on its own actor thread before the throw: the
-  // threads were joined (an unjoined std::thread would also terminate the process).
+  // Every built instance was destroyed on its own actor thread when the executor closed:
+  // the threads were joined (an unjoined std::thread would also terminate the process).
   EXPECT_EQ(fragile_stats->constructed.load(), 3);
   EXPECT_EQ(fragile_stats->destroyed.load(), 2);
   EXPECT_EQ(healthy_stats->constructed.load(), 2);
@@ -203,8 +219,10 @@ TEST(LocalExecutor, SharedPoolServesBothCalls) {
   EXPECT_EQ(r.metrics.calls[1].actors, 2);
   EXPECT_EQ(r.metrics.calls[0].rpcs, input.size());
   EXPECT_EQ(r.metrics.calls[1].rpcs, input.size());
-  // One pool of two actors for both Calls: two constructions, and every RPC of either Call
-  // ran on one of those two instances.
+  // One pool of two actors for both Calls: two constructions (once the executor closed: the
+  // run need not wait for the second), and every RPC of either Call ran on one of those two
+  // instances.
+  ex.close();
   EXPECT_EQ(stats->constructed.load(), 2);
   std::set<int> first, second;
   for (auto [tag, id] : stats->call_instances) (tag == 1 ? first : second).insert(id);
@@ -213,7 +231,8 @@ TEST(LocalExecutor, SharedPoolServesBothCalls) {
   all.insert(second.begin(), second.end());
   EXPECT_FALSE(first.empty());
   EXPECT_FALSE(second.empty());
-  EXPECT_EQ(all, (std::set<int>{1, 2}));
+  EXPECT_TRUE(std::includes(std::set<int>{1, 2}.begin(), std::set<int>{1, 2}.end(), all.begin(),
+                            all.end()));
 }
 
 // ---- Cross-parent batching and streaming ---------------------------------------------
@@ -308,6 +327,7 @@ TEST(LocalExecutor, ExceptionFromTheStreamingCallbackStopsTheRunCleanly) {
   EXPECT_FALSE(ex.closed());
   EXPECT_EQ(stats->destroyed.load(), 0);
   EXPECT_EQ(ex.run(input, quiet()).outputs.size(), input.size());
+  ex.close();  // joins the actors: every constructor has run, once
   EXPECT_EQ(stats->constructed.load(), 3);
 }
 

@@ -534,6 +534,16 @@ class Case {
       std::string label_base = fmt::format("local variant {}", v);
       std::string modules = b.ir().describe();
       try {
+        // Half the cases start their actors slowly, in a random order (eager start, DESIGN
+        // 6.1): the first run begins on whichever actors are ready and the others join it.
+        // Drawn from the seed, so the other draws of every case stay as they were.
+        const u64 startup = rp::mix(seed_ ^ 0x57a27ULL ^ static_cast<u64>(v));
+        rt_->startup_salt = startup;
+        rt_->startup_us = startup % 2 == 0 ? static_cast<int>(1 + (startup >> 8) % 3000) : 0;
+        rt_->builds = 0;
+        u64 actors = 0;
+        for (const rp::IrModule& m : b.ir().modules) actors += static_cast<u64>(m.replicas);
+        rt_->slow_builds = actors;
         ro::Executor ex(program);
         for (int k = 0; k < runs_per_variant && problem.empty(); ++k) {
           const ro::RunOptions o = random_options(master_, rows_);

@@ -88,14 +88,16 @@ class ConvertDriver {
     for (const std::string& f : files_) stems_.push_back(std::filesystem::path(f).stem().string());
   }
 
-  /// Builds the executor from `args` (its actor pools load their engines). Nothing has run
-  /// yet, so an engine that cannot load (say, a missing OCR language) is InputError: a
-  /// problem with the command, not a failed run.
+  /// Builds the executor from `args` and waits until each pool has an actor whose engine
+  /// loaded (the executor itself returns before: eager start). Nothing has run yet, so an
+  /// engine that cannot load (say, a missing OCR language) is InputError: a problem with the
+  /// command, not a failed run.
   template <class... Args>
   void start_engines(Args&&... args) {
     const auto startup = Clock::now();
     try {
       executor_.emplace(std::forward<Args>(args)...);
+      executor_->await_actors();
     } catch (const rayorch::ExecutionError& e) {
       throw InputError(fmt::format("cannot start the pipeline: {}", e.what()));
     }

@@ -104,6 +104,9 @@ class ExecutionCore {
  public:
   virtual ~ExecutionCore() = default;
   virtual RunMetrics run(SourceData sources, const RunOptions& options, const RootSink& sink) = 0;
+  /// Blocks until every pool has a ready actor (eager start, DESIGN 6.1); throws
+  /// ExecutionError, closing the executor, when a pool has none that could start.
+  virtual void await_actors() = 0;
   virtual void close() = 0;
   virtual bool closed() const = 0;
   virtual const std::vector<RpcRecord>& rpc_log() const = 0;
@@ -112,8 +115,8 @@ class ExecutionCore {
   virtual std::uint64_t plan_fingerprint() const = 0;
 };
 
-/// Creates the local backend (builds every pool; throws ExecutionError on a constructor
-/// failure after cleaning up).
+/// Creates the local backend: starts every pool and returns without waiting for the UDF
+/// constructors (eager start, DESIGN 6.1).
 std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
                                                const LocalBackend& backend);
 /// Creates the deterministic single-thread core used by testing::SyncExecutor; with `wire`,

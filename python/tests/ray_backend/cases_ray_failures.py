@@ -80,8 +80,10 @@ def test_a_constructor_failure_is_a_clear_error(cluster: Any) -> None:
         def forward(self, x: ro.Port) -> Any:
             return self.m(x)
 
+    # The executor returns while its actors start (eager start); the run finds the pool
+    # without a ready actor.
     with pytest.raises(ro.ExecutionError, match="Module<Broken>.*RuntimeError: no model file"):
-        on_ray(Bad())
+        on_ray(Bad()).run([1], progress=False)
 
 
 def test_a_missing_cluster_is_a_clear_error(cluster: Any) -> None:

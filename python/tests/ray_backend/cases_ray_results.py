@@ -54,6 +54,28 @@ def test_outputs_match_the_local_executor_across_runs(cluster: Any, tmp_path: Pa
     assert {i.origin.call for i in issues if i.origin} >= {"Ocr#1"}
 
 
+def test_eager_start_runs_calls_before_the_slowest_actor_is_ready(
+    cluster: Any, tmp_path: Path
+) -> None:
+    # Two of three actors finish their constructors only after a call ran: the executor
+    # returns at once and the run starts on the first ready actor (eager start).
+    waits = ro.Module(u.WaitsForTheFirstCall, replicas=3, batch_size=2, num_cpus=0.25)
+    pipeline = one_call(waits.pre_init(str(tmp_path)))
+    with ro.SyncExecutor(pipeline) as sync:
+        expected = sync.run(DOCS, progress=False).outputs
+    (tmp_path / "first-call").unlink()
+    with on_ray(pipeline) as ex:
+        first = ex.run(DOCS, progress=False)
+        later = first
+        while len(later.pools[0].started) < 3:  # the slow ones join after the first call
+            later = ex.run(DOCS[:2], progress=False)
+    assert not list(tmp_path.glob("watchdog-*")), "an actor waited for the executor"
+    assert first.outputs == expected == [x * 3 for x in DOCS]
+    pool = later.pools[0]
+    assert pool.ready_actors == 3
+    assert pool.started[0].actor == 0  # the quick one came first
+
+
 def test_streaming_delivers_every_row(cluster: Any) -> None:
     expected = local(u.documents(), DOCS)
     with on_ray(u.documents()) as ex:

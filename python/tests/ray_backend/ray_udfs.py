@@ -115,6 +115,28 @@ class Noop:
         return xs
 
 
+class WaitsForTheFirstCall:
+    """Replica 0 starts at once; the others finish their constructors only once a call has
+    run (a marker file in `shared`, a directory every node sees) or after a watchdog, which
+    they record. Each row: its value times 3."""
+
+    def __init__(self, shared: str) -> None:
+        context = ro.replica_context()
+        index = context.index if context is not None else 0
+        self.marker = os.path.join(shared, "first-call")
+        if index > 0:
+            deadline = time.monotonic() + 60
+            while not os.path.exists(self.marker):
+                if time.monotonic() > deadline:
+                    open(os.path.join(shared, f"watchdog-{index}"), "w").close()
+                    break
+                time.sleep(0.05)
+
+    def run(self, xs: list[int]) -> list[int]:
+        open(self.marker, "a").close()
+        return [x * 3 for x in xs]
+
+
 class ReplicaIndex:
     """Each row: the index of the replica that ran it, as its constructor learnt it."""
 

@@ -13,9 +13,10 @@ namespace rayorch::detail {
 /// Local threads, the embedded default: `replicas` threads per pool, each building and
 /// owning its UDF instance on its own thread. A pool with Isolation::process gets proxy
 /// threads instead, each driving one worker process (process_worker.h, fork_server.h).
-/// Their worker server is forked from this process unless `launch` says how to start it.
-/// Returns once every constructor has finished; throws ExecutionError (after stopping what
-/// started) when one failed.
+/// Their worker server is forked from this process unless `launch` says how to start it (the
+/// constructor waits for that server, not for the actors). Returns at once: each actor builds
+/// its UDF instance on its own thread and its start, ready or failed, reaches the driver
+/// through take_started() (eager start, DESIGN 6.1).
 std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan,
                                                const WorkerServerLaunch& launch = {});
 

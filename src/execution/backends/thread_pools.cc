@@ -10,8 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "rayorch/errors.h"
-
 #include "execution/backends/backends.h"
 #include "execution/backends/fork_server.h"
 #include "execution/backends/process_worker.h"
@@ -24,6 +22,7 @@ struct CompletionQueue {
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::pair<std::uint64_t, WorkerResult>> items;  // (worker epoch, result)
+  std::vector<ActorStart> started;  // first constructors finished, not yet taken
 
   void push(std::uint64_t epoch, WorkerResult r) {
     {
@@ -42,23 +41,19 @@ struct Mailbox {
   bool stop = false;
 };
 
-// Counts the constructors still running at start-up and keeps the first error.
-struct Startup {
-  std::mutex mutex;
-  std::condition_variable cv;
-  int pending = 0;
-  std::string error;
-};
-
-void report_startup(Startup* startup, const RuntimePlan& plan, int pool, int slot,
-                    const std::string& error) {
-  if (startup == nullptr) return;
-  std::lock_guard<std::mutex> lock(startup->mutex);
-  if (!error.empty() && startup->error.empty()) {
-    startup->error = fmt::format("{} (actor {} of pool {})", error, slot, plan.pools[pool].name);
+// Tells the driver that a worker's first constructor finished (eager start, DESIGN 6.1). A
+// replacement (`announce` false) is not announced: the driver counts it ready at once.
+void report_startup(bool announce, CompletionQueue& done, const RuntimePlan& plan, int pool,
+                    int slot, const std::string& error) {
+  if (!announce) return;
+  ActorStart s{.pool = pool, .actor = slot, .at = std::chrono::steady_clock::now(), .error = {}};
+  if (!error.empty())
+    s.error = fmt::format("{} (actor {} of pool {})", error, slot, plan.pools[pool].name);
+  {
+    std::lock_guard<std::mutex> lock(done.mutex);
+    done.started.push_back(std::move(s));
   }
-  --startup->pending;
-  startup->cv.notify_all();
+  done.cv.notify_one();
 }
 
 // Waits for the next task; false when the worker is told to stop.
@@ -92,10 +87,10 @@ void serve_tasks(Mailbox& box, CompletionQueue& done, std::uint64_t epoch, int p
 
 void worker_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std::uint64_t epoch,
                  std::shared_ptr<Mailbox> box, std::shared_ptr<CompletionQueue> done,
-                 std::shared_ptr<Startup> startup) {
+                 bool announce) {
   std::string error;
   std::unique_ptr<UdfInstance> instance = build_instance(*plan, pool, error);
-  report_startup(startup.get(), *plan, pool, slot, instance ? "" : error);
+  report_startup(announce, *done, *plan, pool, slot, instance ? "" : error);
   serve_tasks(*box, *done, epoch, pool, slot, [&](WorkerTask& task, WorkerResult& r) {
     if (!instance) {
       r.fatal = error;
@@ -116,10 +111,10 @@ void worker_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, st
 // The proxy of one worker process: the same loop as worker_main, with the process in the
 // place of the UDF instance. A lost process is replaced before the result is reported.
 void proxy_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, std::uint64_t epoch,
-                std::shared_ptr<Mailbox> box, std::shared_ptr<CompletionQueue> done,
-                std::shared_ptr<Startup> startup, std::shared_ptr<ProcessWorker> process) {
+                std::shared_ptr<Mailbox> box, std::shared_ptr<CompletionQueue> done, bool announce,
+                std::shared_ptr<ProcessWorker> process) {
   std::string error = process->start();
-  report_startup(startup.get(), *plan, pool, slot, error);
+  report_startup(announce, *done, *plan, pool, slot, error);
   serve_tasks(*box, *done, epoch, pool, slot, [&](WorkerTask& task, WorkerResult& r) {
     if (!error.empty()) {
       r.fatal = error;
@@ -156,24 +151,12 @@ class ThreadPools final : public WorkerPools {
         forks_ = std::make_shared<ForkServer>(plan_, launch);
       }
     }
-    auto startup = std::make_shared<Startup>();
+    // Eager start: the constructors run on their threads while the driver starts; each
+    // actor's start reaches it through take_started().
     for (std::size_t p = 0; p < plan_->pools.size(); ++p) {
       workers_.emplace_back();
-      for (int r = 0; r < plan_->pools[p].options.replicas; ++r) {
-        {
-          std::lock_guard<std::mutex> lock(startup->mutex);
-          ++startup->pending;
-        }
-        workers_[p].push_back(start(static_cast<int>(p), r, startup));
-      }
-    }
-    std::unique_lock<std::mutex> lock(startup->mutex);
-    startup->cv.wait(lock, [&] { return startup->pending == 0; });
-    if (!startup->error.empty()) {
-      const std::string error = startup->error;
-      lock.unlock();
-      stop();
-      throw ExecutionError(error);
+      for (int r = 0; r < plan_->pools[p].options.replicas; ++r)
+        workers_[p].push_back(start(static_cast<int>(p), r, true));
     }
   }
 
@@ -183,6 +166,14 @@ class ThreadPools final : public WorkerPools {
     std::vector<int> s;
     for (const auto& pool : workers_) s.push_back(static_cast<int>(pool.size()));
     return s;
+  }
+
+  bool starts_in_background() const override { return true; }
+
+  void take_started(std::vector<ActorStart>& out) override {
+    std::lock_guard<std::mutex> lock(done_->mutex);
+    for (ActorStart& s : done_->started) out.push_back(std::move(s));
+    done_->started.clear();
   }
 
   std::size_t max_outstanding() const override {
@@ -205,7 +196,8 @@ class ThreadPools final : public WorkerPools {
     std::deque<std::pair<std::uint64_t, WorkerResult>> ready;
     {
       std::unique_lock<std::mutex> lock(done_->mutex);
-      done_->cv.wait_until(lock, deadline, [&] { return !done_->items.empty(); });
+      done_->cv.wait_until(lock, deadline,
+                           [&] { return !done_->items.empty() || !done_->started.empty(); });
       ready.swap(done_->items);
     }
     for (auto& [epoch, r] : ready) {
@@ -229,7 +221,7 @@ class ThreadPools final : public WorkerPools {
     // A hung thread cannot be killed; it exits after its attempt, whose result is then
     // marked not current. The task it holds keeps its inputs alive until then.
     w.thread.detach();
-    w = start(pool, slot, nullptr);
+    w = start(pool, slot, false);
   }
 
   void stop() noexcept override {
@@ -260,17 +252,16 @@ class ThreadPools final : public WorkerPools {
   }
 
  private:
-  Worker start(int pool, int slot, std::shared_ptr<Startup> startup) {
+  Worker start(int pool, int slot, bool announce) {
     Worker w;
     w.epoch = ++epochs_;
     w.box = std::make_shared<Mailbox>();
     if (plan_->pools[pool].options.isolation == Isolation::process) {
       w.process = std::make_shared<ProcessWorker>(forks_, plan_, pool, slot);
-      w.thread = std::thread(proxy_main, plan_, pool, slot, w.epoch, w.box, done_,
-                             std::move(startup), w.process);
-    } else {
       w.thread =
-          std::thread(worker_main, plan_, pool, slot, w.epoch, w.box, done_, std::move(startup));
+          std::thread(proxy_main, plan_, pool, slot, w.epoch, w.box, done_, announce, w.process);
+    } else {
+      w.thread = std::thread(worker_main, plan_, pool, slot, w.epoch, w.box, done_, announce);
     }
     return w;
   }

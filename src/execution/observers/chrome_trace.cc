@@ -1,4 +1,6 @@
-// The Chrome-trace timeline: every RPC as a complete ("X") event.
+// The Chrome-trace timeline: every RPC as a complete ("X") event, every actor start as an
+// instant ("i") event on its actor's row.
+#include <algorithm>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +36,20 @@ class ChromeTrace final : public RunObserver {
                   {"parents", e.parents},
                   {"input_batch", e.input_batch},
                   {"status", e.status}};
+    events_.push_back(std::move(ev));
+  }
+
+  void on_actor_start(const ActorStartEvent& e) override {
+    nlohmann::json ev;
+    ev["name"] = e.error.empty() ? "actor ready" : "actor failed to start";
+    ev["ph"] = "i";
+    ev["s"] = "t";
+    // An actor that started before the run (between runs) is shown at the run's start.
+    ev["ts"] = std::max(e.run_seconds, 0.0) * 1e6;
+    ev["pid"] = e.pool;
+    ev["tid"] = e.actor;
+    ev["args"] = {{"seconds_since_executor_start", e.seconds}};
+    if (!e.error.empty()) ev["args"]["error"] = e.error;
     events_.push_back(std::move(ev));
   }
 

@@ -26,6 +26,16 @@ nlohmann::json call_json(const CallMetrics& m) {
           {"batch_size_histogram", hist}};
 }
 
+nlohmann::json pool_json(const PoolMetrics& m) {
+  nlohmann::json started = nlohmann::json::array();
+  for (const ActorStartMetrics& s : m.started) {
+    nlohmann::json one = {{"actor", s.actor}, {"started_seconds", s.started_seconds}};
+    if (!s.error.empty()) one["error"] = s.error;
+    started.push_back(std::move(one));
+  }
+  return {{"pool", m.pool}, {"actors", m.actors}, {"started", std::move(started)}};
+}
+
 class JsonReport final : public RunObserver {
  public:
   explicit JsonReport(std::string path) : path_(std::move(path)) {}
@@ -34,6 +44,8 @@ class JsonReport final : public RunObserver {
     const RunMetrics& m = e.metrics;
     nlohmann::json calls = nlohmann::json::array();
     for (const CallMetrics& c : m.calls) calls.push_back(call_json(c));
+    nlohmann::json pools = nlohmann::json::array();
+    for (const PoolMetrics& p : m.pools) pools.push_back(pool_json(p));
     nlohmann::json batches = nlohmann::json::array();
     for (const InputBatchMetrics& b : m.input_batches) {
       batches.push_back({{"index", b.index},
@@ -46,6 +58,7 @@ class JsonReport final : public RunObserver {
     }
     nlohmann::json doc = {{"elapsed_seconds", m.elapsed_seconds},
                           {"calls", calls},
+                          {"pools", pools},
                           {"input_batches", batches},
                           {"peak_active_input_batches", m.peak_active_input_batches},
                           {"root_completed_seconds", m.root_completed_seconds},

@@ -17,6 +17,12 @@ class ProgressLine final : public RunObserver {
     // A lazy source's total is known only once it ended.
     std::string line = e.total_known ? fmt::format("roots {}/{}", e.roots_done, e.roots_total)
                                      : fmt::format("roots {}/?", e.roots_done);
+    // Pools still starting (or short of actors that failed to start) say so first.
+    for (const PoolProgress& p : e.pools) {
+      if (p.ready == p.actors) continue;
+      line += fmt::format(" | {} actors {}/{} ready", p.pool, p.ready, p.actors);
+      if (p.failed > 0) line += fmt::format(" ({} failed)", p.failed);
+    }
     for (const CallProgress& c : e.calls) {
       line +=
           fmt::format(" | {} done {} ready {} in-flight {}", c.call, c.done, c.ready, c.in_flight);

@@ -31,6 +31,10 @@ void RunEvents::rpc(const RpcEvent& e) {
   for (const auto& o : observers_) o->on_rpc(e);
 }
 
+void RunEvents::actor_start(const ActorStartEvent& e) {
+  for (const auto& o : observers_) o->on_actor_start(e);
+}
+
 bool RunEvents::progress_due() {
   if (observers_.empty()) return false;
   const auto now = std::chrono::steady_clock::now();

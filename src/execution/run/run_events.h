@@ -29,6 +29,7 @@ class RunEvents {
   void run_start(const RunStartEvent& e);
   void root(const RootEvent& e);
   void rpc(const RpcEvent& e);
+  void actor_start(const ActorStartEvent& e);
   /// True at most every 250 ms: a progress event is due.
   bool progress_due();
   void progress(const ProgressEvent& e);

@@ -50,6 +50,12 @@ class RunRecorder {
   /// those of SourceData::restored are counted at construction).
   void root_restored(Outcome outcome);
   void stale_report() { ++metrics_.stale_reports_rejected; }
+  /// The actors' starts known when the run began (the executor's, DESIGN 6.1).
+  void set_pools(std::vector<PoolMetrics> pools) { metrics_.pools = std::move(pools); }
+  /// An actor of `pool` started during the run.
+  void actor_started(int pool, ActorStartMetrics start) {
+    metrics_.pools[pool].started.push_back(std::move(start));
+  }
   void actor_replaced() { ++metrics_.actors_replaced; }
 
   /// Grains of `call` accepted so far, and handed out without a report yet.

@@ -278,7 +278,7 @@ TEST(ProcessIsolation, ActorLostRaisedInAWorkerIsIsolatedLikeACrash) {
       << r.outputs[2].issue().cause;
 }
 
-TEST(ProcessIsolation, AConstructorThatThrowsFailsTheExecutorWithItsMessage) {
+TEST(ProcessIsolation, AConstructorThatThrowsFailsTheFirstRunWithItsMessage) {
   struct Broken {
     Broken() { throw std::runtime_error("no model file"); }
     std::vector<int> run(ro::Column<int> x) { return x.to_vector(); }
@@ -287,14 +287,15 @@ TEST(ProcessIsolation, AConstructorThatThrowsFailsTheExecutorWithItsMessage) {
   auto program = ro::compile([&](ro::Port<int> x) { return broken(x); });
   try {
     ro::Executor ex(program);
-    FAIL() << "the executor started";
+    ex.run(std::vector<int>{1}, {.progress = false});
+    FAIL() << "the executor ran";
   } catch (const ro::ExecutionError& e) {
     EXPECT_NE(std::string(e.what()).find("no model file"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(children_of_this_process().empty());
 }
 
-TEST(ProcessIsolation, AConstructorThatCrashesFailsTheExecutorNamingTheSignal) {
+TEST(ProcessIsolation, AConstructorThatCrashesFailsTheFirstRunNamingTheSignal) {
   struct Crashes {
     Crashes() { std::raise(SIGSEGV); }
     std::vector<int> run(ro::Column<int> x) { return x.to_vector(); }
@@ -303,7 +304,8 @@ TEST(ProcessIsolation, AConstructorThatCrashesFailsTheExecutorNamingTheSignal) {
   auto program = ro::compile([&](ro::Port<int> x) { return crashes(x); });
   try {
     ro::Executor ex(program);
-    FAIL() << "the executor started";
+    ex.run(std::vector<int>{1}, {.progress = false});
+    FAIL() << "the executor ran";
   } catch (const ro::ExecutionError& e) {
     EXPECT_NE(std::string(e.what()).find("worker crashed: SIGSEGV"), std::string::npos) << e.what();
   }

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_set>
 
 #include "support/random_pipeline/random.h"
@@ -72,6 +74,23 @@ struct Runtime {
   std::atomic<u64> rows{0};
   std::atomic<u64> throws{0};
   std::atomic<u64> losses{0};
+  // Eager start (DESIGN 6.1): the first `slow_builds` UDF constructors (an executor's
+  // actors) sleep up to `startup_us` each (a hash of the build number), so actors join their
+  // pools in a random order, many after the first run began; later builds (replacements, whose
+  // tasks wait for them within a timeout) do not. Set before an executor is made; reset()
+  // leaves them. A worker process sees the values at its fork.
+  std::atomic<int> startup_us{0};
+  std::atomic<u64> startup_salt{0};
+  std::atomic<u64> slow_builds{0};
+  std::atomic<u64> builds{0};
+
+  void start_up() {
+    const u64 n = builds.fetch_add(1);
+    const int limit = startup_us.load();
+    if (limit <= 0 || n >= slow_builds.load()) return;
+    const u64 us = mix(n ^ startup_salt.load()) % static_cast<u64>(limit);
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+  }
 
   void reset(int delay, u64 delay_salt, int hang) {
     std::lock_guard<std::mutex> lock(mutex);

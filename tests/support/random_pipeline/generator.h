@@ -168,7 +168,7 @@ class Builder {
                   static_cast<int>(mix(config_.isolation_salt + ir_.modules.size()) % 1000) <
                       config_.isolated_permille;
     if (im.isolated) im.timeout_ms = 0;  // a hang cannot be scripted once only in a process
-    auto m = std::make_unique<ro::Module<U>>();
+    auto m = std::make_unique<ro::Module<U>>(rt_);
     if (im.isolated) m->isolation(ro::Isolation::process);
     m->replicas(im.replicas)
         .batch_size(im.batch_size)

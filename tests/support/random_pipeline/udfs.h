@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -10,7 +11,14 @@
 
 namespace random_pipeline {
 
-struct Op1 {
+// The base of every UDF: its constructor takes the case's Runtime and waits out a random
+// start-up delay (Runtime::start_up), as a model that loads would.
+struct Starts {
+  explicit Starts(const std::shared_ptr<Runtime>& rt) { rt->start_up(); }
+};
+
+struct Op1 : Starts {
+  using Starts::Starts;
   std::vector<ro::Row<i64>> run(ro::Column<i64> a, const CallSpec& s) {
     std::vector<u64> hs;
     for (std::size_t i = 0; i < a.size(); ++i) hs.push_back(hash_values(s.seed, {a[i]}));
@@ -22,7 +30,8 @@ struct Op1 {
 };
 
 // Plain results (no ro::Row): the UDF cannot fail a row, only throw.
-struct Op1Plain {
+struct Op1Plain : Starts {
+  using Starts::Starts;
   std::vector<i64> run(ro::Column<i64> a, const CallSpec& s) {
     std::vector<u64> hs;
     for (std::size_t i = 0; i < a.size(); ++i) hs.push_back(hash_values(s.seed, {a[i]}));
@@ -33,7 +42,8 @@ struct Op1Plain {
   }
 };
 
-struct Op2 {
+struct Op2 : Starts {
+  using Starts::Starts;
   std::vector<ro::Row<i64>> run(ro::Column<i64> a, ro::Column<i64> b, const CallSpec& s) {
     std::vector<u64> hs;
     for (std::size_t i = 0; i < a.size(); ++i) hs.push_back(hash_values(s.seed, {a[i], b[i]}));
@@ -44,7 +54,8 @@ struct Op2 {
   }
 };
 
-struct Op3 {
+struct Op3 : Starts {
+  using Starts::Starts;
   std::vector<ro::Row<i64>> run(ro::Column<i64> a, ro::Column<i64> b, ro::Column<i64> c,
                                 const CallSpec& s) {
     std::vector<u64> hs;
@@ -58,7 +69,8 @@ struct Op3 {
 };
 
 // One input, two outputs.
-struct Split2 {
+struct Split2 : Starts {
+  using Starts::Starts;
   std::tuple<std::vector<ro::Row<i64>>, std::vector<ro::Row<i64>>> run(ro::Column<i64> a,
                                                                        const CallSpec& s) {
     std::vector<u64> hs;
@@ -74,7 +86,8 @@ struct Split2 {
 };
 
 // Two inputs, two outputs.
-struct Op2x2 {
+struct Op2x2 : Starts {
+  using Starts::Starts;
   std::tuple<std::vector<ro::Row<i64>>, std::vector<ro::Row<i64>>> run(ro::Column<i64> a,
                                                                        ro::Column<i64> b,
                                                                        const CallSpec& s) {
@@ -97,7 +110,8 @@ inline std::vector<i64> make_list(const CallSpec& s, u64 h, int list) {
 }
 
 // One list output, for F::expand.
-struct List1 {
+struct List1 : Starts {
+  using Starts::Starts;
   std::vector<ro::Row<std::vector<i64>>> run(ro::Column<i64> a, const CallSpec& s) {
     std::vector<u64> hs;
     for (std::size_t i = 0; i < a.size(); ++i) hs.push_back(hash_values(s.seed, {a[i]}));
@@ -112,7 +126,8 @@ struct List1 {
 
 // Two lists of equal length (for F::expand_aligned) plus a scalar that stays in the parent
 // Domain.
-struct List2 {
+struct List2 : Starts {
+  using Starts::Starts;
   using result = std::tuple<std::vector<ro::Row<std::vector<i64>>>,
                             std::vector<ro::Row<std::vector<i64>>>, std::vector<ro::Row<i64>>>;
   result run(ro::Column<i64> a, const CallSpec& s) {
@@ -129,7 +144,8 @@ struct List2 {
   }
 };
 
-struct MaskRow {
+struct MaskRow : Starts {
+  using Starts::Starts;
   std::vector<ro::Row<bool>> run(ro::Column<i64> a, const CallSpec& s) {
     std::vector<u64> hs;
     for (std::size_t i = 0; i < a.size(); ++i) hs.push_back(hash_values(s.seed, {a[i]}));
@@ -141,7 +157,8 @@ struct MaskRow {
 };
 
 // std::vector<bool> results take the library's packed-bool path.
-struct MaskPlain {
+struct MaskPlain : Starts {
+  using Starts::Starts;
   std::vector<bool> run(ro::Column<i64> a, const CallSpec& s) {
     std::vector<u64> hs;
     for (std::size_t i = 0; i < a.size(); ++i) hs.push_back(hash_values(s.seed, {a[i]}));
@@ -157,7 +174,8 @@ struct MaskPlain {
 inline bool excluded(const CallSpec& s, i64 input) {
   return classify(s.exclude_faults, hash_values(s.exclude_seed, {input})).group;
 }
-struct MaskExclude {
+struct MaskExclude : Starts {
+  using Starts::Starts;
   std::vector<ro::Row<bool>> run(ro::Column<i64> a, const CallSpec& s) {
     std::vector<u64> hs;
     for (std::size_t i = 0; i < a.size(); ++i) hs.push_back(hash_values(s.seed, {a[i]}));
@@ -170,7 +188,8 @@ struct MaskExclude {
 };
 
 // Brings a reduced group back to one int64, order-sensitively.
-struct Fold1 {
+struct Fold1 : Starts {
+  using Starts::Starts;
   std::vector<ro::Row<i64>> run(ro::Column<ro::Group<i64>> g, const CallSpec& s) {
     std::vector<u64> hs;
     for (const auto& group : g) hs.push_back(hash_group(s.seed, group));
@@ -181,7 +200,8 @@ struct Fold1 {
   }
 };
 
-struct Fold2 {
+struct Fold2 : Starts {
+  using Starts::Starts;
   std::vector<ro::Row<i64>> run(ro::Column<ro::Group<i64>> a, ro::Column<ro::Group<i64>> b,
                                 const CallSpec& s) {
     std::vector<u64> hs;

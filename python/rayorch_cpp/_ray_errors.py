@@ -1,0 +1,37 @@
+"""What Ray's errors mean to the Ray backend: the CallReport of a call Ray failed, and the
+UDF constructor's error inside a failed actor creation."""
+
+from __future__ import annotations
+
+from ._ray_contract import CallReport, CallStatus
+from ._ray_session import import_ray
+
+
+def call_error_report(error: BaseException) -> CallReport:
+    """What a Ray error means for a call: its report, with one of Ray's statuses."""
+    ray = import_ray()
+    exc = ray.exceptions
+    cause: BaseException = error
+    if isinstance(error, exc.RayTaskError) and error.cause is not None:
+        cause = error.cause
+    text = f"{type(cause).__name__}: {str(cause).strip().splitlines()[0] if str(cause) else ''}"
+    if isinstance(cause, exc.ObjectLostError):
+        return CallReport(CallStatus.block_lost, error=text)
+    if isinstance(cause, (exc.RayActorError, exc.TaskCancelledError, exc.WorkerCrashedError)):
+        return CallReport(CallStatus.actor_lost, error=text)
+    return CallReport(CallStatus.ray_error, error=text)
+
+
+def constructor_error(module: str, error: BaseException) -> str:
+    """What a failed Ray actor creation says of the UDF constructor of Module<`module`>."""
+    return f"the constructor of Module<{module}> failed on a Ray actor: {_raised(error)}"
+
+
+def _raised(error: BaseException) -> str:
+    """The UDF constructor's exception inside a Ray actor creation error, as "Type: message"."""
+    text = str(error)
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("rayorch_cpp.ExecutionError") or line.startswith("ExecutionError"):
+            return line.split(":", 1)[1].strip()
+    return text.strip().splitlines()[-1] if text.strip() else type(error).__name__
