@@ -45,6 +45,8 @@ Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
   for (std::size_t s = 0; s < p_.sources.size(); ++s) {
     const std::int32_t block = new_block();  // source column s is local block s
     make_live(block);
+    rebuild_.lineage[block] =
+        BlockLineage{BlockLineage::Kind::source, static_cast<std::uint32_t>(s), 0, 0};
     const int port = p_.sources[s];
     const bool truth = p_.ports[port].needs_truth;
     if (truth && (s >= source_truth.size() || source_truth[s].size() != rows)) {
@@ -110,7 +112,7 @@ void Engine::root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
     const Item& it = items_[out][root];
     outcomes.push_back(to_outcome(it.state));
     causes.push_back(it.cause >= 0 ? &causes_[it.cause].message : nullptr);
-    values.push_back(it.block >= 0 ? Binding{block_id(it.block), it.row} : Binding{});
+    values.push_back(it.block >= 0 ? bound(it.block, it.row) : Binding{});
   }
 }
 

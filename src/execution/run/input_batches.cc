@@ -52,6 +52,14 @@ void InputBatches::admit(BlockStore& store, RunRecorder& recorder) {
   }
 }
 
+void InputBatches::restore_source(BlockStore& store, std::size_t column, BlockId block,
+                                  std::size_t first, std::size_t rows) const {
+  const auto begin = sources_.values[column].begin() + static_cast<std::ptrdiff_t>(first);
+  std::vector<const void*> slice(begin, begin + static_cast<std::ptrdiff_t>(rows));
+  store.put(block, std::make_shared<ViewBlock>(std::move(slice),
+                                               std::vector<BlockRef>{sources_.blocks[column]}));
+}
+
 Engine* InputBatches::find(std::size_t index) const {
   for (const auto& e : active_) {
     if (e->batch_index() == index) return e.get();

@@ -33,6 +33,10 @@ class InputBatches {
   /// Admits input batches up to the active limit: stores each one's slice of the source
   /// columns in `store` as its blocks and starts its Engine.
   void admit(BlockStore& store, RunRecorder& recorder);
+  /// Puts the rows [first, first + rows) of source column `column` into `store` again as
+  /// block `block` (a re-materialisation reads them; DESIGN 5.13).
+  void restore_source(BlockStore& store, std::size_t column, BlockId block, std::size_t first,
+                      std::size_t rows) const;
   /// The admitted batches, lowest index first.
   std::span<const std::unique_ptr<Engine>> active() const { return active_; }
   /// The admitted batch `index`, or nullptr when it is not (or no longer) admitted.

@@ -48,6 +48,7 @@ class RunRecorder {
   double root_delivered(std::size_t row, Outcome outcome);
   void stale_report() { ++metrics_.stale_reports_rejected; }
   void actor_replaced() { ++metrics_.actors_replaced; }
+  void rebuild_ended(double seconds) { metrics_.rebuild_seconds += seconds; }
 
   /// Grains of `call` accepted so far, and handed out without a report yet.
   std::uint64_t done(int call) const { return done_per_call_[call]; }
