@@ -89,6 +89,10 @@ std::string Engine::deadlock_report() const {
     calls += fmt::format("; {}: {} sealed, {} waiting, {} ready, {} in flight", p_.calls[c].name,
                          counters_[c].sealed, waiting, ready, in_flight);
   }
+  if (rebuild_.active) {
+    std::string rows;
+    for (const auto& [block, row] : rebuild_.pending) rows += fmt::format(" {}:{}", block, row);
+  }
   return fmt::format(
       "deadlock in input batch {} (rows {}..{}): nothing in flight and nothing dispatchable, but "
       "{} of {} Grains are sealed and {} of {} roots are terminal{}",

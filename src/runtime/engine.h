@@ -218,6 +218,7 @@ class Engine {
     std::uint32_t generation = 0;
     std::uint16_t unresolved = 0;
     std::uint16_t infra_used = 0;
+    std::uint16_t rebuild_used = 0;  // waits for (or re-executions of) lost values (5.13)
     GrainPhase phase = GrainPhase::waiting;
     bool has_drop = false;
     bool has_failure = false;  // a failed input waits for lower-index inputs to decide the cause
@@ -335,6 +336,7 @@ class Engine {
   void mark_lost(std::int32_t block);
   bool item_needed(int port, std::uint32_t entity, std::int32_t block, std::uint32_t row) const;
   void demand(std::int32_t block, std::uint32_t row);
+  void demand_lost(std::int32_t block, std::uint32_t row);  // resolves first; demands if lost
   void queue_reexecution(std::uint32_t rpc, std::uint32_t entity);
   std::vector<std::pair<std::int32_t, std::uint32_t>> rows_of(std::uint32_t rpc,
                                                               std::size_t index) const;

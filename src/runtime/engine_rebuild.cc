@@ -47,13 +47,13 @@ void Engine::inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blo
   std::vector<std::uint32_t> waiting;
   for (std::uint32_t e : take_live(call, batch.grains, &batch.generations)) {
     Grain& g = grains_[call][e];
-    if (g.infra_used >= budget) {
+    if (g.rebuild_used >= budget) {
       // Past the budget: today's behaviour, the reader fails with the loss as its cause.
       seal_grain(call, e, ItemState::failed, intern("rayorch::BlockLost: " + reason, call, e),
                  GrainEvent::suppress);
       continue;
     }
-    ++g.infra_used;
+    ++g.rebuild_used;
     move_grain(call, e, GrainEvent::requeue);
     ++g.generation;
     waiting.push_back(e);
@@ -112,12 +112,18 @@ void Engine::progress_rebuilds() {
     }
     std::vector<GroupStep> groups;
     groups.swap(rebuild_.groups);
+    std::size_t waiting = 0;
     for (const GroupStep& s : groups) {
-      if (compose_again(s))
+      if (compose_again(s)) {
         changed = true;
-      else
+      } else {
         rebuild_.groups.push_back(s);
+        ++waiting;
+      }
     }
+    // Groups demanded meanwhile (by compose_again or admit_parked) are looked at next round.
+    changed |= rebuild_.groups.size() > waiting;
+    waiting = rebuild_.groups.size();
     std::vector<ParkedBatch> parked;
     parked.swap(rebuild_.parked);
     for (ParkedBatch& b : parked) {
@@ -126,7 +132,7 @@ void Engine::progress_rebuilds() {
       else
         rebuild_.parked.push_back(std::move(b));
     }
-    changed |= !rebuild_.queued.empty();
+    changed |= !rebuild_.queued.empty() || rebuild_.groups.size() > waiting;
   }
 }
 
@@ -288,8 +294,8 @@ void Engine::rebuild_failed(InFlight batch, const std::string& why, bool retry) 
     const std::uint32_t e = batch.grains[i];
     Grain& g = grains_[call][e];
     if (g.generation != batch.generations[i]) continue;  // fenced
-    if (retry && g.infra_used < budget) {
-      ++g.infra_used;
+    if (retry && g.rebuild_used < budget) {
+      ++g.rebuild_used;
       ++g.generation;
       again.push_back(e);
       continue;

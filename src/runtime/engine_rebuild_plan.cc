@@ -87,7 +87,10 @@ Engine::Avail Engine::grain_inputs(int call, std::uint32_t entity, std::int32_t&
 bool Engine::item_needed(int port, std::uint32_t entity, std::int32_t block,
                          std::uint32_t row) const {
   const Item& it = items_[port][entity];
-  if (it.state != ItemState::present || it.block != block || it.row != row) return false;
+  // Items keep their first binding; a row rebuilt before is read through its redirect.
+  if (it.state != ItemState::present || it.block < 0 ||
+      bound(it.block, it.row) != Binding{block_id(block), row})
+    return false;
   if ((it.flags & kReleased) == 0) return true;
   // A filter passes the value on without a copy: its output reads the same row.
   for (const Consumer& c : p_.ports[port].consumers) {
@@ -107,14 +110,14 @@ void Engine::mark_lost(std::int32_t block) {
   switch (l.kind) {
     case BlockLineage::Kind::source:
       for (std::uint32_t r = 0; r < rows_; ++r) {
-        if (item_needed(p_.sources[l.index], r, block, r)) demand(block, r);
+        if (item_needed(p_.sources[l.index], r, block, r)) demand_lost(block, r);
       }
       break;
     case BlockLineage::Kind::output: {
       const LineageRpc& rpc = rebuild_.rpcs[l.index];
       const int port = p_.calls[rpc.call].outputs[l.output];
       for (std::uint32_t i = 0; i < rpc.grains.size(); ++i) {
-        if (item_needed(port, rpc.grains[i], block, i)) demand(block, i);
+        if (item_needed(port, rpc.grains[i], block, i)) demand_lost(block, i);
       }
       break;
     }
@@ -129,13 +132,15 @@ void Engine::mark_lost(std::int32_t block) {
         const auto [offset, length] = rebuild_.rpcs[l.index].lists[l.output][i];
         if (x.state != 1) continue;
         for (std::uint32_t j = 0; j < length && j < x.count; ++j) {
-          if (item_needed(child_port, x.first + j, block, offset + j)) demand(block, offset + j);
+          if (item_needed(child_port, x.first + j, block, offset + j))
+            demand_lost(block, offset + j);
         }
       }
       break;
     }
     case BlockLineage::Kind::group:
-      if (item_needed(p_.reduces[l.index].outputs[l.output], l.parent, block, 0)) demand(block, 0);
+      if (item_needed(p_.reduces[l.index].outputs[l.output], l.parent, block, 0))
+        demand_lost(block, 0);
       break;
     case BlockLineage::Kind::unknown:
       break;
@@ -149,7 +154,8 @@ void Engine::mark_lost(std::int32_t block) {
     const Expansion& x = expand_.expansions[pr.child_domain][gl.parent];
     bool holds = false;
     for (std::uint32_t k = 0; k < x.count && !holds; ++k) {
-      holds = items_[pr.values[gl.output]][x.first + k].block == block;
+      const Item& it = items_[pr.values[gl.output]][x.first + k];
+      holds = it.block >= 0 && bound(it.block, it.row).block == block_id(block);
     }
     if (holds) mark_lost(static_cast<std::int32_t>(g));
   }
@@ -167,6 +173,11 @@ std::vector<std::pair<std::int32_t, std::uint32_t>> Engine::rows_of(std::uint32_
       rows.emplace_back(block_local(l.outputs[k].child_block), offset + j);
   }
   return rows;
+}
+
+void Engine::demand_lost(std::int32_t block, std::uint32_t row) {
+  std::int32_t cause = -1;
+  if (availability(block, row, cause) == Avail::lost) demand(block, row);
 }
 
 void Engine::demand(std::int32_t block, std::uint32_t row) {
