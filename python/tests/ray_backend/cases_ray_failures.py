@@ -162,10 +162,14 @@ def test_a_lost_actor_is_replaced_on_another_node(cluster: Any) -> None:
         assert (moved != home) if soft else (moved == home), (soft, moved, home)
 
 
-def _lose_big_blocks(cluster: Any, tmp_path: Path, infra_retries: int) -> tuple[list[Any], Any]:
+def _lose_big_blocks(
+    cluster: Any, tmp_path: Path, infra_retries: int, shape: str = "single"
+) -> tuple[list[Any], Any]:
     """Runs x -> Big (200 kB values, on a node of their own) -> WaitThenMeasure (on another
     node) and removes Big's node once every block exists and the first reader has read its
-    own. Ray cannot rebuild those blocks (an actor task without retries)."""
+    own. Ray cannot rebuild those blocks (an actor task without retries). `shape` "chain":
+    x -> Big -> Grow -> WaitThenMeasure, both producers on the node (two lost levels);
+    "group": x -> BigPages, expanded, reduced -> WaitThenMeasure (lost reduce members)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     victim = cluster.add_node(node_ip_address="127.0.0.1", num_cpus=2)
@@ -176,13 +180,9 @@ def _lose_big_blocks(cluster: Any, tmp_path: Path, infra_retries: int) -> tuple[
         str(tmp_path),
     )
     rows = list(range(6))
+    on_victim = NodeAffinitySchedulingStrategy(doomed, soft=True)
 
     def forward(x: ro.Port) -> Any:
-        big = ro.Module(
-            u.Big,
-            num_cpus=0.5,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(doomed, soft=True),
-        ).pre_init(markers)
         # One call at a time (the default): Ray fetches a queued call's argument before the
         # call runs, which would let more rows read their block before the node goes.
         measure = ro.Module(
@@ -192,12 +192,21 @@ def _lose_big_blocks(cluster: Any, tmp_path: Path, infra_retries: int) -> tuple[
             max_tasks_in_flight_per_actor=1,
             infra_retries=infra_retries,
         ).pre_init(markers)
+        if shape == "group":
+            pages = ro.Module(u.BigPages, num_cpus=0.5, scheduling_strategy=on_victim)
+            return measure(ro.F.reduce(ro.F.expand(pages.pre_init(markers)(x))))
+        big = ro.Module(u.Big, num_cpus=0.5, scheduling_strategy=on_victim).pre_init(markers)
+        if shape == "chain":
+            grow = ro.Module(u.Grow, num_cpus=0.5, scheduling_strategy=on_victim)
+            return measure(grow.pre_init(markers)(big(x)))
         return measure(big(x))
+
+    produced = {"single": "big-*", "chain": "grow-*", "group": "pages-*"}[shape]
 
     def remove_when_produced() -> None:
         # Every block exists and the first reader has read its own: then the node goes.
         while (
-            len(list(tmp_path.glob("big-*"))) < len(rows) or not (tmp_path / "first-done").exists()
+            len(list(tmp_path.glob(produced))) < len(rows) or not (tmp_path / "first-done").exists()
         ):
             time.sleep(0.05)
         cluster.remove_node(victim, allow_graceful=False)
@@ -205,7 +214,7 @@ def _lose_big_blocks(cluster: Any, tmp_path: Path, infra_retries: int) -> tuple[
 
     worker = threading.Thread(target=remove_when_produced)
     with on_ray(forward) as ex:
-        assert ex.actor_nodes()[0] == [victim.node_id]
+        assert set(ex.actor_nodes()[0]) == {victim.node_id}
         worker.start()
         result = ex.run(rows, progress=False)
         worker.join()
@@ -220,6 +229,22 @@ def test_blocks_lost_with_their_node_are_rebuilt_from_lineage(cluster: Any, tmp_
     assert out == [200_000 + len(str(i)) + 1 for i in range(6)], out
     assert result.values_rebuilt >= 1 and result.grains_reexecuted >= 1
     assert result.rebuild_s > 0
+
+
+def test_two_lost_levels_are_rebuilt_recursively(cluster: Any, tmp_path: Path) -> None:
+    """Grow's blocks and the Big blocks they were made from went with the node: Grow runs
+    again, which needs Big's values, so Big runs again first."""
+    out, result = _lose_big_blocks(cluster, tmp_path, infra_retries=1, shape="chain")
+    assert out == [200_000 + len(str(i)) + 2 for i in range(6)], out
+    assert result.grains_reexecuted >= 2
+
+
+def test_lost_reduce_members_are_rebuilt(cluster: Any, tmp_path: Path) -> None:
+    """A group's member blocks went with the node: the pages are rebuilt and the groups
+    composed again from them."""
+    out, result = _lose_big_blocks(cluster, tmp_path, infra_retries=1, shape="group")
+    assert out == [2 * (200_000 + len(f"{i}/0:")) for i in range(6)], out
+    assert result.values_rebuilt >= 2
 
 
 def test_past_the_budget_a_lost_block_fails_its_readers(cluster: Any, tmp_path: Path) -> None:
