@@ -90,54 +90,58 @@ std::optional<Invocation> Engine::reserve(int call) {
     if (!live.empty() && hold_back(call, live, b.retries_used, b.tail_used))
       return make_reservation(call, std::move(live), b.retries_used, b.tail_used);
   }
-  // 2. READY work.
+  // 2. READY work. Grains whose inputs are being re-materialised are held back (5.13), so
+  // picking goes on until a batch is left or the queue is empty.
   const Reservation policy = options_.reservation.value_or(p_.pools[pc.pool].options.reservation);
   const bool lifo = options_.queue_order == QueueOrder::lifo;
   std::vector<std::uint32_t> picked;
-  if (policy == Reservation::elastic) {
-    while (!q.ready.empty() && picked.size() < limit) {
-      const std::uint32_t e = lifo ? q.ready.back() : q.ready.front();
-      if (lifo)
-        q.ready.pop_back();
-      else
-        q.ready.pop_front();
-      Grain& g = grains_[call][e];
-      if (g.phase != GrainPhase::ready) continue;
-      if (barrier_cause(call, e) >= 0) {
-        seal_suppressed_by_barrier(call, e);
-        continue;
-      }
-      picked.push_back(e);
-    }
-  } else {
-    // parent_bound: up to B siblings of the first live parent; the rest keep their order.
-    std::deque<std::uint32_t> rest;
-    std::uint32_t chosen = kNoEntity;
-    const bool root_call = pc.barrier_domain == pc.domain;
-    auto scan = [&](std::uint32_t e) {
-      Grain& g = grains_[call][e];
-      if (g.phase != GrainPhase::ready) return;
-      if (barrier_cause(call, e) >= 0) {
-        seal_suppressed_by_barrier(call, e);
-        return;
-      }
-      const std::uint32_t parent = root_call ? e : parent_[pc.domain][e];
-      if (chosen == kNoEntity) chosen = parent;
-      if (parent == chosen && picked.size() < limit)
+  while (!q.ready.empty()) {
+    picked.clear();
+    if (policy == Reservation::elastic) {
+      while (!q.ready.empty() && picked.size() < limit) {
+        const std::uint32_t e = lifo ? q.ready.back() : q.ready.front();
+        if (lifo)
+          q.ready.pop_back();
+        else
+          q.ready.pop_front();
+        Grain& g = grains_[call][e];
+        if (g.phase != GrainPhase::ready) continue;
+        if (barrier_cause(call, e) >= 0) {
+          seal_suppressed_by_barrier(call, e);
+          continue;
+        }
         picked.push_back(e);
-      else
-        rest.push_back(e);
-    };
-    if (lifo) {
-      for (auto it = q.ready.rbegin(); it != q.ready.rend(); ++it) scan(*it);
-      std::reverse(rest.begin(), rest.end());
+      }
     } else {
-      for (std::uint32_t e : q.ready) scan(e);
+      // parent_bound: up to B siblings of the first live parent; the rest keep their order.
+      std::deque<std::uint32_t> rest;
+      std::uint32_t chosen = kNoEntity;
+      const bool root_call = pc.barrier_domain == pc.domain;
+      auto scan = [&](std::uint32_t e) {
+        Grain& g = grains_[call][e];
+        if (g.phase != GrainPhase::ready) return;
+        if (barrier_cause(call, e) >= 0) {
+          seal_suppressed_by_barrier(call, e);
+          return;
+        }
+        const std::uint32_t parent = root_call ? e : parent_[pc.domain][e];
+        if (chosen == kNoEntity) chosen = parent;
+        if (parent == chosen && picked.size() < limit)
+          picked.push_back(e);
+        else
+          rest.push_back(e);
+      };
+      if (lifo) {
+        for (auto it = q.ready.rbegin(); it != q.ready.rend(); ++it) scan(*it);
+        std::reverse(rest.begin(), rest.end());
+      } else {
+        for (std::uint32_t e : q.ready) scan(e);
+      }
+      q.ready = std::move(rest);
     }
-    q.ready = std::move(rest);
+    if (!picked.empty() && hold_back(call, picked, 0, false))
+      return make_reservation(call, std::move(picked), 0, false);
   }
-  if (!picked.empty() && hold_back(call, picked, 0, false))
-    return make_reservation(call, std::move(picked), 0, false);
   // 3. Deferred recovery, after READY work.
   while (!q.deferred.empty()) {
     RecoveryBatch b = std::move(q.deferred.front());

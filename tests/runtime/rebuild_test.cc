@@ -28,6 +28,7 @@ struct Log {
   std::vector<std::string> calls;
   int pages_runs = 0;
   bool pages_vary = false;
+  bool pages_grow = false;  // documents get one more page on every later run
 };
 
 std::string join(const ro::Column<int>& c) {
@@ -41,11 +42,12 @@ struct Pages {  // document n -> pages 10n, 10n+1, ... (n of them)
   std::vector<std::vector<int>> run(ro::Column<int> n) {
     log_->calls.push_back("Pages " + join(n));
     const int shift = log_->pages_vary ? 100 * log_->pages_runs : 0;
+    const int extra = log_->pages_grow ? log_->pages_runs : 0;
     ++log_->pages_runs;
     std::vector<std::vector<int>> out;
     for (int d : n) {
       out.emplace_back();
-      for (int k = 0; k < d; ++k) out.back().push_back(10 * d + k + shift);
+      for (int k = 0; k < d + extra; ++k) out.back().push_back(10 * d + k + shift);
     }
     return out;
   }
@@ -140,9 +142,10 @@ struct Outcome {
   ro::RunMetrics metrics;
 };
 
-Outcome run_with_loss(const Options& o, const Loss& loss, bool vary = false) {
+Outcome run_with_loss(const Options& o, const Loss& loss, bool vary = false, bool grow = false) {
   auto log = std::make_shared<Log>();
   log->pages_vary = vary;
+  log->pages_grow = grow;
   auto program = documents(log, o);
   std::set<int> on_node;
   for (const auto& c : loss.on_node) on_node.insert(pool_of(*program.plan(), c));
@@ -205,6 +208,21 @@ TEST(Rebuild, AProducerThatDiffersOnReexecutionChangesOnlyTheValuesNotYetRead) {
   const int doc4 = 2 * (140 + 141 + 142 + 143);
   EXPECT_EQ(got.outputs, (std::vector<std::string>{std::to_string(doc3), std::to_string(doc1),
                                                    std::to_string(doc2), std::to_string(doc4)}));
+}
+
+TEST(Rebuild, AListThatChangesLengthOnReexecutionCannotStandForTheLostOne) {
+  // The children of a list that came back longer no longer line up with the Entities the
+  // first list made: their readers fail with a cause that says why.
+  const Options o;
+  const Outcome got =
+      run_with_loss(o, {.on_node = {"Pages"}, .trigger = "Ocr"}, /*vary=*/false, /*grow=*/true);
+  EXPECT_EQ(got.log->pages_runs, 2);
+  const std::string cause =
+      "suppressed(rayorch::BlockLost: ObjectLostError: the node holding it is gone; it could "
+      "not be rebuilt: Pages#0 returned 4 list elements on re-execution, 3 before)";
+  EXPECT_EQ(got.outputs.at(0), cause);
+  for (const std::string& out : got.outputs)
+    EXPECT_NE(out.find("on re-execution"), std::string::npos) << out;
 }
 
 TEST(Rebuild, AChainOfTwoLostLevelsIsRebuiltRecursively) {
