@@ -5,6 +5,8 @@ Run only through test_ray.py (ray_cluster.py starts the cluster)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -261,3 +263,35 @@ def test_past_the_budget_a_lost_block_fails_its_readers(cluster: Any, tmp_path: 
         assert issue.cause.startswith("rayorch::BlockLost: ")
         assert "Object" in issue.cause  # Ray's ObjectLostError family, by name
     assert all(o == 200_000 + len(str(i)) + 1 for i, o in enumerate(out) if isinstance(o, int))
+
+
+def test_a_driver_killed_mid_run_resumes_from_its_journal(cluster: Any, tmp_path: Path) -> None:
+    """The driver process is killed (SIGKILL) mid-run; a new driver on the same cluster
+    resumes from the run journal: the roots the first one finished are restored, the others
+    computed, and the outputs are the local executor's."""
+    journal = tmp_path / "run.journal"
+    code = (
+        "import os, signal\n"
+        "import rayorch_cpp as ro, ray_udfs as u\n"
+        "def progress(done: int, total: int) -> None:\n"
+        "    if done >= 6:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "pipeline = u.documents(ocr_args=(0.05,))\n"
+        f"with ro.Executor(pipeline, backend='ray', address={cluster.address!r}) as ex:\n"
+        f"    ex.run({DOCS!r}, journal={str(journal)!r}, progress=progress)\n"
+        "print('not killed')\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parent), env.get("PYTHONPATH", "")) if p
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr[-3000:])
+    assert journal.exists()
+    expected = local(u.documents(ocr_args=(0.05,)), DOCS)
+    with on_ray(u.documents(ocr_args=(0.05,))) as ex:
+        resumed = ex.run(DOCS, progress=False, journal=str(journal))
+    assert resumed.outputs == expected
+    assert 6 <= resumed.roots_restored < len(DOCS), resumed.roots_restored
