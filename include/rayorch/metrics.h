@@ -68,6 +68,11 @@ struct RunMetrics {
   std::vector<double> root_completed_seconds;
   std::uint64_t stale_reports_rejected = 0;
   std::uint64_t actors_replaced = 0;
+  /// Values lost with their storage (a Ray node) and re-materialised from lineage, the
+  /// Grains re-executed for it, and the seconds those re-executions ran (DESIGN 5.13).
+  std::uint64_t values_rebuilt = 0;
+  std::uint64_t grains_reexecuted = 0;
+  double rebuild_seconds = 0.0;
   /// Root rows by outcome: "present" when every output is present, else the outcome of the
   /// first output that is not ("dropped", "failed", "suppressed").
   std::map<std::string, std::uint64_t> roots_by_outcome;

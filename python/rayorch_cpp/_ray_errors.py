@@ -16,7 +16,9 @@ def call_error_report(error: BaseException) -> CallReport:
         cause = error.cause
     text = f"{type(cause).__name__}: {str(cause).strip().splitlines()[0] if str(cause) else ''}"
     if isinstance(cause, exc.ObjectLostError):
-        return CallReport(CallStatus.block_lost, error=text)
+        # The engine rebuilds the block from its lineage; the id says which input it was.
+        lost = str(getattr(cause, "object_ref_hex", "") or "")
+        return CallReport(CallStatus.block_lost, error=text, lost_object=lost)
     if isinstance(cause, (exc.RayActorError, exc.TaskCancelledError, exc.WorkerCrashedError)):
         return CallReport(CallStatus.actor_lost, error=text)
     return CallReport(CallStatus.ray_error, error=text)

@@ -97,6 +97,9 @@ class RunResult:
     root_completed_s: tuple[float, ...] = ()
     roots_by_outcome: dict[str, int] = field(default_factory=dict)
     actors_replaced: int = 0
+    values_rebuilt: int = 0  #: values lost with a node and re-materialised from lineage
+    grains_reexecuted: int = 0  #: Grains run again to re-materialise them
+    rebuild_s: float = 0.0  #: seconds those re-executions ran
     file_errors: tuple[str, ...] = ()
     roots_restored: int = 0  #: roots delivered from the run journal, not computed
     journal_discarded_bytes: int = 0  #: torn or corrupt journal tail cut off when opened
@@ -158,6 +161,9 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
         root_completed_s=tuple(raw.root_completed_seconds),
         roots_by_outcome=raw.roots_by_outcome,
         actors_replaced=raw.actors_replaced,
+        values_rebuilt=raw.values_rebuilt,
+        grains_reexecuted=raw.grains_reexecuted,
+        rebuild_s=raw.rebuild_seconds,
         file_errors=tuple(raw.file_errors),
         roots_restored=raw.roots_restored,
         journal_discarded_bytes=raw.journal_discarded_bytes,

@@ -37,7 +37,7 @@ void bind_ray_contract(nb::module_& m) {
              "The UDF raised ActorLost and its instance could not be rebuilt.")
       .value("actor_lost", CallStatus::actor_lost, "Ray: the actor or its node is gone.")
       .value("block_lost", CallStatus::block_lost,
-             "Ray: an input block was lost with its node and could not be rebuilt.")
+             "Ray: an input block was lost with its node (the engine rebuilds it).")
       .value("ray_error", CallStatus::ray_error,
              "Ray: any other error; the call did not finish on the actor.");
 
@@ -45,31 +45,34 @@ void bind_ray_contract(nb::module_& m) {
       .def(
           "__init__",
           [](CallReport* self, CallStatus status, const nb::bytes& report, std::string error,
-             double start_s, double end_s, std::string rebuild_error) {
-            new (self) CallReport{status, to_string(report),       std::move(error), start_s,
-                                  end_s,  std::move(rebuild_error)};
+             double start_s, double end_s, std::string rebuild_error, std::string lost_object) {
+            new (self) CallReport{status, to_string(report),        std::move(error),      start_s,
+                                  end_s,  std::move(rebuild_error), std::move(lost_object)};
           },
           nb::arg("status"), nb::arg("report") = nb::bytes("", 0), nb::arg("error") = "",
-          nb::arg("start_s") = 0.0, nb::arg("end_s") = 0.0, nb::arg("rebuild_error") = "")
+          nb::arg("start_s") = 0.0, nb::arg("end_s") = 0.0, nb::arg("rebuild_error") = "",
+          nb::arg("lost_object") = "")
       .def_ro("status", &CallReport::status)
       .def_prop_ro("report", [](const CallReport& r) { return to_bytes(r.report); })
       .def_ro("error", &CallReport::error)
       .def_ro("start_s", &CallReport::start_s)
       .def_ro("end_s", &CallReport::end_s)
       .def_ro("rebuild_error", &CallReport::rebuild_error)
+      .def_ro("lost_object", &CallReport::lost_object)
       // An actor's report travels to the driver through Ray's object store.
       .def("__getstate__",
            [](const CallReport& r) {
              return nb::make_tuple(r.status, to_bytes(r.report), r.error, r.start_s, r.end_s,
-                                   r.rebuild_error);
+                                   r.rebuild_error, r.lost_object);
            })
       .def("__setstate__",
            [](CallReport& r, const nb::tuple& state) {
-             if (state.size() != 6) throw nb::value_error("CallReport: a state of 6 fields");
+             if (state.size() != 7) throw nb::value_error("CallReport: a state of 7 fields");
              new (&r) CallReport{
                  nb::cast<CallStatus>(state[0]),  to_string(nb::cast<nb::bytes>(state[1])),
                  nb::cast<std::string>(state[2]), nb::cast<double>(state[3]),
-                 nb::cast<double>(state[4]),      nb::cast<std::string>(state[5])};
+                 nb::cast<double>(state[4]),      nb::cast<std::string>(state[5]),
+                 nb::cast<std::string>(state[6])};
            })
       .def("__repr__", [](const CallReport& r) {
         return fmt::format("CallReport(status={}, report=<{} bytes>, error={:?})",

@@ -29,7 +29,7 @@ enum class CallStatus : std::uint8_t {
   udf_lost,            ///< the UDF raised ActorLost; the actor rebuilt its UDF instance
   udf_lost_unrebuilt,  ///< the UDF raised ActorLost and the rebuild failed (`rebuild_error`)
   actor_lost,          ///< Ray: the actor or its node is gone
-  block_lost,          ///< Ray: an input block was lost with its node and not rebuilt
+  block_lost,          ///< Ray: an input block was lost with its node (`lost_object`)
   ray_error,           ///< Ray: any other error; the call did not finish on the actor
 };
 
@@ -50,6 +50,8 @@ struct CallReport {
   double start_s = 0;  ///< wall-clock seconds on the actor; 0 when it did not run the call
   double end_s = 0;
   std::string rebuild_error;  ///< udf_lost_unrebuilt: why the UDF instance was not rebuilt
+  /// block_lost: the hex id of the object Ray could not find, when its error names one.
+  std::string lost_object;
 };
 
 /// A call whose report is in, under the token the driver gave it at submission.

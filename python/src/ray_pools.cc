@@ -27,24 +27,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using rd::ActorBlockCache;
 
-/// The report of a call whose input block was lost with its node (Ray could not rebuild
-/// it): the Grains that read it fail with a cause naming the loss (they are not replayed).
-rd::Report lost_input_report(const rd::Invocation& inv, const std::string& message) {
-  rd::Report rep;
-  rep.invocation = inv.id;
-  rep.input_batch = inv.input_batch;
-  const std::size_t rows = inv.grains.size();
-  for (std::size_t row = 0; row < rows; ++row) {
-    rep.failures.push_back(rd::RowFailure{static_cast<std::uint32_t>(row),
-                                          rd::RowKind::record_failure,
-                                          "rayorch::BlockLost: " + message});
+/// The input blocks of a call that Ray reported lost: the one whose ObjectRef is `hex`, or,
+/// when Ray's error names none of them, every block the call carried by ObjectRef (those the
+/// actor held already were not fetched). The engine rebuilds them from lineage (DESIGN 5.13);
+/// the caller holds the GIL.
+std::vector<rd::BlockId> lost_inputs(const std::vector<rd::BlockRef>& sent,
+                                     const std::string& hex) {
+  std::vector<rd::BlockId> all;
+  for (const rd::BlockRef& b : sent) {
+    const RemoteBlock& block = remote(b);
+    if (!hex.empty() && nb::cast<std::string>(nb::handle(block.ref()).attr("hex")()) == hex)
+      return {block.id()};
+    all.push_back(block.id());
   }
-  rep.outputs.resize(inv.outputs.size());
-  for (std::size_t k = 0; k < inv.outputs.size(); ++k) {
-    if (inv.outputs[k].child_block != 0) rep.outputs[k].lengths.assign(rows, 0);
-    if (inv.outputs[k].truth) rep.outputs[k].truth.assign(rows, 0);
-  }
-  return rep;
+  return all;
 }
 
 class RayPools final : public rd::WorkerPools {
@@ -116,6 +112,7 @@ class RayPools final : public rd::WorkerPools {
       } else {
         fresh.push_back(&block);
         wire.sent.push_back(block.id());
+        p.sent.push_back(b);
       }
     }
     p.evicted = cache_->take_evictions(task.pool, p.actor);
@@ -200,6 +197,7 @@ class RayPools final : public rd::WorkerPools {
     Clock::time_point submitted;
     std::vector<ActorBlockCache::Send> sends;  // the input blocks this call carried
     std::vector<rd::BlockId> evicted;          // blocks this call told the actor to drop
+    std::vector<rd::BlockRef> sent;            // the input blocks it carried by ObjectRef
   };
 
   // Builds the result of one finished call (the caller holds the GIL).
@@ -269,8 +267,9 @@ class RayPools final : public rd::WorkerPools {
         }
         break;
       case CallStatus::block_lost:
-        a.kind = rd::Attempt::Kind::ok;
-        a.report = lost_input_report(p.invocation, report.error);
+        a.kind = rd::Attempt::Kind::inputs_lost;
+        a.error = report.error;
+        a.lost_blocks = lost_inputs(p.sent, report.lost_object);
         break;
     }
     return r;

@@ -42,6 +42,10 @@ CallReport call_report(const rd::Attempt& a, const std::string& rebuild_error) {
       r.error = a.error;
       r.rebuild_error = rebuild_error;
       break;
+    case rd::Attempt::Kind::inputs_lost:  // made by the driver's pools, never by invoke_call
+      r.status = CallStatus::block_lost;
+      r.error = a.error;
+      break;
   }
   return r;
 }

@@ -352,6 +352,10 @@ void Driver::handle(RunState& state, WorkerResult& r) {
       if (!r.loss_counted) state.count_replaced_actor();
       state.apply_lost(d, a.error);
       break;
+    case Attempt::Kind::inputs_lost:
+      state.record_rpc(d, actor, a.start, a.end, "inputs lost");
+      state.apply_inputs_lost(d, a.lost_blocks, a.error);
+      break;
   }
 }
 

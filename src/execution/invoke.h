@@ -22,11 +22,14 @@ namespace rayorch::detail {
 
 /// What one physical attempt produced.
 struct Attempt {
-  enum class Kind { ok, failed, lost } kind = Kind::ok;
+  /// inputs_lost: the worker could not read some input blocks (lost with their storage, a
+  /// Ray node); they are re-materialised from lineage (DESIGN 5.13) and the Grains wait.
+  enum class Kind { ok, failed, lost, inputs_lost } kind = Kind::ok;
   Report report;  ///< for ok (may carry a contract error)
   /// For ok: the blocks the report's invocation named, to be stored before the commit.
   std::vector<std::pair<BlockId, BlockRef>> blocks;
-  std::string error;  ///< for failed / lost: "Type: message"
+  std::string error;                 ///< for failed / lost / inputs_lost: "Type: message"
+  std::vector<BlockId> lost_blocks;  ///< for inputs_lost: the input blocks that are gone
   std::chrono::steady_clock::time_point start;
   std::chrono::steady_clock::time_point end;
 };

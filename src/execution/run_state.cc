@@ -81,6 +81,9 @@ ResolvedInputs RunState::resolve_inputs(const Dispatch& d) const {
 }
 
 void RunState::apply_store_commands(Engine& e) {
+  // Source columns a re-materialisation reads go back into the store first (DESIGN 5.13).
+  for (const auto& [column, block] : e.take_source_restores())
+    batches_.restore_source(*store_, e.batch_index(), column, block);
   std::vector<StoreCommand> commands = e.take_store_commands();
   if (wire_) {
     for (StoreCommand& c : commands) c = decode_store_command(encode(c));
@@ -128,6 +131,8 @@ bool RunState::done() const {
 void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
                           std::chrono::steady_clock::time_point end, const char* status) {
   const std::size_t grains = d.batch.grains.size();
+  if (d.engine != nullptr && d.engine->rebuilding(d.batch.id))
+    recorder_.rebuild_ended(std::chrono::duration<double>(end - start).count());
   recorder_.rpc_ended(d.batch.call, grains, d.engine,
                       std::chrono::duration<double>(end - start).count(), status);
   if (events_.empty()) return;
@@ -195,6 +200,11 @@ void RunState::apply_failure(Dispatch& d, const std::string& error) {
 void RunState::apply_lost(Dispatch& d, const std::string& reason, Loss loss) {
   FailureVerdict v = d.engine->lost(d.batch.id, reason, loss);
   if (v.abort) throw ExecutionError(v.message);
+}
+
+void RunState::apply_inputs_lost(Dispatch& d, const std::vector<BlockId>& blocks,
+                                 const std::string& reason) {
+  d.engine->inputs_lost(d.batch.id, blocks, reason);
 }
 
 void RunState::reject_late(Report& report) {

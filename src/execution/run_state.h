@@ -78,6 +78,10 @@ class RunState {
   /// Applies a lost actor or a timeout; throws ExecutionError when the run must stop.
   void apply_lost(Dispatch& d, const std::string& reason, Loss loss = Loss::actor);
 
+  /// Applies an attempt whose input blocks were lost: the engine re-materialises them.
+  void apply_inputs_lost(Dispatch& d, const std::vector<BlockId>& blocks,
+                         const std::string& reason);
+
   /// Offers the late report of an abandoned attempt to its engine, which rejects it.
   void reject_late(Report& report);
   /// Counts a report rejected without an engine (its attempt belongs to an earlier run).

@@ -45,6 +45,8 @@ Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
   for (std::size_t s = 0; s < p_.sources.size(); ++s) {
     const std::int32_t block = new_block();  // source column s is local block s
     make_live(block);
+    rebuild_.lineage[block] =
+        BlockLineage{BlockLineage::Kind::source, static_cast<std::uint32_t>(s), 0, 0};
     const int port = p_.sources[s];
     const bool truth = p_.ports[port].needs_truth;
     if (truth && (s >= source_truth.size() || source_truth[s].size() != rows)) {
@@ -87,6 +89,10 @@ std::string Engine::deadlock_report() const {
     calls += fmt::format("; {}: {} sealed, {} waiting, {} ready, {} in flight", p_.calls[c].name,
                          counters_[c].sealed, waiting, ready, in_flight);
   }
+  if (rebuild_.active) {
+    std::string rows;
+    for (const auto& [block, row] : rebuild_.pending) rows += fmt::format(" {}:{}", block, row);
+  }
   return fmt::format(
       "deadlock in input batch {} (rows {}..{}): nothing in flight and nothing dispatchable, but "
       "{} of {} Grains are sealed and {} of {} roots are terminal{}",
@@ -110,7 +116,7 @@ void Engine::root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
     const Item& it = items_[out][root];
     outcomes.push_back(to_outcome(it.state));
     causes.push_back(it.cause >= 0 ? &causes_[it.cause].message : nullptr);
-    values.push_back(it.block >= 0 ? Binding{block_id(it.block), it.row} : Binding{});
+    values.push_back(it.block >= 0 ? bound(it.block, it.row) : Binding{});
   }
 }
 

@@ -22,6 +22,7 @@
 
 #include "program/plan.h"
 #include "runtime/protocol.h"
+#include "runtime/rebuild_state.h"
 
 namespace rayorch::detail {
 
@@ -98,6 +99,20 @@ class Engine {
   /// sealed FAILED with `reason` as its cause; and except for a timeout in any other pool,
   /// which is then a UDF failure with `reason` as its error, under the Call's RecoveryPolicy.
   FailureVerdict lost(std::uint64_t batch_id, const std::string& reason, Loss loss = Loss::actor);
+  /// The worker could not read `blocks` (lost with their storage, e.g. a Ray node): they are
+  /// re-materialised from lineage (DESIGN 5.13) and the RPC's Grains wait for them, each
+  /// within its infrastructure budget; past it a Grain is FAILED with `reason` as its cause.
+  void inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blocks,
+                   const std::string& reason);
+  /// True when the Call has a re-execution queued (DESIGN 5.13).
+  bool has_reexecution(int call) const;
+  /// True when the in-flight RPC re-executes Grains to re-materialise lost values.
+  bool rebuilding(std::uint64_t batch_id) const;
+  /// Source columns to put into the store again, as (column, block): a rebuild reads them.
+  std::vector<std::pair<std::uint32_t, BlockId>> take_source_restores();
+  /// Values re-materialised and Grains re-executed for it so far.
+  std::uint64_t values_rebuilt() const { return rebuild_.values; }
+  std::uint64_t grains_reexecuted() const { return rebuild_.reexecuted; }
 
   /// True when all work is done and every output Item is terminal.
   bool complete() const;
@@ -156,7 +171,7 @@ class Engine {
   /// The binding of one PRESENT Item (block 0 when it has none).
   Binding item_binding(int port, std::uint32_t entity) const {
     const Item& it = items_[port][entity];
-    return it.block >= 0 ? Binding{block_id(it.block), it.row} : Binding{};
+    return it.block >= 0 ? bound(it.block, it.row) : Binding{};
   }
   /// True when an Item's value was released (nothing needs it any more).
   bool item_released(int port, std::uint32_t entity) const {
@@ -203,6 +218,7 @@ class Engine {
     std::uint32_t generation = 0;
     std::uint16_t unresolved = 0;
     std::uint16_t infra_used = 0;
+    std::uint16_t rebuild_used = 0;  // waits for (or re-executions of) lost values (5.13)
     GrainPhase phase = GrainPhase::waiting;
     bool has_drop = false;
     bool has_failure = false;  // a failed input waits for lower-index inputs to decide the cause
@@ -227,6 +243,8 @@ class Engine {
     std::vector<std::uint32_t> grains;
     std::uint16_t retries_used = 0;
     bool tail_used = false;
+    std::int32_t lineage = -1;        // a re-execution: the RPC whose rows it rebuilds
+    std::vector<std::int32_t> holds;  // a re-execution: the input blocks it keeps alive
   };
   struct InFlight {
     int call = -1;
@@ -235,6 +253,8 @@ class Engine {
     std::vector<OutputSlot> outputs;
     std::uint16_t retries_used = 0;
     bool tail_used = false;
+    std::int32_t lineage = -1;
+    std::vector<std::int32_t> holds;
   };
   struct CallQueues {
     std::deque<std::uint32_t> ready;
@@ -291,7 +311,8 @@ class Engine {
   std::vector<std::uint32_t> take_live(int call, const std::vector<std::uint32_t>& grains,
                                        const std::vector<std::uint32_t>* generations);
   Invocation make_reservation(int call, std::vector<std::uint32_t> grains,
-                              std::uint16_t retries_used, bool tail_used);
+                              std::uint16_t retries_used, bool tail_used, std::int32_t lineage = -1,
+                              std::vector<std::int32_t> holds = {});
 
   // ---- Commit of reports (engine_commit.cc) ----
   std::string check_report(const InFlight& batch, const Report& report) const;
@@ -305,6 +326,31 @@ class Engine {
                          const std::string& error);
   /// Removes and returns an in-flight batch; counts a stale report when it is unknown.
   std::optional<InFlight> take_in_flight(std::uint64_t batch_id);
+
+  // ---- Re-materialisation of lost values (engine_rebuild.cc, engine_rebuild_plan.cc) ----
+  enum class Avail : std::uint8_t { ok, pending, lost, failed };
+  Binding bound(std::int32_t block, std::uint32_t row) const;
+  Avail availability(std::int32_t& block, std::uint32_t& row, std::int32_t& cause) const;
+  Avail grain_inputs(int call, std::uint32_t entity, std::int32_t& cause);
+  void record_lineage(const InFlight& batch, const Report& report);
+  void mark_lost(std::int32_t block);
+  bool item_needed(int port, std::uint32_t entity, std::int32_t block, std::uint32_t row) const;
+  void demand(std::int32_t block, std::uint32_t row);
+  void demand_lost(std::int32_t block, std::uint32_t row);  // resolves first; demands if lost
+  void queue_reexecution(std::uint32_t rpc, std::uint32_t entity);
+  std::vector<std::pair<std::int32_t, std::uint32_t>> rows_of(std::uint32_t rpc,
+                                                              std::size_t index) const;
+  void redirect(std::int32_t block, std::uint32_t row, std::int32_t to, std::uint32_t to_row);
+  void unrebuildable(std::int32_t block, std::uint32_t row, std::int32_t cause);
+  std::int32_t loss_cause(const std::string& why);
+  void progress_rebuilds();
+  bool compose_again(const GroupStep& step);
+  bool admit_parked(ParkedBatch& b);
+  bool hold_back(int call, std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
+                 bool tail_used);
+  void release_holds(std::vector<std::int32_t>& holds);
+  void commit_rebuild(InFlight batch, const Report& report);
+  void rebuild_failed(InFlight batch, const std::string& why, bool retry);
 
   // ---- State ----
   // Construction (engine.cc).
@@ -369,6 +415,9 @@ class Engine {
 
   // Commit.
   std::uint64_t stale_reports_ = 0;
+
+  // Re-materialisation: lineage of every block, redirects, work waiting for a rebuild.
+  RebuildState rebuild_;
 
   // Completion (engine.cc): roots whose outputs are terminal or delivered.
   std::vector<std::uint16_t> root_outputs_resolved_;

@@ -50,7 +50,9 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
   // Validate the whole report before publishing anything: generation fence.
   for (std::size_t i = 0; i < f.grains.size(); ++i) {
     const Grain& g = grains_[call][f.grains[i]];
-    if (g.phase != GrainPhase::in_flight || g.generation != f.generations[i]) {
+    // A re-execution runs sealed Grains: its generation alone fences it.
+    const bool live = f.lineage >= 0 || g.phase == GrainPhase::in_flight;
+    if (!live || g.generation != f.generations[i]) {
       in_flight_.erase(it);
       return stale();
     }
@@ -61,6 +63,11 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
   const PlanCall& pc = p_.calls[call];
   InFlight batch = std::move(it->second);
   in_flight_.erase(it);
+  if (batch.lineage >= 0) {
+    commit_rebuild(std::move(batch), report);
+    return CommitStatus::accepted;
+  }
+  record_lineage(batch, report);
   const std::size_t nout = pc.outputs.size();
   std::vector<std::int32_t> blocks(nout, -1);
   std::vector<std::int32_t> child_blocks(nout, -1);

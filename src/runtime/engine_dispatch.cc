@@ -41,7 +41,8 @@ std::vector<std::uint32_t> Engine::take_live(int call, const std::vector<std::ui
 }
 
 Invocation Engine::make_reservation(int call, std::vector<std::uint32_t> grains,
-                                    std::uint16_t retries_used, bool tail_used) {
+                                    std::uint16_t retries_used, bool tail_used,
+                                    std::int32_t lineage, std::vector<std::int32_t> holds) {
   const PlanCall& pc = p_.calls[call];
   Invocation r;
   r.id = next_batch_id_++;
@@ -51,11 +52,12 @@ Invocation Engine::make_reservation(int call, std::vector<std::uint32_t> grains,
   r.inputs.assign(pc.inputs.size(), {});
   for (auto& column : r.inputs) column.reserve(grains.size());
   for (std::uint32_t e : grains) {
-    move_grain(call, e, GrainEvent::reserve);
+    // A re-execution runs sealed Grains again: it moves no Grain (DESIGN 5.13).
+    if (lineage < 0) move_grain(call, e, GrainEvent::reserve);
     r.generations.push_back(grains_[call][e].generation);
     for (std::size_t i = 0; i < pc.inputs.size(); ++i) {
       const Item& it = items_[pc.inputs[i]][e];
-      r.inputs[i].push_back(Binding{block_id(it.block), it.row});
+      r.inputs[i].push_back(bound(it.block, it.row));
     }
   }
   r.outputs.reserve(pc.outputs.size());
@@ -68,8 +70,8 @@ Invocation Engine::make_reservation(int call, std::vector<std::uint32_t> grains,
     r.outputs.push_back(slot);
   }
   r.grains = std::move(grains);
-  in_flight_.emplace(r.id,
-                     InFlight{call, r.grains, r.generations, r.outputs, retries_used, tail_used});
+  in_flight_.emplace(r.id, InFlight{call, r.grains, r.generations, r.outputs, retries_used,
+                                    tail_used, lineage, std::move(holds)});
   return r;
 }
 
@@ -81,62 +83,72 @@ std::optional<Invocation> Engine::reserve(int call) {
   while (!q.immediate.empty()) {
     RecoveryBatch b = std::move(q.immediate.front());
     q.immediate.pop_front();
+    if (b.lineage >= 0) {
+      return make_reservation(call, std::move(b.grains), 0, false, b.lineage, std::move(b.holds));
+    }
     auto live = take_live(call, b.grains, nullptr);
-    if (!live.empty()) return make_reservation(call, std::move(live), b.retries_used, b.tail_used);
+    if (!live.empty() && hold_back(call, live, b.retries_used, b.tail_used))
+      return make_reservation(call, std::move(live), b.retries_used, b.tail_used);
   }
-  // 2. READY work.
+  // 2. READY work. Grains whose inputs are being re-materialised are held back (5.13), so
+  // picking goes on until a batch is left or the queue is empty.
   const Reservation policy = options_.reservation.value_or(p_.pools[pc.pool].options.reservation);
   const bool lifo = options_.queue_order == QueueOrder::lifo;
   std::vector<std::uint32_t> picked;
-  if (policy == Reservation::elastic) {
-    while (!q.ready.empty() && picked.size() < limit) {
-      const std::uint32_t e = lifo ? q.ready.back() : q.ready.front();
-      if (lifo)
-        q.ready.pop_back();
-      else
-        q.ready.pop_front();
-      Grain& g = grains_[call][e];
-      if (g.phase != GrainPhase::ready) continue;
-      if (barrier_cause(call, e) >= 0) {
-        seal_suppressed_by_barrier(call, e);
-        continue;
-      }
-      picked.push_back(e);
-    }
-  } else {
-    // parent_bound: up to B siblings of the first live parent; the rest keep their order.
-    std::deque<std::uint32_t> rest;
-    std::uint32_t chosen = kNoEntity;
-    const bool root_call = pc.barrier_domain == pc.domain;
-    auto scan = [&](std::uint32_t e) {
-      Grain& g = grains_[call][e];
-      if (g.phase != GrainPhase::ready) return;
-      if (barrier_cause(call, e) >= 0) {
-        seal_suppressed_by_barrier(call, e);
-        return;
-      }
-      const std::uint32_t parent = root_call ? e : parent_[pc.domain][e];
-      if (chosen == kNoEntity) chosen = parent;
-      if (parent == chosen && picked.size() < limit)
+  while (!q.ready.empty()) {
+    picked.clear();
+    if (policy == Reservation::elastic) {
+      while (!q.ready.empty() && picked.size() < limit) {
+        const std::uint32_t e = lifo ? q.ready.back() : q.ready.front();
+        if (lifo)
+          q.ready.pop_back();
+        else
+          q.ready.pop_front();
+        Grain& g = grains_[call][e];
+        if (g.phase != GrainPhase::ready) continue;
+        if (barrier_cause(call, e) >= 0) {
+          seal_suppressed_by_barrier(call, e);
+          continue;
+        }
         picked.push_back(e);
-      else
-        rest.push_back(e);
-    };
-    if (lifo) {
-      for (auto it = q.ready.rbegin(); it != q.ready.rend(); ++it) scan(*it);
-      std::reverse(rest.begin(), rest.end());
+      }
     } else {
-      for (std::uint32_t e : q.ready) scan(e);
+      // parent_bound: up to B siblings of the first live parent; the rest keep their order.
+      std::deque<std::uint32_t> rest;
+      std::uint32_t chosen = kNoEntity;
+      const bool root_call = pc.barrier_domain == pc.domain;
+      auto scan = [&](std::uint32_t e) {
+        Grain& g = grains_[call][e];
+        if (g.phase != GrainPhase::ready) return;
+        if (barrier_cause(call, e) >= 0) {
+          seal_suppressed_by_barrier(call, e);
+          return;
+        }
+        const std::uint32_t parent = root_call ? e : parent_[pc.domain][e];
+        if (chosen == kNoEntity) chosen = parent;
+        if (parent == chosen && picked.size() < limit)
+          picked.push_back(e);
+        else
+          rest.push_back(e);
+      };
+      if (lifo) {
+        for (auto it = q.ready.rbegin(); it != q.ready.rend(); ++it) scan(*it);
+        std::reverse(rest.begin(), rest.end());
+      } else {
+        for (std::uint32_t e : q.ready) scan(e);
+      }
+      q.ready = std::move(rest);
     }
-    q.ready = std::move(rest);
+    if (!picked.empty() && hold_back(call, picked, 0, false))
+      return make_reservation(call, std::move(picked), 0, false);
   }
-  if (!picked.empty()) return make_reservation(call, std::move(picked), 0, false);
   // 3. Deferred recovery, after READY work.
   while (!q.deferred.empty()) {
     RecoveryBatch b = std::move(q.deferred.front());
     q.deferred.pop_front();
     auto live = take_live(call, b.grains, nullptr);
-    if (!live.empty()) return make_reservation(call, std::move(live), b.retries_used, b.tail_used);
+    if (!live.empty() && hold_back(call, live, b.retries_used, b.tail_used))
+      return make_reservation(call, std::move(live), b.retries_used, b.tail_used);
   }
   return std::nullopt;
 }

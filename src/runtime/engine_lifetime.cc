@@ -8,6 +8,8 @@ namespace rayorch::detail {
 
 std::int32_t Engine::new_block() {
   blocks_.push_back(BlockState{});
+  rebuild_.lineage.emplace_back();
+  rebuild_.lost.push_back(0);
   return static_cast<std::int32_t>(blocks_.size()) - 1;
 }
 

@@ -45,6 +45,10 @@ FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
   if (!taken) return {};
   InFlight& batch = *taken;
   const int call = batch.call;
+  if (batch.lineage >= 0) {
+    rebuild_failed(std::move(batch), "re-executing it failed: " + error, false);
+    return {};
+  }
   // Barriered Grains are sealed before the policy is consulted.
   auto live = take_live(call, batch.grains, &batch.generations);
   if (live.empty()) return {};
@@ -108,6 +112,10 @@ FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason, L
   InFlight& batch = *taken;
   const int call = batch.call;
   const PlanCall& pc = p_.calls[call];
+  if (batch.lineage >= 0) {
+    rebuild_failed(std::move(batch), "re-executing it lost its actor: " + reason, true);
+    return {};
+  }
   auto live = take_live(call, batch.grains, &batch.generations);
   if (live.empty()) return {};
   bool exhausted = false;

@@ -88,10 +88,13 @@ void Engine::settle_reduce(int reduce, std::uint32_t parent) {
       const std::uint32_t child = x.first + k;
       if (items_[pr.members][child].state != ItemState::present) continue;
       const Item& it = items_[pr.values[v]][child];
-      c.members.push_back(Binding{block_id(it.block), it.row});
+      c.members.push_back(bound(it.block, it.row));
     }
     const std::int32_t block = new_block();
     make_live(block);
+    rebuild_.lineage[block] =
+        BlockLineage{BlockLineage::Kind::group, static_cast<std::uint32_t>(reduce),
+                     static_cast<std::uint32_t>(v), parent};
     c.block = block_id(block);
     store_commands_.push_back(std::move(c));
     publish(pr.outputs[v], parent, ItemState::present, block, 0, -1);

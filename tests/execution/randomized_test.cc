@@ -22,10 +22,12 @@
 #include <cstdlib>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "support/lossy_pools.h"
 #include "support/random_pipeline.h"
 #include "support/runtime_harness.h"
 #include <fmt/format.h>
@@ -108,6 +110,10 @@ struct Stats {
   std::uint64_t cases = 0;
   std::uint64_t comparisons = 0;  // runs checked against the SyncExecutor run
   std::uint64_t wire_runs = 0;    // SyncExecutor runs whose protocol crossed as bytes
+  std::uint64_t lossy_runs = 0;   // SyncExecutor runs that lost a node's blocks
+  std::uint64_t values_rebuilt = 0;
+  std::uint64_t lossy_outputs = 0;       // outputs of lossy runs compared
+  std::uint64_t lossy_outputs_lost = 0;  // ... that named the loss instead (out of budget)
   std::uint64_t runs = 0;
   std::uint64_t outputs_compared = 0;
   std::uint64_t outputs_tainted = 0;
@@ -132,6 +138,7 @@ struct RunRecord {
   bool aborted = false;
   std::string error;
   Table table;
+  std::uint64_t values_rebuilt = 0;
 };
 
 std::string options_text(const ro::RunOptions& o) {
@@ -268,6 +275,7 @@ class Case {
       } else {
         auto r = call_run<NIn>(ex, o);
         rec.table = to_table(r.outputs);
+        rec.values_rebuilt = r.metrics.values_rebuilt;
         check_metrics(r.metrics, o, sync, problem);
       }
     } catch (const ro::ExecutionError& e) {
@@ -313,7 +321,8 @@ class Case {
     bool timeouts = false;
     for (const rp::IrModule& mod : ir.modules)
       timeouts = timeouts || mod.timeout_ms > 0 || (mod.isolated && !sync);
-    if (!timeouts) {
+    // RPCs that found their inputs lost never reached a UDF.
+    if (!timeouts && !lossy_) {
       if (rpcs != rt_->rpcs)
         problem += fmt::format("metrics count {} RPCs, the UDFs ran {}\n", rpcs, rt_->rpcs.load());
       if (dispatches != rt_->rows)
@@ -441,6 +450,61 @@ class Case {
     if (reported > 6) problem += fmt::format("{}: ... {} mismatches in all\n", label, reported);
   }
 
+  // The same schedule on pools that lose, once, every block some random pools made (a node
+  // going away when a random Call starts its n-th RPC): the lost values are rebuilt from
+  // lineage (DESIGN 5.13). Every output must be the reference's, or an issue whose cause
+  // names the loss (a Grain out of replays: random Modules may have none).
+  template <std::size_t NIn, class Program>
+  void lossy_run(const Program& program, const ro::RunOptions& o, const RunRecord& reference,
+                 Stats& stats, std::string& problem) {
+    const auto plan = program.plan();
+    const int pools = static_cast<int>(plan->pools.size());
+    std::set<int> on_node;
+    for (int p = 0; p < pools; ++p)
+      if (master_.chance(600)) on_node.insert(p);
+    const int trigger = static_cast<int>(master_.next() % static_cast<u64>(pools));
+    const int after = static_cast<int>(master_.next() % 3);
+    const bool lose_inputs = master_.chance(300);
+    lossy::LossyExecutor lossy(program, std::make_unique<lossy::LossyPools>(
+                                            rayorch::detail::make_inline_pools(plan, false),
+                                            on_node, trigger, after, lose_inputs));
+    rt_->reset(0, 0, 0);
+    lossy_ = true;
+    std::string run_problem;
+    const RunRecord l = execute<NIn>(lossy, o, false, true, run_problem);
+    lossy_ = false;
+    ++stats.lossy_runs;
+    stats.values_rebuilt += l.values_rebuilt;
+    // Whether a Grain that may abort the run gets to run first depends on the schedule,
+    // which the losses change (compare() allows the same).
+    if (l.aborted && (model_->definite_abort || model_->possible_abort)) return;
+    if (l.aborted != reference.aborted || l.table.size() != reference.table.size()) {
+      problem += fmt::format("lossy run: aborted {} ({}), the reference {}\n", l.aborted, l.error,
+                             reference.aborted);
+      return;
+    }
+    for (std::size_t r = 0; r < l.table.size(); ++r) {
+      for (std::size_t k = 0; k < l.table[r].size(); ++k) {
+        const Obs& got = l.table[r][k];
+        const Obs& want = reference.table[r][k];
+        const bool same =
+            got.outcome == want.outcome && got.value == want.value && got.cause == want.cause;
+        ++stats.lossy_outputs;
+        if (same) continue;
+        if (got.cause.find("rayorch::BlockLost: ") != std::string::npos) {
+          ++stats.lossy_outputs_lost;
+          continue;
+        }
+        problem +=
+            fmt::format("lossy run, row {} output {}: {} {} ({}), the reference {} {} ({})\n", r, k,
+                        ro::to_string(got.outcome), got.value, got.cause,
+                        ro::to_string(want.outcome), want.value, want.cause);
+        return;
+      }
+    }
+    if (!run_problem.empty()) problem += "lossy run: " + run_problem;
+  }
+
   template <std::size_t NIn, std::size_t NOut>
   std::string run_shape(Stats& stats) {
     std::string problem;
@@ -503,6 +567,7 @@ class Case {
         }
         ++stats.wire_runs;
       }
+      if (!reference.aborted) lossy_run<NIn>(program, o, reference, stats, run_problem);
       if (verbose_) {
         rpc_log_ = "SyncExecutor RPCs:\n";
         for (const ro::RpcRecord& rpc : ex.rpcs()) rpc_log_ += "  " + rpc.to_string() + "\n";
@@ -603,6 +668,7 @@ class Case {
   std::string rpc_log_;            // the Module options of the program being run
   std::vector<int> call_modules_;  // module of each Call, in Call order
   std::unique_ptr<rp::Model> model_;
+  bool lossy_ = false;  // the run loses blocks: its RPCs and the UDFs' counts differ
   std::vector<std::vector<rp::Expected>> expected_;
 };
 
@@ -703,6 +769,13 @@ void print_stats(const Stats& s, double seconds) {
       static_cast<unsigned long long>(s.barrier_reduces_excluding),
       static_cast<unsigned long long>(s.cases_excluding),
       static_cast<unsigned long long>(s.barrier_reduces_natural_present));
+  std::printf(
+      "[randomized] %llu runs lost a node's blocks and rebuilt %llu values; of their %llu "
+      "outputs, %llu named the loss (a Grain out of its budget), the others were exact\n",
+      static_cast<unsigned long long>(s.lossy_runs),
+      static_cast<unsigned long long>(s.values_rebuilt),
+      static_cast<unsigned long long>(s.lossy_outputs),
+      static_cast<unsigned long long>(s.lossy_outputs_lost));
   if (s.slowest_seconds > 0) {
     std::printf("[randomized] slowest case 0x%016llx took %.2f s\n",
                 static_cast<unsigned long long>(s.slowest_seed), s.slowest_seconds);
@@ -761,6 +834,7 @@ TEST(Randomized, ExecutorsAgreeWithTheReference) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   EXPECT_GT(stats.outputs_compared, stats.outputs_tainted);
   EXPECT_EQ(stats.wire_runs, stats.cases);
+  EXPECT_GT(stats.values_rebuilt, 0u);  // the lossy runs did lose values
   // The generator makes memberships that leave a GroupFailure's child out, and the
   // interpreter decides those groups SUPPRESSED (DESIGN 5), so every executor is held to it.
   EXPECT_GT(stats.barrier_reduces_excluding, 0u);

@@ -191,17 +191,43 @@ class Big:
         return [f"{x}:" + "x" * 200_000 for x in xs]
 
 
+class Grow:
+    """text -> text + "y" (still kept in the object store of its actor's node); leaves a
+    marker per row."""
+
+    def __init__(self, marker_dir: str) -> None:
+        self.marker_dir = marker_dir
+
+    def run(self, texts: list[str]) -> list[str]:
+        for t in texts:
+            once(self.marker_dir, "grow-" + t.split(":")[0])
+        return [t + "y" for t in texts]
+
+
+class BigPages:
+    """x -> two 200 kB pages (kept in the object store of its actor's node); leaves a marker
+    per row."""
+
+    def __init__(self, marker_dir: str) -> None:
+        self.marker_dir = marker_dir
+
+    def run(self, xs: list[int]) -> list[list[str]]:
+        for x in xs:
+            once(self.marker_dir, f"pages-{x}")
+        return [[f"{x}/{k}:" + "x" * 200_000 for k in range(2)] for x in xs]
+
+
 class WaitThenMeasure:
-    """text -> its length; the first call leaves the marker `first-done`, every later call
-    waits until the file `go` exists."""
+    """text (or a group of texts) -> its length (their total length); the first call leaves
+    the marker `first-done`, every later call waits until the file `go` exists."""
 
     def __init__(self, marker_dir: str) -> None:
         self.marker_dir, self.calls = marker_dir, 0
 
-    def run(self, texts: list[str]) -> list[int]:
+    def run(self, texts: list[Any]) -> list[int]:
         self.calls += 1
         while self.calls > 1 and not os.path.exists(os.path.join(self.marker_dir, "go")):
             time.sleep(0.05)
-        out = [len(t) for t in texts]
+        out = [sum(map(len, t)) if isinstance(t, list) else len(t) for t in texts]
         once(self.marker_dir, "first-done")
         return out

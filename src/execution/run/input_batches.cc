@@ -94,13 +94,22 @@ void InputBatches::start(BlockStore& store, RunRecorder& recorder, std::size_t f
     if (plan_->ports[plan_->sources[c]].needs_truth) {
       for (const void* v : slice) truth[c].push_back(*static_cast<const bool*>(v) ? 1 : 0);
     }
-    store.put(make_block_id(next_batch_, static_cast<std::uint32_t>(c)),
-              std::make_shared<ViewBlock>(std::move(slice), std::vector<BlockRef>{blocks[c]}));
+    BlockRef block =
+        std::make_shared<ViewBlock>(std::move(slice), std::vector<BlockRef>{blocks[c]});
+    source_slices_[next_batch_].push_back(block);
+    store.put(make_block_id(next_batch_, static_cast<std::uint32_t>(c)), std::move(block));
   }
   active_.push_back(std::make_unique<Engine>(plan_, eo, first, rows, truth));
   recorder.batch_admitted(next_batch_, first, rows, active_.size());
   ++next_batch_;
   active_.back()->advance();
+}
+
+void InputBatches::restore_source(BlockStore& store, std::size_t batch, std::size_t column,
+                                  BlockId block) const {
+  // The batch's own slice, kept while the batch is active (a lazy source's chunk is not kept
+  // anywhere else).
+  store.put(block, source_slices_.at(batch).at(column));
 }
 
 Engine* InputBatches::find(std::size_t index) const {
@@ -111,6 +120,7 @@ Engine* InputBatches::find(std::size_t index) const {
 }
 
 void InputBatches::retire(std::size_t slot) {
+  source_slices_.erase(active_[slot]->batch_index());
   active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(slot));
 }
 

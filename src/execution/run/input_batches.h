@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <span>
 #include <utility>
@@ -50,6 +51,10 @@ class InputBatches {
   /// The roots a lazy source's chunks restored (a run journal) since the last call:
   /// (the caller's row, its outcome), in the order pulled.
   std::vector<std::pair<std::size_t, Outcome>> take_restored() { return std::move(restored_); }
+  /// Puts source column `column` of active input batch `batch` into `store` again as block
+  /// `block` (a re-materialisation reads it; DESIGN 5.13).
+  void restore_source(BlockStore& store, std::size_t batch, std::size_t column,
+                      BlockId block) const;
   /// The admitted batches, lowest index first.
   std::span<const std::unique_ptr<Engine>> active() const { return active_; }
   /// The admitted batch `index`, or nullptr when it is not (or no longer) admitted.
@@ -78,6 +83,8 @@ class InputBatches {
   bool ended_;  // every row is known (columns, or a lazy source that ended)
   std::size_t next_batch_ = 0;
   std::vector<std::unique_ptr<Engine>> active_;  // ordered by batch index
+  // Per active batch: its slice of each source column, as put into the store at admission.
+  std::map<std::size_t, std::vector<BlockRef>> source_slices_;
   std::vector<std::pair<std::size_t, Outcome>> restored_;
 };
 

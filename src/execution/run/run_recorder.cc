@@ -56,6 +56,8 @@ void RunRecorder::fold(const Engine& e) {
         e.counters(static_cast<int>(c)).suppressed_by_barrier;
   }
   metrics_.stale_reports_rejected += e.stale_reports();
+  metrics_.values_rebuilt += e.values_rebuilt();
+  metrics_.grains_reexecuted += e.grains_reexecuted();
   auto& bm = metrics_.input_batches[e.batch_index()];
   bm.grains = e.grains_total();
   bm.completed_seconds = now_seconds();

@@ -57,6 +57,7 @@ class RunRecorder {
     metrics_.pools[pool].started.push_back(std::move(start));
   }
   void actor_replaced() { ++metrics_.actors_replaced; }
+  void rebuild_ended(double seconds) { metrics_.rebuild_seconds += seconds; }
 
   /// Grains of `call` accepted so far, and handed out without a report yet.
   std::uint64_t done(int call) const { return done_per_call_[call]; }

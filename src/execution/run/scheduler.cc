@@ -61,7 +61,9 @@ std::optional<Dispatch> Scheduler::pick(int pool, bool may_wait,
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t idx = (rr_[pool] + k) % n;
       const int call = calls[idx];
-      if (!engine->has_work(call) || held_back(call, active)) continue;
+      if (!engine->has_work(call)) continue;
+      // A re-execution is never held back: the consumers' READY work may be waiting for it.
+      if (held_back(call, active) && !engine->has_reexecution(call)) continue;
       if (may_wait && wait_for_batch(*engine, call, now)) continue;
       auto batch = engine->reserve(call);
       if (!batch) continue;
