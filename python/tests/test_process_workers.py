@@ -29,6 +29,7 @@ class Where:
         self.index = context.index if context is not None else -1
 
     def run(self, xs: list[int]) -> list[tuple[int, int, int]]:
+        time.sleep(0.002)  # lets every replica take batches
         return [(x * x, os.getpid(), self.index) for x in xs]
 
 
@@ -116,10 +117,15 @@ def hierarchy(isolation: str) -> Any:
 
 
 def test_replicas_run_in_worker_processes_with_their_own_replica_index() -> None:
+    workers: set[tuple[int, int]] = set()
     with ro.Executor(squares(2, "process")) as ex:
-        out = ex.run(list(range(40)), progress=False).outputs
-    assert [o[0] for o in out] == [x * x for x in range(40)]
-    workers = {(pid, index) for _, pid, index in out}
+        # Eager start: the second worker may join after a run ended; run until both worked.
+        for _ in range(50):
+            out = ex.run(list(range(40)), progress=False).outputs
+            assert [o[0] for o in out] == [x * x for x in range(40)]
+            workers |= {(pid, index) for _, pid, index in out}
+            if len(workers) == 2:
+                break
     assert os.getpid() not in {pid for pid, _ in workers}
     assert {index for _, index in workers} == {0, 1}
     assert len({pid for pid, _ in workers}) == 2
@@ -283,7 +289,10 @@ def _wait_until_gone(pids: set[int], seconds: float = 10.0) -> set[int]:
 def test_no_worker_outlives_close_or_an_exception_in_on_row() -> None:
     before = _descendants(os.getpid())
     ex = ro.Executor(squares(2, "process"))
-    ex.await_actors()
+    ex.run([1, 2], progress=False)
+    deadline = time.monotonic() + 30
+    while len(_descendants(os.getpid()) - before) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)  # eager start: the second worker joins in the background
     workers = _descendants(os.getpid()) - before
     assert len(workers) >= 3  # the server and two workers
 
@@ -308,11 +317,14 @@ def test_no_worker_outlives_a_killed_driver(tmp_path: Path) -> None:
             class Pid:
                 def run(self, xs):
                     import os
+                    time.sleep(0.005)
                     return [os.getpid() for _ in xs]
 
             pid = ro.Module(Pid).ray_options(isolation="process", replicas=2, batch_size=1)
             ex = ro.Executor(lambda x: pid(x))
-            ex.run([0, 1, 2, 3], progress=False)
+            pids = set()
+            while len(pids) < 2:  # both workers started (eager start)
+                pids |= set(ex.run([0, 1, 2, 3], progress=False).outputs)
             print("ready", flush=True)
             time.sleep(600)
             """
@@ -346,8 +358,12 @@ def test_each_worker_sees_only_its_replicas_devices(monkeypatch: pytest.MonkeyPa
     devices = ro.Module(Devices).ray_options(
         replicas=2, num_gpus=2, batch_size=1, isolation="process"
     )
+    seen: set[tuple[str, tuple[str, ...]]] = set()
     with ro.Executor(lambda x: devices(x)) as ex:
-        seen = set(ex.run(list(range(30)), progress=False).outputs)
+        for _ in range(50):  # until both replicas worked (eager start)
+            seen |= set(ex.run(list(range(30)), progress=False).outputs)
+            if len(seen) >= 2:
+                break
     assert seen == {("4,5", ("4", "5")), ("6,7", ("6", "7"))}
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"  # the executor's own is unchanged
 

@@ -107,7 +107,9 @@ bool read_struct(const std::string& bytes, T& v) {
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
   ::sigprocmask(SIG_BLOCK, &set, nullptr);
-  const int sfd = ::signalfd(-1, &set, SFD_CLOEXEC);
+  // Non-blocking, and polled with a timeout: in a launched server other threads may exist
+  // (a runtime its imports started), and SIGCHLD may go to one of them instead.
+  const int sfd = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   const pid_t self = ::getpid();
   std::set<pid_t> live;
   std::string packet;
@@ -130,12 +132,11 @@ bool read_struct(const std::string& bytes, T& v) {
   };
   for (;;) {
     pollfd fds[2] = {{fd, POLLIN, 0}, {sfd, POLLIN, 0}};
-    const int k = ::poll(fds, sfd >= 0 ? 2 : 1, sfd >= 0 ? -1 : 50);
+    const int k = ::poll(fds, sfd >= 0 ? 2 : 1, sfd >= 0 ? 200 : 50);
     if (k < 0 && errno != EINTR) break;
     if (sfd >= 0 && (fds[1].revents & POLLIN) != 0) {
       signalfd_siginfo info;
       while (::read(sfd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-        if (::poll(fds + 1, 1, 0) <= 0) break;
       }
     }
     reap();

@@ -174,9 +174,14 @@ class FailureList:
 
 
 def start_executor(options: ConvertOptions) -> Executor:
-    """The executor of the pipeline; a model that cannot load is an InputError."""
+    """The executor of the pipeline; a model that cannot load is an InputError, before any
+    output is written (the executor returns before its actors are ready: eager start)."""
     try:
-        return Executor(OcrPdf(options.pipeline), backend=options.backend, address=options.address)
+        executor = Executor(
+            OcrPdf(options.pipeline), backend=options.backend, address=options.address
+        )
+        executor.await_actors()
+        return executor
     except (ExecutionError, RuntimeError, ImportError) as error:
         raise InputError(f"cannot start the pipeline: {error}") from error
 
