@@ -48,7 +48,12 @@ def start_local_ray(num_cpus: int) -> Any:
         logging_level="ERROR",
         log_to_driver=False,
     )
+    check_on_loopback(ray)
+    return ray
+
+
+def check_on_loopback(ray: Any) -> None:
+    """Exits when a Ray node (alive or dead) is not on 127.0.0.1."""
     addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
     if addresses != ["127.0.0.1"]:
         raise SystemExit(f"a Ray node is not on loopback: {addresses}")
-    return ray

@@ -3,7 +3,7 @@ corpus of image PDFs with known text and long-tailed page counts.
 
     .venv/bin/python python/bench/ocr_pdf.py [--docs 40 --max-pages 80 --seed 24]
         [--recognize-batch 32] [--recognize-replicas N] [--detect-replicas N]
-        [--backend ray --address HOST:PORT] [--isolation process]
+        [--backend ray] [--isolation process]
 
 The corpus is written once into --work-dir (default /tmp/ocr-pdf-bench-DOCS-SEED-MAXPAGES) and
 reused. Prints pages/s, the time to the first finished document, the recognition batch fill
@@ -12,16 +12,24 @@ lines in one inference), each stage's busy time, the physical limit
 (the stages' summed busy time, and the process's CPU time, over the cores: no schedule can
 finish faster), the peak RSS of this process (every actor of the local backend is a thread of
 it; on Ray only the driver's), and word recall against the text drawn on the pages. The
-Executor (models loaded) is built before the clock starts."""
+Executor (models loaded) is built before the clock starts.
+
+With ``--backend ray`` the script starts a new one-node Ray cluster on this machine only: it
+re-executes itself in a private network namespace whose only interface is loopback
+(``unshare --net --pid --fork --mount-proc``, as root) and checks before and after the run
+that every Ray node is on 127.0.0.1 (loopback_ray.py)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import resource
 import time
 from pathlib import Path
 from typing import Any
+
+from loopback_ray import check_on_loopback, ensure_private_network, start_local_ray
 
 import rayorch_cpp as ro
 from rayorch_cpp.workloads.ocr_pdf import Markdown, OcrPdf, PipelineConfig, StageOptions, samples
@@ -92,9 +100,10 @@ def main() -> None:
     p.add_argument("--recognize-cpus", type=float, default=1.0)
     p.add_argument("--input-batch-size", type=int, default=16)
     p.add_argument("--backend", choices=("local", "ray"), default="local")
-    p.add_argument("--address", default=None)
     p.add_argument("--isolation", choices=("threads", "process"), default="threads")
     a = p.parse_args()
+    if a.backend == "ray":
+        ensure_private_network(__file__)  # re-executes this script there (as root)
     work = a.work_dir or Path(f"/tmp/ocr-pdf-bench-{a.docs}-{a.seed}-{a.max_pages}")
     documents = corpus(work, a.docs, a.seed, a.max_pages)
     paths = [d.path for d in documents]
@@ -112,10 +121,15 @@ def main() -> None:
             replicas=a.recognize_replicas, batch_size=a.recognize_batch, num_cpus=a.recognize_cpus
         ),
     )
+    ray = None
+    if a.backend == "ray":
+        # Logical CPUs for every actor the pipeline asks for (the machine's cores are what
+        # they share, as on the local backend).
+        stages = (config.open, config.render, config.detect, config.recognize, config.join)
+        asked = sum(st.replicas * st.num_cpus for st in (*stages, config.assemble))
+        ray = start_local_ray(max(cores, math.ceil(asked)))
     built = time.monotonic()
-    with ro.Executor(
-        OcrPdf(config), backend=a.backend, address=a.address, isolation=a.isolation
-    ) as ex:
+    with ro.Executor(OcrPdf(config), backend=a.backend, isolation=a.isolation) as ex:
         startup = time.monotonic() - built
         first: list[float] = []
         outputs: dict[int, Any] = {}
@@ -131,6 +145,9 @@ def main() -> None:
         wall = time.monotonic() - start
         cpu = cpu_seconds() - cpu_before
         workers_rss = descendants_rss_mib()
+    if ray is not None:
+        check_on_loopback(ray)
+        ray.shutdown()
     found = expected = 0
     for row, document in enumerate(documents):
         doc = outputs[row]
@@ -165,7 +182,7 @@ def main() -> None:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"peak RSS {rss:.0f} MiB (worker processes at the end: {workers_rss:.0f} MiB); word "
-        f"recall {found / expected:.4f} ({found}/{expected})"
+        f"recall {found / expected if expected else float('nan'):.4f} ({found}/{expected})"
     )
 
 

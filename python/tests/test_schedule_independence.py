@@ -149,22 +149,37 @@ def make_pipeline(
     return forward
 
 
+def seed_data(seed: int) -> list[int]:
+    """The source rows of seed `seed`."""
+    return [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
+
+
+def sync_outputs(seed: int) -> Any:
+    """What the synchronous core gives for seed `seed`: the expected outputs."""
+    with ro.SyncExecutor(make_pipeline(seed, None)) as ex:
+        return ex.run(seed_data(seed)).outputs
+
+
+def run_drawn(ex: Any, source: Any, draws: random.Random) -> Any:
+    """Runs `source` on `ex` with an input batch size and an active-batch limit from
+    `draws`."""
+    return ex.run(
+        source,
+        input_batch_size=draws.choice([None, 1, 3, 7]),
+        max_active_input_batches=draws.randint(1, 3),
+        progress=False,
+    ).outputs
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_random_pipelines_are_schedule_independent(seed: int) -> None:
-    data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
-    with ro.SyncExecutor(make_pipeline(seed, None)) as ex:
-        expected = ex.run(data).outputs
+    expected = sync_outputs(seed)
     draws = random.Random(1000 + seed)
     for variant in range(4):
         pipeline = make_pipeline(seed, draws)
         executor = ro.Executor(pipeline) if variant < 3 else ro.SyncExecutor(pipeline)
         with executor as ex:
-            got = ex.run(
-                data,
-                input_batch_size=draws.choice([None, 1, 3, 7]),
-                max_active_input_batches=draws.randint(1, 3),
-                progress=False,
-            ).outputs
+            got = run_drawn(ex, seed_data(seed), draws)
         assert got == expected, f"seed {seed} variant {variant}"
 
 
@@ -174,18 +189,10 @@ def test_random_pipelines_give_the_same_outputs_in_worker_processes(seed: int) -
     their own) against the synchronous core. The options are drawn inside forward() from a
     fixed seed, so the worker server, which traces the pickled pipeline again, draws the
     same ones."""
-    data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
-    with ro.SyncExecutor(make_pipeline(seed, None)) as ex:
-        expected = ex.run(data).outputs
+    expected = sync_outputs(seed)
     pipeline = make_pipeline(seed, None, option_seed=2000 + seed)
-    batches = random.Random(3000 + seed)
     with ro.Executor(pipeline, isolation="process") as ex:
-        got = ex.run(
-            data,
-            input_batch_size=batches.choice([None, 1, 3, 7]),
-            max_active_input_batches=batches.randint(1, 3),
-            progress=False,
-        ).outputs
+        got = run_drawn(ex, seed_data(seed), random.Random(3000 + seed))
     assert got == expected, f"seed {seed}"
 
 
@@ -194,18 +201,11 @@ def test_a_generator_source_gives_the_outputs_of_the_same_list(seed: int) -> Non
     """A lazy source (pulled as input batches are admitted) changes when rows arrive, never
     what they become: the same rows in a generator give the list's outputs, issues
     included."""
-    data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
-    with ro.SyncExecutor(make_pipeline(seed, None)) as ex:
-        expected = ex.run(data).outputs
+    expected = sync_outputs(seed)
     draws = random.Random(2000 + seed)
     for variant in range(3):
         with ro.Executor(make_pipeline(seed, draws)) as ex:
-            got = ex.run(
-                (v for v in data),
-                input_batch_size=draws.choice([None, 1, 3, 7]),
-                max_active_input_batches=draws.randint(1, 3),
-                progress=False,
-            ).outputs
+            got = run_drawn(ex, (v for v in seed_data(seed)), draws)
         assert got == expected, f"seed {seed} variant {variant}"
 
 
@@ -213,9 +213,7 @@ def test_the_randomized_pipelines_exercise_every_outcome() -> None:
     """Guards the generator: across the seeds, outputs include values and each issue kind."""
     outcomes: set[Any] = set()
     for seed in range(12):
-        data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
-        with ro.SyncExecutor(make_pipeline(seed, None)) as ex:
-            out = ex.run(data).outputs
+        out = sync_outputs(seed)
         column = out[0] if isinstance(out, tuple) else out
         outcomes |= {v.outcome if isinstance(v, ro.OutputIssue) else "value" for v in column}
     assert outcomes >= {"value", ro.ItemOutcome.DROPPED}

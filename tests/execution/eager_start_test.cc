@@ -24,6 +24,14 @@ using executor_testing::TempDir;
 
 namespace {
 
+// Every value times two: what each UDF here computes, and what the tests expect.
+template <class Values>
+std::vector<int> doubled(const Values& in) {
+  std::vector<int> out;
+  for (int v : in) out.push_back(v * 2);
+  return out;
+}
+
 // What the actors of one test did, in the order they did it.
 struct Log {
   std::mutex mutex;
@@ -65,9 +73,7 @@ struct SlowToLoad {
       // Every actor's start is then known before this run ends, for the metrics below.
       while (log->finished.load() < 3) std::this_thread::yield();
     }
-    std::vector<int> out;
-    for (int v : x) out.push_back(v * 2);
-    return out;
+    return doubled(x);
   }
   LogPtr log;
 };
@@ -84,12 +90,6 @@ ro::RunOptions quiet() {
   ro::RunOptions o;
   o.progress = false;
   return o;
-}
-
-std::vector<int> doubled(const std::vector<int>& in) {
-  std::vector<int> out;
-  for (int v : in) out.push_back(v * 2);
-  return out;
 }
 
 template <class T>
@@ -176,11 +176,7 @@ struct Downstream {
     if (!log->slow.wait(std::chrono::seconds(5))) log->add("watchdog");
     log->add("downstream ready");
   }
-  std::vector<int> run(ro::Column<int> x) {
-    std::vector<int> out;
-    for (int v : x) out.push_back(v * 2);
-    return out;
-  }
+  std::vector<int> run(ro::Column<int> x) { return doubled(x); }
   LogPtr log;
 };
 
@@ -208,11 +204,7 @@ struct Fragile {
     const int n = log->built.fetch_add(1) + 1;
     if (fail_at == 0 || n == fail_at) throw std::runtime_error("weights file missing");
   }
-  std::vector<int> run(ro::Column<int> x) {
-    std::vector<int> out;
-    for (int v : x) out.push_back(v * 2);
-    return out;
-  }
+  std::vector<int> run(ro::Column<int> x) { return doubled(x); }
   LogPtr log;
 };
 

@@ -37,6 +37,15 @@ std::string join(const ro::Column<int>& c) {
   return s;
 }
 
+// Logs the call as "<name> <values>" and maps each value through `f`.
+template <class F>
+std::vector<int> logged_map(Log& log, const char* name, const ro::Column<int>& c, F f) {
+  log.calls.push_back(std::string(name) + " " + join(c));
+  std::vector<int> out;
+  for (int v : c) out.push_back(f(v));
+  return out;
+}
+
 struct Pages {  // document n -> pages 10n, 10n+1, ... (n of them)
   explicit Pages(std::shared_ptr<Log> log) : log_(std::move(log)) {}
   std::vector<std::vector<int>> run(ro::Column<int> n) {
@@ -57,10 +66,7 @@ struct Pages {  // document n -> pages 10n, 10n+1, ... (n of them)
 struct Ocr {
   explicit Ocr(std::shared_ptr<Log> log) : log_(std::move(log)) {}
   std::vector<int> run(ro::Column<int> p) {
-    log_->calls.push_back("Ocr " + join(p));
-    std::vector<int> out;
-    for (int v : p) out.push_back(v * 2);
-    return out;
+    return logged_map(*log_, "Ocr", p, [](int v) { return v * 2; });
   }
   std::shared_ptr<Log> log_;
 };
@@ -68,10 +74,7 @@ struct Ocr {
 struct Post {
   explicit Post(std::shared_ptr<Log> log) : log_(std::move(log)) {}
   std::vector<int> run(ro::Column<int> p) {
-    log_->calls.push_back("Post " + join(p));
-    std::vector<int> out;
-    for (int v : p) out.push_back(v + 1);
-    return out;
+    return logged_map(*log_, "Post", p, [](int v) { return v + 1; });
   }
   std::shared_ptr<Log> log_;
 };

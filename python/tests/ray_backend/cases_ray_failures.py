@@ -280,6 +280,8 @@ def test_a_driver_killed_mid_run_resumes_from_its_journal(cluster: Any, tmp_path
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
         "pipeline = u.documents(ocr_args=(0.05,))\n"
         f"with ro.Executor(pipeline, backend='ray', address={cluster.address!r}) as ex:\n"
+        "    from ray_cluster import assert_on_loopback\n"
+        "    assert_on_loopback()  # this driver too sees only loopback nodes\n"
         f"    ex.run({DOCS!r}, journal={str(journal)!r}, progress=progress)\n"
         "print('not killed')\n"
     )

@@ -151,19 +151,11 @@ def test_cpp_udfs_run_on_ray_actors(cluster: Any) -> None:
 
 
 def test_random_pipelines_agree_with_the_synchronous_core(cluster: Any) -> None:
-    from test_schedule_independence import make_pipeline
+    from test_schedule_independence import make_pipeline, run_drawn, seed_data, sync_outputs
 
     for seed in (0, 3, 5, 8):
-        data = [random.Random(seed * 31 + i).randrange(101) for i in range(24)]
-        with ro.SyncExecutor(make_pipeline(seed, None)) as sync:
-            expected = sync.run(data).outputs
+        expected = sync_outputs(seed)
         draws = random.Random(1000 + seed)
         with on_ray(make_pipeline(seed, draws, queued_calls=True)) as ex:
             for _ in range(2):
-                got = ex.run(
-                    data,
-                    input_batch_size=draws.choice([None, 1, 3, 7]),
-                    max_active_input_batches=draws.randint(1, 3),
-                    progress=False,
-                ).outputs
-                assert got == expected, f"seed {seed}"
+                assert run_drawn(ex, seed_data(seed), draws) == expected, f"seed {seed}"

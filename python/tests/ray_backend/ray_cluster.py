@@ -83,8 +83,7 @@ def cluster() -> Iterator[Any]:
     try:
         ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
         c.wait_for_nodes()
-        addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
-        assert addresses == ["127.0.0.1"], f"a Ray node is not on loopback: {addresses}"
+        assert_on_loopback()
         c.worker_nodes_started = workers  # type: ignore[attr-defined]
         yield c
     finally:
@@ -94,6 +93,25 @@ def cluster() -> Iterator[Any]:
     while ray_processes() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert ray_processes() == [], "Ray processes survived the suite"
+
+
+def assert_on_loopback() -> None:
+    """This process sees only loopback, and every Ray node it knows of (alive or dead: the
+    nodes cases add and remove too) is on 127.0.0.1."""
+    import ray
+
+    interfaces = sorted(name for _, name in socket.if_nameindex())
+    assert interfaces == ["lo"], f"network interfaces besides loopback: {interfaces}"
+    addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
+    assert addresses == ["127.0.0.1"], f"a Ray node is not on loopback: {addresses}"
+
+
+@pytest.fixture(autouse=True)
+def _every_node_on_loopback(cluster: Any) -> Iterator[None]:
+    """Checked around every case of the suite, whatever nodes it started."""
+    assert_on_loopback()
+    yield
+    assert_on_loopback()
 
 
 def local(pipeline: Any, *columns: Any, **options: Any) -> Any:
