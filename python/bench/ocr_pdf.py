@@ -22,6 +22,7 @@ that every Ray node is on 127.0.0.1 (loopback_ray.py)."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import resource
@@ -86,6 +87,34 @@ def descendants_rss_mib() -> float:
     return total / 1024
 
 
+def write_json(
+    path: Path,
+    a: argparse.Namespace,
+    startup: float,
+    wall: float,
+    first: float,
+    result: ro.RunResult,
+    paths: list[str],
+    outputs: dict[int, Any],
+) -> None:
+    """The figures python/bench/ocr_peers.py compares: E2E and the first document counted
+    from before the Executor is built (so they include model loading, as the peers' do), and
+    every document's Markdown by path."""
+    fill = next(c.mean_batch_fill for c in result.calls if c.call == "recognize")
+    figures = {
+        "system": f"rayorch_cpp ({a.backend}, {a.isolation})",
+        "version": "this build",
+        "pages": sum(outputs[row].pages for row in range(len(paths))),
+        "run_seconds": wall,
+        "startup_seconds": startup,
+        "end_to_end_seconds": startup + wall,
+        "first_document_seconds": startup + first,
+        "recognize_fill": fill,
+        "documents": {p: outputs[row].text for row, p in enumerate(paths)},
+    }
+    path.write_text(json.dumps(figures))
+
+
 def main() -> None:
     cores = os.cpu_count() or 1
     p = argparse.ArgumentParser(description=__doc__)
@@ -98,9 +127,26 @@ def main() -> None:
     p.add_argument("--recognize-replicas", type=int, default=max(1, cores - cores // 3))
     p.add_argument("--recognize-batch", type=int, default=32)
     p.add_argument("--recognize-cpus", type=float, default=1.0)
+    p.add_argument("--recognize-gpus", type=float, default=0.0)
+    p.add_argument(
+        "--recognize-batch-wait",
+        type=float,
+        default=None,
+        help="seconds an idle recognition actor waits for a fuller batch (default: the workload's)",
+    )
+    p.add_argument("--detect-gpus", type=float, default=0.0)
     p.add_argument("--input-batch-size", type=int, default=16)
+    p.add_argument(
+        "--max-active-input-batches",
+        type=int,
+        default=2,
+        help="input batches admitted at once (the workload command's default)",
+    )
     p.add_argument("--backend", choices=("local", "ray"), default="local")
     p.add_argument("--isolation", choices=("threads", "process"), default="threads")
+    p.add_argument(
+        "--json", type=Path, default=None, help="also write the figures and outputs here"
+    )
     a = p.parse_args()
     if a.backend == "ray":
         ensure_private_network(__file__)  # re-executes this script there (as root)
@@ -116,9 +162,15 @@ def main() -> None:
     )
     config = PipelineConfig(
         dpi=a.dpi,
-        detect=StageOptions(replicas=a.detect_replicas),
+        detect=StageOptions(replicas=a.detect_replicas, num_gpus=a.detect_gpus),
         recognize=StageOptions(
-            replicas=a.recognize_replicas, batch_size=a.recognize_batch, num_cpus=a.recognize_cpus
+            replicas=a.recognize_replicas,
+            batch_size=a.recognize_batch,
+            num_cpus=a.recognize_cpus,
+            num_gpus=a.recognize_gpus,
+            batch_wait=PipelineConfig().recognize.batch_wait
+            if a.recognize_batch_wait is None
+            else a.recognize_batch_wait,
         ),
     )
     ray = None
@@ -141,7 +193,13 @@ def main() -> None:
 
         cpu_before = cpu_seconds()
         start = time.monotonic()
-        result = ex.run(paths, on_row=on_row, input_batch_size=a.input_batch_size, progress=False)
+        result = ex.run(
+            paths,
+            on_row=on_row,
+            input_batch_size=a.input_batch_size,
+            max_active_input_batches=a.max_active_input_batches,
+            progress=False,
+        )
         wall = time.monotonic() - start
         cpu = cpu_seconds() - cpu_before
         workers_rss = descendants_rss_mib()
@@ -180,6 +238,8 @@ def main() -> None:
     else:
         print(f"physical limit: stage busy {busy:.1f} s / {cores} cores = {busy / cores:.2f} s")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if a.json is not None:
+        write_json(a.json, a, startup, wall, first[0], result, paths, outputs)
     print(
         f"peak RSS {rss:.0f} MiB (worker processes at the end: {workers_rss:.0f} MiB); word "
         f"recall {found / expected if expected else float('nan'):.4f} ({found}/{expected})"

@@ -111,6 +111,10 @@ def open_session(model: str) -> Any:
     # call's buffers for the session's life.
     options.enable_cpu_mem_arena = False
     providers = providers_for(num_gpus, devices, ort.get_available_providers())
+    if num_gpus > 0 and hasattr(ort, "preload_dlls"):
+        # onnxruntime-gpu installed with its cuda/cudnn extras finds the CUDA libraries of
+        # those wheels only once they are preloaded (system-wide ones are found anyway).
+        ort.preload_dlls()
     return ort.InferenceSession(str(model_path(model)), sess_options=options, providers=providers)
 
 

@@ -171,14 +171,18 @@ class AssembleMarkdown:
 
 @dataclass(frozen=True, slots=True)
 class StageOptions:
-    """One stage's Module options: actors, Grains per call, CPUs and GPUs per actor."""
+    """One stage's Module options: actors, Grains per call, CPUs and GPUs per actor, and how
+    long an idle actor may wait for a fuller batch while more of its work can still arrive
+    (``batch_wait``, seconds; 0: it takes what is ready)."""
 
     replicas: int = 1
     batch_size: int = 1
     num_cpus: float = 1.0
     num_gpus: float = 0.0
+    batch_wait: float = 0.0
 
     def module(self, udf: Any, name: str) -> Module:
+        waits = {"batch_wait": self.batch_wait} if self.batch_wait > 0 else {}
         return Module(
             udf,
             name=name,
@@ -187,6 +191,7 @@ class StageOptions:
             num_cpus=self.num_cpus,
             num_gpus=self.num_gpus,
             recovery=RecoveryPolicy.isolate_tail(),
+            **waits,
         )
 
 
