@@ -130,7 +130,7 @@ def assemble(path: str, pages: int, page: list, line: list, row: list, text: lis
 clock = ocr_common.Clock()
 df = daft.from_pydict({"doc": list(range(len(paths))), "path": paths})
 df = df.with_column("page", page_numbers(col("path")))
-df = df.with_column("pages", col("page").list.length()).explode("page")
+df = df.with_column("pages", col("page").length()).explode("page")
 df = df.with_column("image", Render()(col("path"), col("page")))
 df = df.with_column("lines", Detect()(col("image"))).exclude("image").explode("lines")
 df = df.into_batches(args.recognize_batch)

@@ -100,7 +100,7 @@ def write_json(
     """The figures python/bench/ocr_peers.py compares: E2E and the first document counted
     from before the Executor is built (so they include model loading, as the peers' do), and
     every document's Markdown by path."""
-    fill = next(c.mean_batch_fill for c in result.calls if c.call == "recognize")
+    fill = next(c.mean_batch_fill for c in result.calls if c.call.split("#")[0] == "recognize")
     figures = {
         "system": f"rayorch_cpp ({a.backend}, {a.isolation})",
         "version": "this build",

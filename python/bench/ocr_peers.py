@@ -46,7 +46,7 @@ PEERS = ROOT / "bench" / "peers"
 PEER_ARMS = {
     "ray:groupby": ("ocr_ray_data_peer.py", "groupby"),
     "ray:driver": ("ocr_ray_data_peer.py", "driver"),
-    "daft": ("ocr_daft_peer.py", "groupby"),
+    "daft": ("ocr_daft_peer.py", "default"),
     "reference": ("ocr_reference_peer.py", "default"),
 }
 PROJECT_ARMS = {
