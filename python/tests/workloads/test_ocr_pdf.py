@@ -66,6 +66,22 @@ def test_the_local_executor_gives_the_synchronous_cores_markdown(
     assert local[-1] == sync_outputs[-1]
 
 
+def test_a_recognition_stage_that_waits_for_fuller_batches_gives_the_same_markdown(
+    corpus: list[samples.SampleDocument], sync_outputs: list[Any]
+) -> None:
+    waiting = PipelineConfig(
+        render=CONFIG.render,
+        recognize=StageOptions(replicas=2, batch_size=8, batch_wait=0.5),
+    )
+    pipeline = OcrPdf(waiting)
+    assert pipeline.recognize.options["batch_wait"] == 0.5
+    # A stage without a wait leaves the option to the engine's default (none).
+    assert "batch_wait" not in OcrPdf(CONFIG).recognize.options
+    with ro.Executor(pipeline) as ex:
+        local = ex.run(paths_of(corpus), progress=False).outputs
+    assert [d.text for d in local[:-1]] == [d.text for d in sync_outputs[:-1]]
+
+
 def test_word_recall_on_generated_pages_is_at_least_0_9(
     corpus: list[samples.SampleDocument], sync_outputs: list[Any]
 ) -> None:

@@ -182,7 +182,7 @@ class StageOptions:
     batch_wait: float = 0.0
 
     def module(self, udf: Any, name: str) -> Module:
-        waits = {"batch_wait": self.batch_wait} if self.batch_wait > 0 else {}
+        waits: dict[str, Any] = {"batch_wait": self.batch_wait} if self.batch_wait > 0 else {}
         return Module(
             udf,
             name=name,
