@@ -3,7 +3,8 @@ corpus of image PDFs with known text and long-tailed page counts.
 
     .venv/bin/python python/bench/ocr_pdf.py [--docs 40 --max-pages 80 --seed 24]
         [--recognize-batch 32] [--recognize-replicas N] [--detect-replicas N]
-        [--backend ray] [--isolation process]
+        [--backend ray] [--isolation process] [--recognize-batch-wait S]
+        [--input-batch-size 16 --max-active-input-batches 2] [--json PATH]
 
 The corpus is written once into --work-dir (default /tmp/ocr-pdf-bench-DOCS-SEED-MAXPAGES) and
 reused. Prints pages/s, the time to the first finished document, the recognition batch fill
@@ -214,8 +215,9 @@ def main() -> None:
         found, expected = found + hit, expected + total
     print(
         f"stages: detect {a.detect_replicas} x 1 cpu, recognize {a.recognize_replicas} x "
-        f"{a.recognize_cpus:g} cpu batch {a.recognize_batch}; backend {a.backend} "
-        f"({a.isolation}); models "
+        f"{a.recognize_cpus:g} cpu batch {a.recognize_batch} (batch wait "
+        f"{config.recognize.batch_wait:g} s); input batches of {a.input_batch_size}, "
+        f"{a.max_active_input_batches} active; backend {a.backend} ({a.isolation}); models "
         f"loaded in {startup:.2f} s"
     )
     print(

@@ -25,7 +25,7 @@ from rayorch_cpp.workloads.ocr_pdf import (  # noqa: E402
     StageOptions,
     samples,
 )
-from rayorch_cpp.workloads.ocr_pdf.__main__ import main  # noqa: E402
+from rayorch_cpp.workloads.ocr_pdf.__main__ import main, options_from, parser  # noqa: E402
 from rayorch_cpp.workloads.ocr_pdf.detect import TextLineDetector  # noqa: E402
 from rayorch_cpp.workloads.ocr_pdf.models import (  # noqa: E402
     open_session,
@@ -80,6 +80,9 @@ def test_a_recognition_stage_that_waits_for_fuller_batches_gives_the_same_markdo
     with ro.Executor(pipeline) as ex:
         local = ex.run(paths_of(corpus), progress=False).outputs
     assert [d.text for d in local[:-1]] == [d.text for d in sync_outputs[:-1]]
+    # The command keeps the workload's default wait of its recognition stage.
+    command = options_from(parser().parse_args(["in.pdf", "-o", "out"])).pipeline
+    assert command.recognize.batch_wait == PipelineConfig().recognize.batch_wait > 0
 
 
 def test_word_recall_on_generated_pages_is_at_least_0_9(

@@ -94,12 +94,14 @@ def options_from(a: argparse.Namespace) -> ConvertOptions:
     from .convert import ConvertOptions
     from .stages import PipelineConfig, StageOptions
 
+    defaults = PipelineConfig()
     stages = {
         stage: StageOptions(
             replicas=getattr(a, f"{stage}_replicas"),
             batch_size=getattr(a, f"{stage}_batch"),
             num_cpus=getattr(a, f"{stage}_cpus"),
             num_gpus=getattr(a, f"{stage}_gpus", 0.0),
+            batch_wait=getattr(defaults, stage).batch_wait,
         )
         for stage in STAGES
     }

@@ -199,14 +199,20 @@ class StageOptions:
 class PipelineConfig:
     """What shapes the pipeline: the render resolution and each stage's options. The
     defaults suit one machine: the model stages get the cores, recognition batches 32
-    lines (of any pages of any documents)."""
+    lines (of any pages of any documents), and an idle recognition actor waits up to 2 s for
+    a full batch while detection can still add lines. Without the wait it would take the
+    few lines that are ready: detection adds a page's 4 to 7 lines at a time, and the stages
+    share the cores, so no backlog builds (recognition calls were about 60 % full, 85 % with
+    the wait; BENCHMARKS.md, ocr_pdf). An idle actor's core is meanwhile the other stages'."""
 
     dpi: float = 150.0
     detect_side: int = DETECT_SIDE
     open: StageOptions = field(default_factory=lambda: StageOptions(batch_size=8, num_cpus=0.25))
     render: StageOptions = field(default_factory=lambda: StageOptions(batch_size=2, num_cpus=0.5))
     detect: StageOptions = field(default_factory=StageOptions)
-    recognize: StageOptions = field(default_factory=lambda: StageOptions(batch_size=32))
+    recognize: StageOptions = field(
+        default_factory=lambda: StageOptions(batch_size=32, batch_wait=2.0)
+    )
     join: StageOptions = field(default_factory=lambda: StageOptions(batch_size=16, num_cpus=0.25))
     assemble: StageOptions = field(
         default_factory=lambda: StageOptions(batch_size=4, num_cpus=0.25)
