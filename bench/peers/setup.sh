@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Creates .venv-peers/ at the repository root with the pinned peer engines (Ray Data, Daft
-# and the reference implementation `rayorch` on the same Ray) used by `rayorch bench compare`. Idempotent: re-running only installs what changed.
+# and the reference implementation `rayorch` on the same Ray) used by `rayorch bench compare`,
+# and the OCR stack's pins for python/bench/ocr_peers.py. Idempotent: re-running only installs
+# what changed.
 #
 # usage: bench/peers/setup.sh [PYTHON]     (PYTHON defaults to python3, needs >= 3.10)
 set -euo pipefail
