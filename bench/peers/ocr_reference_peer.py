@@ -80,7 +80,5 @@ for path, out in zip(paths, result.outputs):
     if isinstance(out, stages.Markdown):
         documents[path] = out.text
 executor.close()
-ocr_common.write_result(
-    args, "reference", importlib.metadata.version("rayorch"), clock, documents
-)
+ocr_common.write_result(args, "reference", importlib.metadata.version("rayorch"), clock, documents)
 ray.shutdown()
