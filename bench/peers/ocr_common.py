@@ -1,4 +1,4 @@
-"""Shared helpers of the OCR workload's peers (ocr_ray_data_peer.py, ocr_daft_peer.py,
+"""What the OCR workload's peers share (ocr_ray_data_peer.py, ocr_daft_peer.py,
 ocr_reference_peer.py), run by python/bench/ocr_peers.py.
 
 Every peer runs the project's own stage classes (rayorch_cpp.workloads.ocr_pdf.stages:
