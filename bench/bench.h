@@ -20,6 +20,14 @@ inline nlohmann::json costs_json(const Costs& c) {
           {"assemble_per_page", c.assemble_per_page}};
 }
 
+/// The constructors' model loads as JSON (milliseconds).
+inline nlohmann::json startup_json(const StartupCosts& s) {
+  return {{"render_ms", s.render_ms},
+          {"ocr_ms", s.ocr_ms},
+          {"ocr_slow_ms", s.ocr_slow_ms},
+          {"ocr_slow_every", s.ocr_slow_every}};
+}
+
 /// Actor counts and batch size as JSON.
 inline nlohmann::json topology_json(const Topology& t) {
   return {{"render_replicas", t.render_replicas},
@@ -43,6 +51,7 @@ struct WorkloadOptions {
   CorpusSpec corpus;
   Costs costs;
   Topology topology;
+  StartupCosts startup;  ///< model loads of the constructors (the startup regime)
   std::size_t input_batch_size = 64;
   std::size_t max_active_input_batches = 4;
 };
@@ -189,6 +198,8 @@ std::uint64_t sum_pages(const std::vector<std::uint32_t>& pages);
 /// and the same as JSON.
 std::string describe_workload(const WorkloadOptions& w, const std::vector<std::uint32_t>& pages,
                               const std::string& ocr_replicas = "");
+/// "; model loads: ..." for a workload whose constructors load models, else "".
+std::string describe_startup(const StartupCosts& s);
 nlohmann::json workload_json(const WorkloadOptions& w, const std::vector<std::uint32_t>& pages);
 
 /// Facts about this machine recorded next to every figure.

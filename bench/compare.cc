@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "bench.h"
+#include "compare_results.h"
 #include "systems.h"
 #include <fmt/format.h>
 
@@ -21,68 +22,6 @@ namespace rayorch::bench {
 namespace {
 
 namespace fs = std::filesystem;
-
-// What one run of one system measured.
-struct Measured {
-  bool ran = false;
-  std::string error;
-  double e2e = 0, first = 0, init = 0, ramp = 0, steady = 0, tail = 0;
-  double done_mean = 0, done_p50 = 0, done_p95 = 0;
-  double ocr_batches = 0, ocr_fill = 0, busy_share = 0;
-  double cpu = 0, driver_cpu = 0, run_driver_cpu = 0, rss_mib = 0, load = 0;
-  std::size_t mismatches = 0;
-  std::string version;
-  std::string exit_note;
-};
-
-// Reads a system's result file and derives the metrics.
-void read_result(const nlohmann::json& j, const std::vector<std::uint32_t>& pages, int ocr_actors,
-                 int ocr_batch, Measured& m) {
-  m.version = j.value("version", "");
-  m.e2e = j.value("end_to_end_seconds", 0.0);
-  m.first =
-      j["first_document_seconds"].is_number() ? j["first_document_seconds"].get<double>() : m.e2e;
-  m.init = j.value("startup_seconds", 0.0);
-  m.driver_cpu = j.value("driver_cpu_seconds", 0.0);
-  m.run_driver_cpu = j.value("run_driver_cpu_seconds", 0.0);
-  const auto done = j.value("document_completion_seconds", std::vector<double>{});
-  const Stats d = stats_of(done);
-  m.done_mean = d.mean;
-  m.done_p50 = d.median;
-  m.done_p95 = d.p95;
-  const auto ready = j.value("ocr_ready_seconds", std::vector<double>{});
-  m.ramp = ready.empty() ? 0 : *std::max_element(ready.begin(), ready.end());
-  double first_start = 0, last_end = 0, busy = 0, rows = 0;
-  const auto& batches = j["ocr_batches"];
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    const double n = batches[i][0], s = batches[i][1], e = batches[i][2];
-    first_start = i == 0 ? s : std::min(first_start, s);
-    last_end = i == 0 ? e : std::max(last_end, e);
-    busy += e - s;
-    rows += n;
-  }
-  m.ocr_batches = static_cast<double>(batches.size());
-  m.ocr_fill = batches.empty() ? 0 : rows / (m.ocr_batches * ocr_batch);
-  m.steady = last_end - first_start;
-  m.tail = batches.empty() ? 0 : m.e2e - last_end;
-  m.busy_share = m.steady > 0 ? busy / (ocr_actors * m.steady) : 0;
-  const auto& got = j["documents"];
-  for (std::size_t i = 0; i < pages.size(); ++i) {
-    const std::string key = std::to_string(i);
-    const DocResult want = expected_result(static_cast<std::uint32_t>(i), pages[i]);
-    if (!got.contains(key) || got[key].get<std::vector<std::uint64_t>>() != want.pages)
-      ++m.mismatches;
-  }
-  if (got.size() != pages.size()) m.mismatches += 1;
-}
-
-std::string spread(const std::vector<double>& v, const char* f = "{:.3f}") {
-  if (v.empty()) return "-";
-  const Stats s = stats_of(v);
-  if (v.size() == 1) return fmt::format(fmt::runtime(f), s.median);
-  return fmt::format(fmt::runtime(std::string(f) + " [" + f + "-" + f + "]"), s.median, s.min,
-                     s.max);
-}
 
 }  // namespace
 
@@ -101,7 +40,8 @@ Report run_compare(const CompareOptions& o) {
                              {"topology", topology_json(o.workload.topology)},
                              {"input_batch_size", o.workload.input_batch_size},
                              {"max_active_input_batches", o.workload.max_active_input_batches},
-                             {"payload", {{"max_bytes", o.payload_max_bytes}}}};
+                             {"payload", {{"max_bytes", o.payload_max_bytes}}},
+                             {"startup", startup_json(o.workload.startup)}};
     for (const Doc& d : documents)
       corpus["documents"].push_back({{"id", d.id}, {"pages", d.pages}});
     std::ofstream(path) << corpus.dump();
@@ -211,70 +151,19 @@ Report run_compare(const CompareOptions& o) {
   }
 
   // Medians over the runs that ran.
-  struct Summary {
-    bool ran = false;
-    std::string error, version;
-    std::vector<double> e2e;
-    double first = 0, init = 0, ramp = 0, steady = 0, tail = 0, done_mean = 0, done_p50 = 0,
-           done_p95 = 0, ocr_batches = 0, ocr_fill = 0, busy = 0, cpu = 0, driver_cpu = 0,
-           run_driver_cpu = 0, rss = 0;
-    std::size_t mismatches = 0;
-    bool exit_failed = false;
-  };
   std::vector<Summary> sums(systems.size());
   double max_load = 0;
   for (std::size_t i = 0; i < systems.size(); ++i) {
-    Summary& s = sums[i];
-    std::map<std::string, std::vector<double>> v;
-    for (const Measured& m : runs[i]) {
-      max_load = std::max(max_load, m.load);
-      if (!m.ran) {
-        s.error = m.error;
-        continue;
-      }
-      s.ran = true;
-      s.version = m.version;
-      s.e2e.push_back(m.e2e);
-      v["first"].push_back(m.first);
-      v["init"].push_back(m.init);
-      v["ramp"].push_back(m.ramp);
-      v["steady"].push_back(m.steady);
-      v["tail"].push_back(m.tail);
-      v["mean"].push_back(m.done_mean);
-      v["p50"].push_back(m.done_p50);
-      v["p95"].push_back(m.done_p95);
-      v["batches"].push_back(m.ocr_batches);
-      v["fill"].push_back(m.ocr_fill);
-      v["busy"].push_back(m.busy_share);
-      v["cpu"].push_back(m.cpu);
-      v["dcpu"].push_back(m.driver_cpu);
-      v["rdcpu"].push_back(m.run_driver_cpu);
-      v["rss"].push_back(m.rss_mib);
-      s.mismatches = std::max(s.mismatches, m.mismatches);
-      s.exit_failed = s.exit_failed || !m.exit_note.empty();
-    }
-    if (!s.ran) continue;
-    s.first = median_of(v["first"]);
-    s.init = median_of(v["init"]);
-    s.ramp = median_of(v["ramp"]);
-    s.steady = median_of(v["steady"]);
-    s.tail = median_of(v["tail"]);
-    s.done_mean = median_of(v["mean"]);
-    s.done_p50 = median_of(v["p50"]);
-    s.done_p95 = median_of(v["p95"]);
-    s.ocr_batches = median_of(v["batches"]);
-    s.ocr_fill = median_of(v["fill"]);
-    s.busy = median_of(v["busy"]);
-    s.cpu = median_of(v["cpu"]);
-    s.driver_cpu = median_of(v["dcpu"]);
-    s.run_driver_cpu = median_of(v["rdcpu"]);
-    s.rss = median_of(v["rss"]);
+    sums[i] = summarize(runs[i]);
+    for (const Measured& m : runs[i]) max_load = std::max(max_load, m.load);
   }
 
   Table timing({"system", "version", "E2E s (median [min-max])", "init s", "ramp-up s", "steady s",
                 "tail s", "first doc s", "doc done mean/p50/p95 s", "outputs"});
-  Table resources({"system", "OCR batches", "batch fill", "OCR busy", "CPU s (tree)",
-                   "driver CPU s", "driver CPU s (E2E window)", "peak RSS MiB (tree)"});
+  Table resources({"system", "OCR batches", "batch fill", "OCR busy",
+                   "OCR busy from own readiness least/median", "CPU s (tree)", "driver CPU s",
+                   "driver CPU s (E2E window)", "peak RSS MiB (tree)"});
+  std::string plots;
   nlohmann::json sys_json = nlohmann::json::array();
   bool identical = true;
   for (std::size_t i = 0; i < systems.size(); ++i) {
@@ -294,10 +183,15 @@ Report run_compare(const CompareOptions& o) {
                 fmt::format("{:.2f}/{:.2f}/{:.2f}", s.done_mean, s.done_p50, s.done_p95),
                 (s.mismatches ? fmt::format("{} DIFFER", s.mismatches) : "identical") +
                     (s.exit_failed ? " (crashed after writing its result)" : "")});
-    resources.add({systems[i].label, fmt::format("{:.0f}", s.ocr_batches),
-                   fmt::format("{:.1f}%", 100 * s.ocr_fill), fmt::format("{:.1f}%", 100 * s.busy),
-                   fmt::format("{:.2f}", s.cpu), fmt::format("{:.2f}", s.driver_cpu),
-                   fmt::format("{:.2f}", s.run_driver_cpu), fmt::format("{:.0f}", s.rss)});
+    resources.add(
+        {systems[i].label, fmt::format("{:.0f}", s.ocr_batches),
+         fmt::format("{:.1f}%", 100 * s.ocr_fill), fmt::format("{:.1f}%", 100 * s.busy),
+         s.actors ? fmt::format("{:.1f}% / {:.1f}%", 100 * s.own_least, 100 * s.own_median) : "-",
+         fmt::format("{:.2f}", s.cpu), fmt::format("{:.2f}", s.driver_cpu),
+         fmt::format("{:.2f}", s.run_driver_cpu), fmt::format("{:.0f}", s.rss)});
+    if (s.actors)
+      plots += fmt::format("{}: OCR actors ready / busy over its run\n{}", systems[i].label,
+                           actors_over_time(*s.actors, s.actors_e2e));
     const Stats e = stats_of(s.e2e);
     sys_json.push_back(
         {{"system", systems[i].label},
@@ -318,6 +212,9 @@ Report run_compare(const CompareOptions& o) {
          {"ocr_batches", s.ocr_batches},
          {"ocr_batch_fill", s.ocr_fill},
          {"ocr_busy_share", s.busy},
+         {"ocr_busy_from_own_readiness",
+          s.actors ? nlohmann::json{{"least", s.own_least}, {"median", s.own_median}}
+                   : nlohmann::json()},
          {"cpu_seconds_tree", s.cpu},
          {"driver_cpu_seconds", s.driver_cpu},
          {"run_driver_cpu_seconds", s.run_driver_cpu},
@@ -392,6 +289,19 @@ Report run_compare(const CompareOptions& o) {
     target("first_document_vs_every_peer", "time to first document vs every peer's",
            least_of_peers([](const Summary& s) { return s.first; }), ours.first, 0.1);
   }
+  if (ours.ran && o.regime == "startup") {
+    const double mine = e2e_of(ours);
+    target("e2e_vs_reference", "E2E vs the reference", best("reference", e2e_of), mine, 0.8);
+    target("e2e_vs_ray_data", "E2E vs Ray Data's best arm", best("ray-data", e2e_of), mine, 0.85);
+    const bool busy = ours.actors && ours.own_least >= 0.95;
+    rep.targets_met = rep.targets_met && busy;
+    lines += fmt::format(
+        "target every OCR actor busy >= 95% from its own readiness to the end of the OCR work: "
+        "{} (least {:.1f}%)\n",
+        busy ? "met" : "MISSED", 100 * ours.own_least);
+    targets["ocr_busy_from_own_readiness"] = {
+        {"value", ours.own_least}, {"min", 0.95}, {"met", busy}};
+  }
   if (ours.ran && o.regime == "payload") {
     target("peak_rss_vs_best_peer", "peak RSS vs the best peer's",
            least_of_peers([](const Summary& s) { return s.rss; }), ours.rss, 0.5);
@@ -419,6 +329,7 @@ Report run_compare(const CompareOptions& o) {
             "backend)"
           : "",
       timing.str(), resources.str());
+  if (!plots.empty()) rep.text += plots + "\n";
   rep.text += fmt::format(
       "every system's per-document ordered outputs identical to the "
       "expected ones: {}\n",

@@ -3,11 +3,14 @@
 // way (over its process tree) and nothing of the comparing process is counted.
 //
 // It reads the corpus file the peers read and writes a result in the peers' format
-// (bench/peers/common.py write_result), OCR batches from the run's RPC events.
+// (bench/peers/common.py write_result), OCR batches from the run's RPC events, OCR actors'
+// readiness from their start events.
 #include <time.h>
 
+#include <array>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "bench.h"
@@ -18,21 +21,42 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Records the OCR Call's RPCs (rows, start, end in seconds since the run started).
+// Records the OCR Call's RPCs (rows, start, end in seconds since the run started) per actor,
+// and when each OCR actor became ready (seconds since the executor was made).
 class OcrEvents final : public ro::RunObserver {
  public:
   void on_run_start(const ro::RunStartEvent& e) override {
     for (std::size_t i = 0; i < e.calls.size(); ++i)
       if (e.calls[i].find("Ocr") != std::string::npos) ocr_call_ = static_cast<int>(i);
+    for (std::size_t i = 0; i < e.pools.size(); ++i)
+      if (e.pools[i].find("Ocr") != std::string::npos) {
+        ocr_pool_ = static_cast<int>(i);
+        actors.resize(static_cast<std::size_t>(e.actors_per_pool[i]));
+      }
+  }
+  void on_actor_start(const ro::ActorStartEvent& e) override {
+    if (e.pool == ocr_pool_ && e.error.empty()) actor(e.actor).ready = e.seconds;
   }
   void on_rpc(const ro::RpcEvent& e) override {
     if (e.call == ocr_call_ && e.status == "ok")
-      batches.push_back({static_cast<double>(e.rows), e.start_seconds, e.end_seconds});
+      actor(e.actor).batches.push_back(
+          {static_cast<double>(e.rows), e.start_seconds, e.end_seconds});
   }
-  std::vector<std::array<double, 3>> batches;
+
+  struct Actor {
+    std::optional<double> ready;  // unset: not ready before the run ended
+    std::vector<std::array<double, 3>> batches;
+  };
+  std::vector<Actor> actors;
 
  private:
+  Actor& actor(int index) {
+    const auto i = static_cast<std::size_t>(index);
+    if (i >= actors.size()) actors.resize(i + 1);
+    return actors[i];
+  }
   int ocr_call_ = -1;
+  int ocr_pool_ = -1;
 };
 
 double process_cpu() {
@@ -47,6 +71,8 @@ nlohmann::json run_system(const std::vector<Doc>& docs, const WorkloadOptions& w
   const auto t0 = Clock::now();
   const double cpu0 = process_cpu();
   auto program = ro::compile(pipeline);
+  // ActorStartEvent::seconds count from here; the actors' constructors run in the background.
+  const double made = std::chrono::duration<double>(Clock::now() - t0).count();
   ro::Executor<Pipeline> executor(program);
   const double built = std::chrono::duration<double>(Clock::now() - t0).count();
   ro::RunOptions options;
@@ -68,11 +94,22 @@ nlohmann::json run_system(const std::vector<Doc>& docs, const WorkloadOptions& w
   for (double s : run.metrics.root_completed_seconds) completions.push_back(built + s);
   out["first_document_seconds"] = completions.empty() ? e2e : stats_of(completions).min;
   out["document_completion_seconds"] = completions;
-  out["ocr_ready_seconds"] =
-      std::vector<double>(static_cast<std::size_t>(w.topology.ocr_replicas), built);
-  nlohmann::json batches = nlohmann::json::array();
-  for (const auto& b : events->batches) batches.push_back({b[0], built + b[1], built + b[2]});
+  nlohmann::json ready = nlohmann::json::array(), batches = nlohmann::json::array(),
+                 actors = nlohmann::json::array();
+  for (const auto& a : events->actors) {
+    // An actor with no start event became ready only after the run (the executor's close
+    // waits for it): it took no part.
+    if (!a.ready) continue;
+    const double at = made + *a.ready;
+    nlohmann::json own = nlohmann::json::array();
+    for (const auto& b : a.batches) own.push_back({b[0], built + b[1], built + b[2]});
+    ready.push_back(at);
+    for (const auto& b : own) batches.push_back(b);
+    actors.push_back({{"ready", at}, {"batches", own}});
+  }
+  out["ocr_ready_seconds"] = ready;
   out["ocr_batches"] = batches;
+  out["ocr_actors"] = actors;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     const auto& o = run.outputs[i];
     if (!o.ok()) throw std::runtime_error(fmt::format("document {}: {}", i, o.issue().cause));
@@ -97,6 +134,9 @@ void run_compare_system(const std::string& corpus_path, const std::string& out_p
   w.topology.ocr_batch = t.at("ocr_batch");
   w.topology.ocr_batch_wait_ms = t.value("ocr_batch_wait_ms", 0);
   w.topology.assemble_replicas = t.at("assemble_replicas");
+  const auto startup = corpus.value("startup", nlohmann::json::object());
+  w.startup = StartupCosts{startup.value("render_ms", 0.0), startup.value("ocr_ms", 0.0),
+                           startup.value("ocr_slow_ms", 0.0), startup.value("ocr_slow_every", 0)};
   w.input_batch_size = corpus.value("input_batch_size", w.input_batch_size);
   w.max_active_input_batches = corpus.value("max_active_input_batches", w.max_active_input_batches);
   std::vector<Doc> docs;
@@ -107,7 +147,7 @@ void run_compare_system(const std::string& corpus_path, const std::string& out_p
 
   nlohmann::json out;
   if (payload == 0) {
-    SimPipeline pipeline(w.costs, w.topology);
+    SimPipeline pipeline(w.costs, w.topology, model_loads(w.startup));
     out =
         run_system<SimPipeline, DocResult>(docs, w, pipeline, [](const Doc& d, const DocResult& r) {
           if (r.doc != d.id)
@@ -115,7 +155,7 @@ void run_compare_system(const std::string& corpus_path, const std::string& out_p
           return r.pages;
         });
   } else {
-    PayloadPipeline pipeline(w.costs, w.topology, payload);
+    PayloadPipeline pipeline(w.costs, w.topology, model_loads(w.startup), payload);
     out = run_system<PayloadPipeline, PayloadDocResult>(
         docs, w, pipeline, [payload](const Doc& d, const PayloadDocResult& r) {
           std::uint64_t want = 0;

@@ -37,7 +37,9 @@ void note(const std::string& line) {
 }
 
 Harness::Harness(const WorkloadOptions& w)
-    : pipeline(w.costs, w.topology), program(ro::compile(pipeline)), executor(program) {
+    : pipeline(w.costs, w.topology, model_loads(w.startup)),
+      program(ro::compile(pipeline)),
+      executor(program) {
   base.input_batch_size = w.input_batch_size;
   base.max_active_input_batches = w.max_active_input_batches;
   base.progress = false;
@@ -78,15 +80,27 @@ std::string describe_workload(const WorkloadOptions& w, const std::vector<std::u
   const Costs& c = w.costs;
   const Topology& t = w.topology;
   return fmt::format(
-      "{} documents, {} pages (max {}), seed {}; render {}x {} ms/page; OCR {}x batch {} "
-      "({} ms/batch + {} ms/page); assemble {}x ({} ms/doc + {} ms/page); input batches of {} "
-      "rows, {} active",
-      pages.size(), sum_pages(pages), *std::max_element(pages.begin(), pages.end()), w.corpus.seed,
-      t.render_replicas, c.render_per_page,
-      ocr_replicas.empty() ? std::to_string(t.ocr_replicas) : ocr_replicas, t.ocr_batch,
-      c.ocr_per_batch, c.ocr_per_page, t.assemble_replicas, c.assemble_per_doc, c.assemble_per_page,
-      w.input_batch_size == 0 ? std::string("all") : std::to_string(w.input_batch_size),
-      w.max_active_input_batches);
+             "{} documents, {} pages (max {}), seed {}; render {}x {} ms/page; OCR {}x batch {} "
+             "({} ms/batch + {} ms/page); assemble {}x ({} ms/doc + {} ms/page); input batches of "
+             "{} "
+             "rows, {} active",
+             pages.size(), sum_pages(pages), *std::max_element(pages.begin(), pages.end()),
+             w.corpus.seed, t.render_replicas, c.render_per_page,
+             ocr_replicas.empty() ? std::to_string(t.ocr_replicas) : ocr_replicas, t.ocr_batch,
+             c.ocr_per_batch, c.ocr_per_page, t.assemble_replicas, c.assemble_per_doc,
+             c.assemble_per_page,
+             w.input_batch_size == 0 ? std::string("all") : std::to_string(w.input_batch_size),
+             w.max_active_input_batches) +
+         describe_startup(w.startup);
+}
+
+std::string describe_startup(const StartupCosts& s) {
+  if (s.render_ms <= 0 && s.ocr_ms <= 0 && (s.ocr_slow_every <= 0 || s.ocr_slow_ms <= 0)) return "";
+  std::string slow = s.ocr_slow_every > 0
+                         ? fmt::format(" (one in {}: {} ms)", s.ocr_slow_every, s.ocr_slow_ms)
+                         : "";
+  return fmt::format("; model loads: render {} ms, OCR {} ms{} per constructor", s.render_ms,
+                     s.ocr_ms, slow);
 }
 
 nlohmann::json workload_json(const WorkloadOptions& w, const std::vector<std::uint32_t>& pages) {
@@ -98,6 +112,7 @@ nlohmann::json workload_json(const WorkloadOptions& w, const std::vector<std::ui
           {"sigma", w.corpus.sigma},
           {"costs_ms", costs_json(w.costs)},
           {"topology", topology_json(w.topology)},
+          {"startup_ms", startup_json(w.startup)},
           {"input_batch_size", w.input_batch_size},
           {"max_active_input_batches", w.max_active_input_batches}};
 }

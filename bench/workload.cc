@@ -30,6 +30,12 @@ std::vector<std::uint32_t> make_corpus(const CorpusSpec& spec) {
   return pages;
 }
 
+void ModelLoad::operator()() const {
+  double ms = ms_;
+  if (slow_every_ > 0 && claims_->fetch_add(1) % slow_every_ == slow_every_ - 1) ms = slow_ms_;
+  simulate_ms(ms);
+}
+
 std::vector<std::vector<Page>> RenderUdf::run(ro::Column<Doc> docs) {
   std::vector<std::vector<Page>> out;
   out.reserve(docs.size());

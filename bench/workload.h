@@ -4,9 +4,11 @@
 // benchmarks' statistics.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,47 @@ std::vector<std::uint32_t> make_corpus(const CorpusSpec& spec);
 
 /// Simulated stage costs in milliseconds.
 using synthetic::Costs;
+
+/// A constructor's simulated model load (the startup regime of `bench compare`): it sleeps
+/// `ms`, except every `slow_every`-th claim of one pool, which sleeps `slow_ms` (a node that
+/// must first pull its environment). Copies share one claim counter, so the replicas built
+/// from one Module's captured arguments draw distinct claims; the counter is atomic because
+/// replicas may be constructed on several threads at once.
+class ModelLoad {
+ public:
+  ModelLoad() = default;
+  ModelLoad(double ms, double slow_ms = 0, int slow_every = 0)
+      : ms_(ms), slow_ms_(slow_ms), slow_every_(slow_every) {}
+  /// Sleeps for this constructor's load.
+  void operator()() const;
+  double ms() const { return ms_; }
+
+ private:
+  double ms_ = 0;
+  double slow_ms_ = 0;
+  int slow_every_ = 0;  ///< 0: no slow loads
+  std::shared_ptr<std::atomic<int>> claims_ = std::make_shared<std::atomic<int>>(0);
+};
+
+/// The model loads of every Module of the simulated pipeline (all zero outside the startup
+/// regime; the assemble stage loads no model).
+struct ModelLoads {
+  ModelLoad render;
+  ModelLoad ocr;
+};
+
+/// The startup regime's model loads in milliseconds, as plain options (all zero: none).
+struct StartupCosts {
+  double render_ms = 0;
+  double ocr_ms = 0;
+  double ocr_slow_ms = 0;
+  int ocr_slow_every = 0;  ///< one OCR constructor in this many takes ocr_slow_ms (0: none)
+};
+
+/// Fresh loads (their own claim counters) for one pipeline.
+inline ModelLoads model_loads(const StartupCosts& s) {
+  return {ModelLoad(s.render_ms), ModelLoad(s.ocr_ms, s.ocr_slow_ms, s.ocr_slow_every)};
+}
 
 /// Actor counts and batch sizes of the simulated pipeline.
 struct Topology {
@@ -101,13 +144,13 @@ struct DocResult {
 using synthetic::simulate_ms;
 
 struct RenderUdf {
-  explicit RenderUdf(Costs c) : costs(c) {}
+  explicit RenderUdf(Costs c, const ModelLoad& load = {}) : costs(c) { load(); }
   std::vector<std::vector<Page>> run(ro::Column<Doc> docs);
   Costs costs;
 };
 
 struct OcrUdf {
-  explicit OcrUdf(Costs c) : costs(c) {}
+  explicit OcrUdf(Costs c, const ModelLoad& load = {}) : costs(c) { load(); }
   std::vector<ro::Row<std::uint64_t>> run(ro::Column<Page> pages);
   Costs costs;
 };
@@ -118,14 +161,18 @@ struct AssembleUdf {
   Costs costs;
 };
 
-/// render -> expand -> ocr -> reduce -> assemble, with the UDFs `Ocr` (made from the costs and
-/// `ocr_args`) and `Assemble`, whose documents are `Result`s: SimPipeline and PayloadPipeline.
+/// render -> expand -> ocr -> reduce -> assemble, with the UDFs `Ocr` (made from the costs, its
+/// model load and `ocr_args`) and `Assemble`, whose documents are `Result`s: SimPipeline and
+/// PayloadPipeline.
 template <class Ocr, class Assemble, class Result>
 struct DocumentPipeline : ro::Pipeline {
   template <class... OcrArgs>
-  DocumentPipeline(const Costs& costs, const Topology& t, OcrArgs... ocr_args)
-      : render(ro::Module<RenderUdf>(costs).replicas(t.render_replicas).batch_size(t.render_batch)),
-        ocr(ro::Module<Ocr>(costs, ocr_args...)
+  DocumentPipeline(const Costs& costs, const Topology& t, const ModelLoads& loads,
+                   OcrArgs... ocr_args)
+      : render(ro::Module<RenderUdf>(costs, loads.render)
+                   .replicas(t.render_replicas)
+                   .batch_size(t.render_batch)),
+        ocr(ro::Module<Ocr>(costs, loads.ocr, ocr_args...)
                 .replicas(t.ocr_replicas)
                 .batch_size(t.ocr_batch)
                 .batch_wait(std::chrono::milliseconds(t.ocr_batch_wait_ms))),
@@ -143,7 +190,7 @@ struct DocumentPipeline : ro::Pipeline {
   }
 };
 
-/// The simulated workload: SimPipeline(costs, topology).
+/// The simulated workload: SimPipeline(costs, topology, loads).
 using SimPipeline = DocumentPipeline<OcrUdf, AssembleUdf, DocResult>;
 
 /// The payload regime: each page's OCR result carries synthetic::page_payload_size bytes.
@@ -162,7 +209,10 @@ struct PayloadDocResult {
 };
 
 struct PayloadOcrUdf {
-  PayloadOcrUdf(Costs c, std::size_t largest) : costs(c), max_bytes(largest) {}
+  PayloadOcrUdf(Costs c, const ModelLoad& load, std::size_t largest)
+      : costs(c), max_bytes(largest) {
+    load();
+  }
   std::vector<PagePayload> run(ro::Column<Page> pages);
   Costs costs;
   std::size_t max_bytes;
@@ -174,8 +224,8 @@ struct PayloadAssembleUdf {
   Costs costs;
 };
 
-/// SimPipeline with payload-carrying OCR results: PayloadPipeline(costs, topology, max_bytes),
-/// `max_bytes` > 0.
+/// SimPipeline with payload-carrying OCR results: PayloadPipeline(costs, topology, loads,
+/// max_bytes), `max_bytes` > 0.
 using PayloadPipeline = DocumentPipeline<PayloadOcrUdf, PayloadAssembleUdf, PayloadDocResult>;
 
 /// Source rows for a corpus; `poison[i]` marks document i (empty: none).

@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import socket
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -49,6 +50,53 @@ def stage_seconds(costs):
         costs["assemble_per_doc"] / 1000.0,
         costs["assemble_per_page"] / 1000.0,
     )
+
+
+def startup_seconds(path):
+    """The startup regime's model loads in seconds: {"render": s, "ocr": s, "ocr_slow": s,
+    "ocr_slow_every": n} (all zero outside it)."""
+    with open(path) as f:
+        spec = json.load(f).get("startup", {})
+    return {
+        "render": float(spec.get("render_ms", 0)) / 1000.0,
+        "ocr": float(spec.get("ocr_ms", 0)) / 1000.0,
+        "ocr_slow": float(spec.get("ocr_slow_ms", 0)) / 1000.0,
+        "ocr_slow_every": int(spec.get("ocr_slow_every", 0)),
+    }
+
+
+def model_loader(path, events_dir):
+    """`load(stage)`, which a constructor of stage "render" or "ocr" calls first: it sleeps for
+    that stage's model load (the corpus's startup regime; nothing outside it). One OCR
+    constructor in `ocr_slow_every` loads for `ocr_slow` seconds instead: each OCR constructor
+    claims the next number by creating a file exclusively in a claims directory, which works
+    across the worker processes of every system. `load` is a closure, so Ray and Daft pickle
+    it by value into workers that cannot import this module."""
+    spec = startup_seconds(path)
+    claims = os.path.join(events_dir or tempfile.mkdtemp(prefix="model-loads-"), "claims")
+    os.makedirs(claims, exist_ok=True)
+    seconds = {"render": spec["render"], "ocr": spec["ocr"]}
+    slow, every = spec["ocr_slow"], spec["ocr_slow_every"]
+
+    def load(stage):
+        import os
+        import time
+
+        wait = seconds.get(stage, 0.0)
+        if stage == "ocr" and every > 0:
+            claim = 0
+            while True:
+                try:
+                    os.close(os.open(os.path.join(claims, f"ocr-{claim}"), os.O_CREAT | os.O_EXCL))
+                    break
+                except FileExistsError:
+                    claim += 1
+            if claim % every == every - 1:
+                wait = slow
+        if wait > 0:
+            time.sleep(wait)
+
+    return load
 
 
 def poisoned_documents(docs):
@@ -218,28 +266,34 @@ class Clock:
 
 
 def read_ocr_events(events_dir, wall_start):
-    """The OCR actors' logs: readiness times and (rows, start, end) per batch, in seconds
-    since the pipeline started. Each actor appends `ready T` and `batch N T0 T1` lines
+    """The OCR actors' logs, one per actor: [{"ready": s, "batches": [[rows, start, end]]}], in
+    seconds since the pipeline started. Each actor appends `ready T` and `batch N T0 T1` lines
     (time.time()) to its own file in `events_dir`."""
-    ready, batches = [], []
+    actors = []
     if not events_dir or not os.path.isdir(events_dir):
-        return ready, batches
+        return actors
     for name in sorted(os.listdir(events_dir)):
-        with open(os.path.join(events_dir, name)) as f:
+        path = os.path.join(events_dir, name)
+        if not os.path.isfile(path):
+            continue  # the model loads' claims directory
+        actor = {"ready": None, "batches": []}
+        with open(path) as f:
             for line in f:
                 parts = line.split()
                 if parts and parts[0] == "ready":
-                    ready.append(float(parts[1]) - wall_start)
+                    actor["ready"] = float(parts[1]) - wall_start
                 elif parts and parts[0] == "batch":
-                    batches.append(
+                    actor["batches"].append(
                         [int(parts[1]), float(parts[2]) - wall_start, float(parts[3]) - wall_start]
                     )
-    return ready, batches
+        if actor["ready"] is not None:
+            actors.append(actor)
+    return actors
 
 
 def write_result(path, system, version, clock, documents, events_dir="", completions=None):
     end = time.perf_counter()
-    ready, batches = read_ocr_events(events_dir, clock.wall_start)
+    actors = read_ocr_events(events_dir, clock.wall_start)
     result = {
         "system": system,
         "version": version,
@@ -252,8 +306,9 @@ def write_result(path, system, version, clock, documents, events_dir="", complet
         "document_completion_seconds": completions
         if completions is not None
         else clock.completions,
-        "ocr_ready_seconds": ready,
-        "ocr_batches": batches,
+        "ocr_ready_seconds": [a["ready"] for a in actors],
+        "ocr_batches": [b for a in actors for b in a["batches"]],
+        "ocr_actors": actors,
         "documents": {str(int(k)): [int(x) for x in v] for k, v in documents.items()},
     }
     with open(path + ".tmp", "w") as f:

@@ -46,6 +46,8 @@ PAYLOAD_MIN = PAYLOAD // 16
 # Page 0 of these documents fails OCR; their documents are dropped after the regroup.
 POISONED = common.poisoned_documents(docs)
 EVENTS_DIR = args.events_dir
+# The startup regime's model loads (a closure: pickled by value into the UDF workers).
+LOAD = common.model_loader(args.corpus, args.events_dir)
 
 
 def payload_size(doc, page):
@@ -55,6 +57,9 @@ def payload_size(doc, page):
 
 @daft.cls(max_concurrency=topo["render_replicas"])
 class Render:
+    def __init__(self):
+        LOAD("render")
+
     @daft.method(return_dtype=DataType.list(DataType.int64()))
     def __call__(self, pages: int):
         time.sleep(pages * RENDER_PER_PAGE)
@@ -67,6 +72,7 @@ OCR_TYPE = DataType.struct({"value": DataType.int64(), "payload": DataType.binar
 @daft.cls(max_concurrency=topo["ocr_replicas"])
 class Ocr:
     def __init__(self):
+        LOAD("ocr")
         self.log = None
         if EVENTS_DIR:
             self.log = open(os.path.join(EVENTS_DIR, f"ocr-{os.getpid()}-{id(self)}.log"), "a")

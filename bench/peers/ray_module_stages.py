@@ -10,10 +10,11 @@ import os
 import time
 
 
-def make_stages(ro, stage_seconds, payload):
+def make_stages(ro, stage_seconds, payload, load):
     """(Render, Ocr, Assemble) for the costs `stage_seconds` (common.stage_seconds) and pages
     carrying up to `payload` bytes (0: none); failures are `ro.GroupFailure`. Ocr takes
-    (events_dir, poisoned documents)."""
+    (events_dir, poisoned documents). The Render and Ocr constructors first call `load(stage)`
+    (common.model_loader: the startup regime's model loads)."""
     render_per_page, ocr_per_batch, ocr_per_page, assemble_per_doc, assemble_per_page = (
         stage_seconds
     )
@@ -24,6 +25,9 @@ def make_stages(ro, stage_seconds, payload):
         return payload_min + (int(doc) * 7919 + int(page) * 104729) % (payload - payload_min + 1)
 
     class Render:
+        def __init__(self):
+            load("render")
+
         def run(self, docs):
             out = []
             for doc, n in docs:
@@ -33,6 +37,7 @@ def make_stages(ro, stage_seconds, payload):
 
     class Ocr:
         def __init__(self, events_dir, poisoned):
+            load("ocr")
             self.poisoned = poisoned
             self.log = None
             if events_dir:

@@ -37,6 +37,9 @@ RENDER_PER_PAGE, OCR_PER_BATCH, OCR_PER_PAGE, ASSEMBLE_PER_DOC, ASSEMBLE_PER_PAG
 PAYLOAD_MIN = PAYLOAD // 16
 # Page 0 of these documents fails OCR; their documents are dropped after the regroup.
 POISONED = common.poisoned_documents(docs)
+# The startup regime's model loads (a closure: pickled by value into the actors).
+LOAD = common.model_loader(args.corpus, args.events_dir)
+RENDER_LOADS_A_MODEL = common.startup_seconds(args.corpus)["render"] > 0
 
 
 def payload_size(doc, page):
@@ -49,8 +52,19 @@ def render(row):
     return [{"doc": row["doc"], "page": i} for i in range(row["pages"])]
 
 
+class Render:
+    """Rendering with a model to load: an actor per render replica loads it once."""
+
+    def __init__(self):
+        LOAD("render")
+
+    def __call__(self, row):
+        return render(row)
+
+
 class Ocr:
     def __init__(self, events_dir):
+        LOAD("ocr")
         self.log = None
         if events_dir:
             self.log = open(os.path.join(events_dir, f"ocr-{os.getpid()}-{id(self)}.log"), "a")
@@ -106,7 +120,10 @@ clock.begin()
 ds = ray.data.from_items(
     [{"doc": d["id"], "pages": d["pages"]} for d in docs], override_num_blocks=len(docs)
 )
-pages = ds.flat_map(render, compute=ray.data.TaskPoolStrategy(size=topo["render_replicas"]))
+if RENDER_LOADS_A_MODEL:
+    pages = ds.flat_map(Render, compute=ray.data.ActorPoolStrategy(size=topo["render_replicas"]))
+else:
+    pages = ds.flat_map(render, compute=ray.data.TaskPoolStrategy(size=topo["render_replicas"]))
 # Streaming (no shuffle): blocks of exactly one OCR batch.
 pages = pages.repartition(target_num_rows_per_block=topo["ocr_batch"], strict=True)
 ocr = pages.map_batches(

@@ -43,7 +43,9 @@ QUEUE = {"max_tasks_in_flight_per_actor": IN_FLIGHT} if IN_FLIGHT > 0 else {}
 
 PAYLOAD = common.payload_bytes(args.corpus)
 POISONED = common.poisoned_documents(docs)
-Render, Ocr, Assemble = ray_module_stages.make_stages(ro, common.stage_seconds(costs), PAYLOAD)
+Render, Ocr, Assemble = ray_module_stages.make_stages(
+    ro, common.stage_seconds(costs), PAYLOAD, common.model_loader(args.corpus, args.events_dir)
+)
 
 
 class Documents(ro.Pipeline):

@@ -23,7 +23,9 @@ common.start_local_ray(ray, topo)
 
 PAYLOAD = common.payload_bytes(args.corpus)
 POISONED = common.poisoned_documents(docs)
-Render, Ocr, Assemble = ray_module_stages.make_stages(ro, common.stage_seconds(costs), PAYLOAD)
+Render, Ocr, Assemble = ray_module_stages.make_stages(
+    ro, common.stage_seconds(costs), PAYLOAD, common.model_loader(args.corpus, args.events_dir)
+)
 
 
 class Documents(ro.Pipeline):

@@ -257,9 +257,18 @@ void add_compare(CLI::App* bench) {
   sub->add_option("--regime", o->regime,
                   "overhead: today's stage costs; realistic: every stage cost 100x and the "
                   "368-document corpus (runs of about two minutes); payload: OCR results carry "
-                  "64 KiB-1 MiB payloads")
-      ->check(CLI::IsMember({"overhead", "realistic", "payload"}))
+                  "64 KiB-1 MiB payloads; startup: realistic, and every constructor a model load "
+                  "(OCR 20 s, one in eight 120 s; render 1 s)")
+      ->check(CLI::IsMember({"overhead", "realistic", "payload", "startup"}))
       ->capture_default_str();
+  auto& load = o->workload.startup;
+  sub->add_option("--render-startup-ms", load.render_ms, "Each render constructor's model load");
+  sub->add_option("--ocr-startup-ms", load.ocr_ms, "Each OCR constructor's model load");
+  sub->add_option("--ocr-slow-startup-ms", load.ocr_slow_ms,
+                  "The model load of one OCR constructor in --ocr-slow-every");
+  sub->add_option("--ocr-slow-every", load.ocr_slow_every,
+                  "One OCR constructor in this many takes --ocr-slow-startup-ms (0: none)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--payload-max-kib", *payload_kib,
                   "payload regime: the largest page payload (the smallest is 1/16 of it)")
       ->capture_default_str();
@@ -286,7 +295,14 @@ void add_compare(CLI::App* bench) {
   sub->callback([sub, o, c, full, no_peers, payload_kib] {
     if (*full) quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
     if (*no_peers) o->peers.clear();
-    if (o->regime == "realistic") {
+    if (o->regime == "startup") {
+      auto& l = o->workload.startup;
+      quick_default(sub, "--render-startup-ms", l.render_ms, 1000.0);
+      quick_default(sub, "--ocr-startup-ms", l.ocr_ms, 20000.0);
+      quick_default(sub, "--ocr-slow-startup-ms", l.ocr_slow_ms, 120000.0);
+      quick_default(sub, "--ocr-slow-every", l.ocr_slow_every, 8);
+    }
+    if (o->regime == "realistic" || o->regime == "startup") {
       // Every stage cost the user did not set, 100 times today's.
       auto& k = o->workload.costs;
       quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
