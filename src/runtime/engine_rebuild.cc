@@ -72,10 +72,20 @@ void Engine::outputs_lost(std::uint32_t root, const std::vector<BlockId>& blocks
   rebuild_.reason = reason;
   // Marking a block lost demands every row of it something still needs: this root's
   // outputs (not delivered, so not released) among them.
+  std::size_t marked = 0;
   for (BlockId id : blocks) {
     const std::uint32_t local = block_local(id);
-    if (block_batch(id) == options_.batch_index && local < blocks_.size())
-      mark_lost(static_cast<std::int32_t>(local));
+    if (block_batch(id) != options_.batch_index || local >= blocks_.size()) continue;
+    mark_lost(static_cast<std::int32_t>(local));
+    ++marked;
+  }
+  if (marked == 0) {
+    // Nothing this batch made: holding the root back would only find the same loss again.
+    fatal_ = fmt::format(
+        "the outputs of root {} were lost ({}) in blocks input batch {} did not "
+        "make, which it cannot rebuild",
+        first_row_ + root, reason, options_.batch_index);
+    return;
   }
   if (std::find(rebuild_.roots.begin(), rebuild_.roots.end(), root) == rebuild_.roots.end())
     rebuild_.roots.push_back(root);
