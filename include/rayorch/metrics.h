@@ -56,6 +56,17 @@ struct PoolMetrics {
   std::vector<ActorStartMetrics> started;
 };
 
+/// A cluster node the run lost (a Ray node that went away with actors or values of the
+/// run), as the backend detected it.
+struct NodeLossMetrics {
+  std::string node;     ///< the node's id
+  std::string address;  ///< its node manager's address, "ip:port"
+  /// When the backend detected the loss, in seconds since the run started (0 when it was
+  /// detected before, between two runs of one executor).
+  double detected_seconds = 0.0;
+  std::string cause;  ///< what revealed it: the error of the lost actor or value
+};
+
 /// Metrics of one run.
 struct RunMetrics {
   double elapsed_seconds = 0.0;
@@ -73,6 +84,8 @@ struct RunMetrics {
   std::uint64_t values_rebuilt = 0;
   std::uint64_t grains_reexecuted = 0;
   double rebuild_seconds = 0.0;
+  /// The nodes lost during the run, in the order they were detected (Ray backend).
+  std::vector<NodeLossMetrics> node_losses;
   /// Root rows by outcome: "present" when every output is present, else the outcome of the
   /// first output that is not ("dropped", "failed", "suppressed").
   std::map<std::string, std::uint64_t> roots_by_outcome;

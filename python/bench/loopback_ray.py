@@ -57,3 +57,23 @@ def check_on_loopback(ray: Any) -> None:
     addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
     if addresses != ["127.0.0.1"]:
         raise SystemExit(f"a Ray node is not on loopback: {addresses}")
+
+
+def start_local_cluster(nodes: int, cpus_per_node: int) -> tuple[Any, Any]:
+    """Starts a new cluster on this machine, all on 127.0.0.1: a head without CPUs and
+    `nodes` worker nodes (ray.cluster_utils.Cluster, so nodes can be removed and added);
+    connects to it and returns (the cluster, the `ray` module). Exits outside a
+    loopback-only namespace or when a node is not on loopback."""
+    if sorted(name for _, name in socket.if_nameindex()) != ["lo"]:
+        raise SystemExit("refusing to start Ray outside a loopback-only network namespace")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    node = {"node_ip_address": "127.0.0.1", "include_dashboard": False}
+    cluster = Cluster(initialize_head=True, head_node_args={**node, "num_cpus": 0})
+    for _ in range(nodes):
+        cluster.add_node(node_ip_address="127.0.0.1", num_cpus=cpus_per_node)
+    ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
+    cluster.wait_for_nodes()
+    check_on_loopback(ray)
+    return cluster, ray

@@ -1,9 +1,12 @@
 """The Ray backend's driver: RPCs/s with no-op UDFs, actor utilisation with 16 actors whose
 UDF sleeps 50 ms per batch, and the 4 -> 8 -> 16 OCR-actor scaling of the simulated document
-workload (python/bench/documents.py) on Ray.
+workload (python/bench/documents.py) on Ray; with --node-loss instead, the cost of losing one
+of three nodes at mid-run in that workload (python/bench/node_loss.py).
 
     .venv/bin/python python/bench/ray_backend.py [--rpcs 4000] [--actors 8] [--docs 368]
         [--in-flight 1 2]
+    .venv/bin/python python/bench/ray_backend.py --node-loss [--docs 368] [--page-kib 256]
+        [--repeat 3]
 
 Ray runs on this machine only, in a private network namespace with only loopback: the
 script re-executes itself under `unshare --net --pid --fork --mount-proc` (as root) unless
@@ -21,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from loopback_ray import ensure_private_network, start_local_ray
+from loopback_ray import ensure_private_network, start_local_cluster, start_local_ray
 
 HERE = Path(__file__).resolve().parent
 
@@ -67,6 +70,13 @@ def main() -> None:
         default=[1, 2],
         help="max_tasks_in_flight_per_actor values to measure (each figure once per value)",
     )
+    parser.add_argument(
+        "--node-loss",
+        action="store_true",
+        help="only the cost of losing one of three nodes at mid-run (documents workload)",
+    )
+    parser.add_argument("--page-kib", type=int, default=256, help="--node-loss: page payload")
+    parser.add_argument("--repeat", type=int, default=3, help="--node-loss: repetitions")
     a = parser.parse_args()
     ensure_private_network(__file__)
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
@@ -74,6 +84,18 @@ def main() -> None:
     import rayorch_cpp as ro
     from rayorch_cpp import F
 
+    if a.node_loss:
+        import node_loss
+
+        cpus_per_node = 8  # the 14 actors fit on two nodes: the workload survives a loss
+        cluster, ray = start_local_cluster(3, cpus_per_node)
+        print(f"machine: {os.cpu_count()} cores; Ray {ray.__version__}, 3 nodes on 127.0.0.1")
+        try:
+            node_loss.measure(ro, cluster, a.docs, a.page_kib, a.repeat, cpus_per_node)
+        finally:
+            ray.shutdown()
+            cluster.shutdown()
+        return
     ray = start_local_ray(a.cpus)
     print(f"machine: {os.cpu_count()} cores; Ray {ray.__version__}, one node on 127.0.0.1")
 

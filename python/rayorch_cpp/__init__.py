@@ -17,7 +17,14 @@ from ._modules import CppModule, Module, RayModule, cpp_udfs, function
 from ._pipeline import Pipeline
 from ._replica_context import ReplicaContext, replica_context
 from ._run_options import Journal
-from ._run_result import ActorStartMetrics, CallMetrics, InputBatchMetrics, PoolMetrics, RunResult
+from ._run_result import (
+    ActorStartMetrics,
+    CallMetrics,
+    InputBatchMetrics,
+    NodeLoss,
+    PoolMetrics,
+    RunResult,
+)
 from ._tracing import Port
 from ._values import (
     ActorLost,
@@ -52,6 +59,7 @@ __all__ = [
     "Module",
     "OutputIssue",
     "Pipeline",
+    "NodeLoss",
     "PoolMetrics",
     "Port",
     "RayModule",

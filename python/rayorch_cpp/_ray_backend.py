@@ -24,8 +24,9 @@ from typing import Any
 
 from . import _core
 from ._compile import CompiledProgram, compile
-from ._ray_contract import FinishedCall, ObjectRef, RayBackendProtocol
-from ._ray_errors import call_error_report, constructor_error
+from ._ray_contract import CallStatus, FinishedCall, ObjectRef, RayBackendProtocol
+from ._ray_errors import call_error_report, constructor_error, error_text
+from ._ray_node_losses import NodeLossWatch
 from ._ray_session import connect, import_ray
 from ._ray_startup import actor_startup_error, asked_resources, startup_timeout_s
 from ._values import ExecutionError
@@ -127,6 +128,7 @@ class RayBackend(RayBackendProtocol):
         # Per outstanding call's report ObjectRef: (token, pool, actor).
         self._pending: dict[ObjectRef, tuple[int, int, int]] = {}
         self.nodes: list[list[str]] = [[] for _ in self._pools]
+        self._node_losses = NodeLossWatch(ray)
         # Where the driver's time goes (seconds and calls), for the benchmark.
         self.stats: dict[str, float] = {
             "submit_s": 0.0,
@@ -265,10 +267,12 @@ class RayBackend(RayBackendProtocol):
                 node, _pid = self._get(ref)
             except self._ray.exceptions.RayActorError as error:
                 if error.actor_init_failed:
-                    error_text = constructor_error(self._pools[pool]["name"], error)
-                    self._started.append((pool, actor, error_text))
+                    self._started.append(
+                        (pool, actor, constructor_error(self._pools[pool]["name"], error))
+                    )
                     continue
                 # Its node went away before the constructor ran: a fresh actor takes the place.
+                self._node_losses.loss(error_text(error))
                 self._kill(self._actors[pool][actor])
                 fresh = self._new_actor(pool, actor)
                 self._actors[pool][actor] = fresh
@@ -278,6 +282,7 @@ class RayBackend(RayBackendProtocol):
                 self._started.append((pool, actor, f"{type(error).__name__}: {error}"))
                 continue
             self.nodes[pool][actor] = node
+            self._node_losses.actor_on(node)
             self._ready_actors[pool] += 1
             self._started.append((pool, actor, ""))
 
@@ -350,6 +355,11 @@ class RayBackend(RayBackendProtocol):
         self._actors[pool][actor] = fresh
         self._methods[pool][actor] = {}
         self.nodes[pool][actor] = node
+        self._node_losses.actor_on(node)
+
+    def take_node_losses(self) -> list[tuple[str, str, float, str]]:
+        """The nodes found lost since the last call (the contract's)."""
+        return self._node_losses.take()
 
     def stop(self) -> None:
         """Kills every actor (idempotent)."""
@@ -368,7 +378,12 @@ class RayBackend(RayBackendProtocol):
         return self._ray.put(values)
 
     def get(self, refs: list[ObjectRef]) -> list[list[Any]]:
-        values: list[list[Any]] = self._get(refs)
+        try:
+            values: list[list[Any]] = self._get(refs)
+        except self._ray.exceptions.ObjectLostError as error:
+            # The driver rebuilds it (DESIGN 5.13); the watch looks for the node that went.
+            self._node_losses.loss(error_text(error))
+            raise
         return values
 
     # -- calls ---------------------------------------------------------------------------
@@ -436,7 +451,10 @@ class RayBackend(RayBackendProtocol):
             try:
                 out.append(FinishedCall(token, self._get(ref)))
             except Exception as error:  # noqa: BLE001 - classified for the driver
-                out.append(FinishedCall(token, call_error_report(error)))
+                report = call_error_report(error)
+                if report.status in (CallStatus.actor_lost, CallStatus.block_lost):
+                    self._node_losses.loss(report.error)
+                out.append(FinishedCall(token, report))
         return out
 
 

@@ -66,6 +66,12 @@ class RayBackendProtocol(Protocol):
         cannot start (it stays out of its pool). :meth:`wait` returns early when one did."""
         ...
 
+    def take_node_losses(self) -> list[tuple[str, str, float, str]]:
+        """The nodes found lost since the last call, each once, in the order they were:
+        ``(node id, "ip:port", wall-clock seconds when the loss was detected, the error that
+        revealed it)``. A backend whose workers cannot lose a node returns ``[]``."""
+        ...
+
     def max_tasks_in_flight_per_actor(self) -> list[int]:
         """Per pool (plan order): the calls the driver may keep outstanding at each actor."""
         ...

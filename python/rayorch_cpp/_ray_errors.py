@@ -24,6 +24,12 @@ def call_error_report(error: BaseException) -> CallReport:
     return CallReport(CallStatus.ray_error, error=text)
 
 
+def error_text(error: BaseException) -> str:
+    """`error` as "Type: the first line of its message"."""
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
+
+
 def constructor_error(module: str, error: BaseException) -> str:
     """What a failed Ray actor creation says of the UDF constructor of Module<`module`>."""
     return f"the constructor of Module<{module}> failed on a Ray actor: {_raised(error)}"

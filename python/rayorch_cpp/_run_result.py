@@ -1,5 +1,5 @@
 """What a run returns: its outputs in source order and its metrics (RunResult, CallMetrics,
-InputBatchMetrics, PoolMetrics), built from the engine's RunMetrics."""
+InputBatchMetrics, PoolMetrics, NodeLoss), built from the engine's RunMetrics."""
 
 from __future__ import annotations
 
@@ -83,6 +83,17 @@ class PoolMetrics:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeLoss:
+    """A cluster node the run lost (the Ray backend: a node that went away with actors or
+    values of the run), when the backend detected it."""
+
+    node: str  #: the node's id
+    address: str  #: its node manager's address, "ip:port"
+    detected_s: float  #: seconds since the run started (0: detected before it, between runs)
+    cause: str  #: the error that revealed it (the lost actor's or value's), "Type: message"
+
+
+@dataclass(frozen=True, slots=True)
 class RunResult:
     """The outputs of a run in source order (a list for one output Port, a tuple of lists
     for several), plus its metrics. A row that is not present is an OutputIssue.
@@ -100,6 +111,7 @@ class RunResult:
     values_rebuilt: int = 0  #: values lost with a node and re-materialised from lineage
     grains_reexecuted: int = 0  #: Grains run again to re-materialise them
     rebuild_s: float = 0.0  #: seconds those re-executions ran
+    node_losses: tuple[NodeLoss, ...] = ()  #: the nodes lost during the run, as detected
     file_errors: tuple[str, ...] = ()
     roots_restored: int = 0  #: roots delivered from the run journal, not computed
     journal_discarded_bytes: int = 0  #: torn or corrupt journal tail cut off when opened
@@ -164,6 +176,10 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
         values_rebuilt=raw.values_rebuilt,
         grains_reexecuted=raw.grains_reexecuted,
         rebuild_s=raw.rebuild_seconds,
+        node_losses=tuple(
+            NodeLoss(node=n.node, address=n.address, detected_s=n.detected_seconds, cause=n.cause)
+            for n in raw.node_losses
+        ),
         file_errors=tuple(raw.file_errors),
         roots_restored=raw.roots_restored,
         journal_discarded_bytes=raw.journal_discarded_bytes,
@@ -194,4 +210,11 @@ def partial_result(outputs: Any) -> RunResult:
     )
 
 
-__all__ = ["ActorStartMetrics", "CallMetrics", "InputBatchMetrics", "PoolMetrics", "RunResult"]
+__all__ = [
+    "ActorStartMetrics",
+    "CallMetrics",
+    "InputBatchMetrics",
+    "NodeLoss",
+    "PoolMetrics",
+    "RunResult",
+]

@@ -124,6 +124,13 @@ std::vector<std::tuple<int, int, std::string>> RayBackendClient::take_started() 
   return nb::cast<std::vector<std::tuple<int, int, std::string>>>(backend_.attr("take_started")());
 }
 
+std::vector<std::tuple<std::string, std::string, double, std::string>>
+RayBackendClient::take_node_losses() const {
+  Gil gil;
+  return nb::cast<std::vector<std::tuple<std::string, std::string, double, std::string>>>(
+      backend_.attr("take_node_losses")());
+}
+
 Ref RayBackendClient::put(nb::handle values) const {
   Gil gil;
   nb::object ref = backend_.attr("put")(values);

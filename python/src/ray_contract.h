@@ -77,6 +77,9 @@ class RayBackendClient {
   /// The actors that started since the last call (eager start), each once: (pool, actor,
   /// error), the error empty for an actor that is ready.
   std::vector<std::tuple<int, int, std::string>> take_started() const;
+  /// The nodes found lost since the last call, each once: (node id, "ip:port", wall-clock
+  /// seconds when the loss was detected, the error that revealed it).
+  std::vector<std::tuple<std::string, std::string, double, std::string>> take_node_losses() const;
   /// Puts `values` (a list) into the object store; returns its ObjectRef.
   Ref put(nanobind::handle values) const;
   /// The values (one list each) of the blocks behind `refs`, fetched in one round trip.

@@ -93,6 +93,17 @@ class RayPools final : public rd::WorkerPools {
     }
   }
 
+  void take_node_losses(std::vector<rd::NodeLoss>& out) override {
+    if (stopped_ || !python_alive()) return;
+    Gil gil;  // for the Python error, if any
+    for (auto& [node, address, seconds, cause] : backend_.take_node_losses()) {
+      out.push_back(rd::NodeLoss{.node = std::move(node),
+                                 .address = std::move(address),
+                                 .at = from_wall_seconds(seconds),
+                                 .cause = std::move(cause)});
+    }
+  }
+
   void submit(rd::WorkerTask task) override {
     Pending p;
     p.run = task.run;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "ray_blocks.h"
 #include <fmt/format.h>
+#include <nanobind/stl/string.h>
 
 namespace nb = nanobind;
 
@@ -98,9 +100,53 @@ class RayStore final : public rd::BlockStore {
     Gil gil;
     nb::list refs;
     for (const rd::BlockRef* b : blocks) refs.append(nb::handle(remote(*b).ref()));
-    nb::list got = backend_.get(refs);
+    nb::list got;
+    try {
+      got = backend_.get(refs);
+    } catch (const nb::python_error& e) {
+      if (!is_loss(e)) throw;
+      return;  // unreadable() finds which blocks went, one at a time
+    }
     for (std::size_t i = 0; i < targets.size(); ++i)
       targets[i]->fetched = list_to_block(got[i].ptr());
+  }
+
+  std::vector<rd::BlockId> unreadable(const std::vector<rd::Binding>& values,
+                                      std::string& reason) override {
+    std::vector<rd::BlockId> lost;
+    auto add = [&](rd::BlockId id) {
+      if (std::find(lost.begin(), lost.end(), id) == lost.end()) lost.push_back(id);
+    };
+    Gil gil;
+    for (const rd::Binding& v : values) {
+      auto it = entries_.find(v.block);
+      if (it == entries_.end()) continue;
+      Entry& e = it->second;
+      if (e.local || e.fetched) continue;
+      try {
+        if (!e.group) {
+          e.fetched = fetch(e.remote);
+          continue;
+        }
+        resolve(v);  // composes the group from its members' blocks
+      } catch (const nb::python_error& error) {
+        if (!is_loss(error)) throw;
+        reason = loss_text(error);
+        if (!e.group) {
+          add(v.block);
+          continue;
+        }
+        for (const rd::BlockRef& m : e.member_blocks) {
+          try {
+            fetch(m);
+          } catch (const nb::python_error& member) {
+            if (!is_loss(member)) throw;
+            add(remote(m).id());
+          }
+        }
+      }
+    }
+    return lost;
   }
 
   rd::ResolvedInputs resolve_inputs(const rd::Invocation& inv) const override {
@@ -203,6 +249,27 @@ class RayStore final : public rd::BlockStore {
     for (std::size_t k = 0; k < e.member_blocks.size(); ++k)
       if (remote(e.member_blocks[k]).id() == id) return k;
     throw std::logic_error("internal error: a group member's block is not held by the group");
+  }
+
+  // True when `e` is Ray's error for an object lost with its node (ObjectLostError and its
+  // family); the caller holds the GIL.
+  static bool is_loss(const nb::python_error& e) {
+    nb::object exceptions;
+    try {
+      exceptions = nb::module_::import_("ray.exceptions");
+    } catch (const nb::python_error&) {
+      return false;  // not Ray's
+    }
+    return e.matches(exceptions.attr("ObjectLostError"));
+  }
+
+  // "Type: the first line of its message" (the caller holds the GIL).
+  static std::string loss_text(const nb::python_error& e) {
+    std::string text = nb::cast<std::string>(nb::str(e.value()));
+    const std::size_t start = text.find_first_not_of(" \n");
+    text = start == std::string::npos ? std::string() : text.substr(start);
+    text = text.substr(0, text.find('\n'));
+    return nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " + text;
   }
 
   // Fetches a block's values from the object store (the caller holds the GIL).

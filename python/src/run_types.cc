@@ -123,6 +123,12 @@ void bind_run_metrics(nb::module_& m) {
       .def_ro("actors", &PoolMetrics::actors)
       .def_ro("started", &PoolMetrics::started);
 
+  nb::class_<NodeLossMetrics>(m, "NodeLossMetrics", "A cluster node the run lost.")
+      .def_ro("node", &NodeLossMetrics::node)
+      .def_ro("address", &NodeLossMetrics::address)
+      .def_ro("detected_seconds", &NodeLossMetrics::detected_seconds)
+      .def_ro("cause", &NodeLossMetrics::cause);
+
   nb::class_<RunMetrics>(m, "RunMetrics", "Metrics of one run (rayorch::RunMetrics).")
       .def_ro("elapsed_seconds", &RunMetrics::elapsed_seconds)
       .def_ro("calls", &RunMetrics::calls)
@@ -135,6 +141,7 @@ void bind_run_metrics(nb::module_& m) {
       .def_ro("values_rebuilt", &RunMetrics::values_rebuilt)
       .def_ro("grains_reexecuted", &RunMetrics::grains_reexecuted)
       .def_ro("rebuild_seconds", &RunMetrics::rebuild_seconds)
+      .def_ro("node_losses", &RunMetrics::node_losses)
       .def_ro("roots_by_outcome", &RunMetrics::roots_by_outcome)
       .def_ro("roots_restored", &RunMetrics::roots_restored)
       .def_ro("journal_discarded_bytes", &RunMetrics::journal_discarded_bytes)

@@ -62,6 +62,13 @@ class BlockStore {
   /// The values resolve() will be asked for next (a hint; bindings of absent blocks are
   /// ignored).
   virtual void prefetch(const std::vector<Binding>& /*values*/) {}
+  /// The blocks behind `values` that cannot be read because they were lost with their
+  /// storage (a Ray node), each once; `reason` is set to the loss. Only a store whose blocks
+  /// live elsewhere loses any; the driver asks before it resolves a root's outputs.
+  virtual std::vector<BlockId> unreadable(const std::vector<Binding>& /*values*/,
+                                          std::string& /*reason*/) {
+    return {};
+  }
 };
 
 }  // namespace rayorch::detail

@@ -160,6 +160,7 @@ RunMetrics Driver::drive(RunState& state) {
     state.settle();
     state.tick();
   }
+  take_started(state);  // a node loss detected with the last results belongs to this run
   return state.finish();
 }
 
@@ -205,6 +206,9 @@ void Driver::fail_dead_pools() {
 void Driver::take_started(RunState& state) {
   apply_starts();
   for (const FreshStart& f : fresh_) state.actor_started(f.pool, f.start, f.at);
+  node_losses_.clear();
+  pools_->take_node_losses(node_losses_);
+  for (const NodeLoss& loss : node_losses_) state.node_lost(loss);
   fail_dead_pools();
 }
 

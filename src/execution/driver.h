@@ -72,7 +72,8 @@ class Driver final : public ExecutionCore {
   void apply_starts();
   // Throws ExecutionError (closing the executor) when a pool has no actor that could start.
   void fail_dead_pools();
-  // apply_starts(), tells the run of each new start, then fail_dead_pools().
+  // apply_starts(), tells the run of each new start, then fail_dead_pools(); records the
+  // node losses the pools detected meanwhile too (both come in after each wait).
   void take_started(RunState& state);
   // Waits until some Call that reads the sources has a ready actor.
   void await_source_actor(RunState& state);
@@ -106,6 +107,7 @@ class Driver final : public ExecutionCore {
   std::vector<int> source_pools_;                // pools of the Calls that read the sources
   std::vector<PoolMetrics> starts_;              // the actors' starts so far
   std::vector<ActorStart> started_;              // reused
+  std::vector<NodeLoss> node_losses_;            // reused
   std::vector<ActorStart> drained_starts_;       // taken by drain(), applied in the next run
   std::vector<FreshStart> fresh_;                // reused by apply_starts()
   std::vector<FreshStart> unannounced_;          // applied by await_actors(), for the next run

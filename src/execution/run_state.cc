@@ -1,6 +1,7 @@
 // Driver-side run state. See run_state.h.
 #include "execution/run_state.h"
 
+#include <algorithm>
 #include <set>
 #include <string_view>
 
@@ -156,6 +157,14 @@ void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_cloc
   e.end_seconds = recorder_.seconds_at(end);
   e.status = status;
   events_.rpc(e);
+}
+
+void RunState::node_lost(const NodeLoss& loss) {
+  recorder_.node_lost(
+      NodeLossMetrics{.node = loss.node,
+                      .address = loss.address,
+                      .detected_seconds = std::max(0.0, recorder_.seconds_at(loss.at)),
+                      .cause = loss.cause});
 }
 
 void RunState::actor_started(int pool, const ActorStartMetrics& start,

@@ -22,6 +22,7 @@
 #include "execution/run/run_events.h"
 #include "execution/run/run_recorder.h"
 #include "execution/run/scheduler.h"
+#include "execution/worker_pool.h"
 #include "program/plan.h"
 #include "runtime/engine.h"
 
@@ -67,6 +68,8 @@ class RunState {
   /// Tells the observers of a start that set_actor_starts() recorded already.
   void announce_actor_start(int pool, const ActorStartMetrics& start,
                             std::chrono::steady_clock::time_point at);
+  /// Records a node the pools detected lost.
+  void node_lost(const NodeLoss& loss);
   /// Counts an actor replaced after a loss or a timeout.
   void count_replaced_actor() { recorder_.actor_replaced(); }
 

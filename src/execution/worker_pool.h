@@ -79,6 +79,14 @@ struct ActorStart {
   std::string error;  ///< the constructor's error, naming the Module
 };
 
+/// A node that went away with workers or blocks of the pools (Ray), once detected.
+struct NodeLoss {
+  std::string node;                          ///< the node's id
+  std::string address;                       ///< "ip:port" of its node manager
+  std::chrono::steady_clock::time_point at;  ///< when it was detected
+  std::string cause;                         ///< the error that revealed it
+};
+
 class WorkerPools {
  public:
   using Clock = std::chrono::steady_clock;
@@ -115,6 +123,9 @@ class WorkerPools {
   virtual bool starts_in_background() const { return false; }
   /// Appends the actors that started since the last call, each once, in the order they did.
   virtual void take_started(std::vector<ActorStart>& out) { (void)out; }
+  /// Appends the nodes found lost since the last call, each once, in the order they were.
+  /// Only a backend whose workers live on nodes that can go away reports any.
+  virtual void take_node_losses(std::vector<NodeLoss>& out) { (void)out; }
   /// Abandons the attempt running on (pool, slot) and puts a fresh worker in its place
   /// (its constructor runs again). The abandoned attempt's result, if it ever comes, is
   /// returned by wait() with `current == false`. Throws ExecutionError if no fresh worker

@@ -66,7 +66,7 @@ Engine::~Engine() = default;
 
 bool Engine::complete() const {
   return fact_head_ >= facts_.size() && in_flight_.empty() && grains_sealed_ == grains_total_ &&
-         roots_finished_ == rows_ && fatal_.empty();
+         roots_finished_ == rows_ && rebuild_.roots.empty() && fatal_.empty();
 }
 
 bool Engine::stuck() const {
@@ -114,6 +114,14 @@ void Engine::root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
   values.clear();
   for (int out : p_.outputs) {
     const Item& it = items_[out][root];
+    std::int32_t lost = -1;
+    if (rebuild_.active && output_availability(it, lost) == Avail::failed) {
+      // Lost before delivery and not rebuilt (DESIGN 5.13).
+      outcomes.push_back(Outcome::failed);
+      causes.push_back(&causes_[lost].message);
+      values.push_back(Binding{});
+      continue;
+    }
     outcomes.push_back(to_outcome(it.state));
     causes.push_back(it.cause >= 0 ? &causes_[it.cause].message : nullptr);
     values.push_back(it.block >= 0 ? bound(it.block, it.row) : Binding{});

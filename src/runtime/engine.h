@@ -104,6 +104,12 @@ class Engine {
   /// within its infrastructure budget; past it a Grain is FAILED with `reason` as its cause.
   void inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blocks,
                    const std::string& reason);
+  /// The store could not read `blocks`, which hold outputs of the finished batch-local
+  /// `root`, to deliver them: they are re-materialised (DESIGN 5.13) and the root is
+  /// finished again (take_finished_roots) once every output it has is readable; an output
+  /// that cannot be rebuilt is then FAILED with a cause naming the loss.
+  void outputs_lost(std::uint32_t root, const std::vector<BlockId>& blocks,
+                    const std::string& reason);
   /// True when the Call has a re-execution queued (DESIGN 5.13).
   bool has_reexecution(int call) const;
   /// True when the in-flight RPC re-executes Grains to re-materialise lost values.
@@ -344,6 +350,12 @@ class Engine {
   void unrebuildable(std::int32_t block, std::uint32_t row, std::int32_t cause);
   std::int32_t loss_cause(const std::string& why);
   void progress_rebuilds();
+  /// Finishes again the roots that waited for lost outputs and can be delivered now; demands
+  /// the lost outputs it finds. True when it demanded any.
+  bool release_waiting_roots();
+  /// Whether output `item`'s value can be delivered (ok), is being rebuilt, or cannot be
+  /// (failed: `cause`); bindings of Items that are not PRESENT are ok.
+  Avail output_availability(const Item& item, std::int32_t& cause) const;
   bool compose_again(const GroupStep& step);
   bool admit_parked(ParkedBatch& b);
   bool hold_back(int call, std::vector<std::uint32_t>& grains, std::uint16_t retries_used,

@@ -66,6 +66,66 @@ void Engine::inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blo
   progress_rebuilds();
 }
 
+void Engine::outputs_lost(std::uint32_t root, const std::vector<BlockId>& blocks,
+                          const std::string& reason) {
+  rebuild_.active = true;
+  rebuild_.reason = reason;
+  // Marking a block lost demands every row of it something still needs: this root's
+  // outputs (not delivered, so not released) among them.
+  std::size_t marked = 0;
+  for (BlockId id : blocks) {
+    const std::uint32_t local = block_local(id);
+    if (block_batch(id) != options_.batch_index || local >= blocks_.size()) continue;
+    mark_lost(static_cast<std::int32_t>(local));
+    ++marked;
+  }
+  if (marked == 0) {
+    // Nothing this batch made: holding the root back would only find the same loss again.
+    fatal_ = fmt::format(
+        "the outputs of root {} were lost ({}) in blocks input batch {} did not "
+        "make, which it cannot rebuild",
+        first_row_ + root, reason, options_.batch_index);
+    return;
+  }
+  if (std::find(rebuild_.roots.begin(), rebuild_.roots.end(), root) == rebuild_.roots.end())
+    rebuild_.roots.push_back(root);
+  progress_rebuilds();
+}
+
+Engine::Avail Engine::output_availability(const Item& item, std::int32_t& cause) const {
+  if (item.state != ItemState::present || item.block < 0) return Avail::ok;
+  std::int32_t block = item.block;
+  std::uint32_t row = item.row;
+  return availability(block, row, cause);
+}
+
+bool Engine::release_waiting_roots() {
+  bool demanded = false;
+  std::vector<std::uint32_t> waiting;
+  for (std::uint32_t root : rebuild_.roots) {
+    bool wait = false;
+    for (int out : p_.outputs) {
+      const Item& it = items_[out][root];
+      std::int32_t cause = -1;
+      const Avail a = output_availability(it, cause);
+      if (a == Avail::lost) {
+        std::int32_t block = it.block;
+        std::uint32_t row = it.row;
+        (void)availability(block, row, cause);  // where the lost row lives now
+        demand(block, row);
+        demanded = true;
+      }
+      wait |= a == Avail::lost || a == Avail::pending;
+    }
+    if (wait)
+      waiting.push_back(root);
+    else
+      finished_roots_.push_back(root);
+  }
+  rebuild_.roots = std::move(waiting);
+  return demanded;
+}
+
 bool Engine::hold_back(int call, std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
                        bool tail_used) {
   if (!rebuild_.active) return true;
@@ -132,6 +192,7 @@ void Engine::progress_rebuilds() {
       else
         rebuild_.parked.push_back(std::move(b));
     }
+    changed |= release_waiting_roots();
     changed |= !rebuild_.queued.empty() || rebuild_.groups.size() > waiting;
   }
 }

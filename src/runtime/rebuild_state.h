@@ -75,6 +75,9 @@ struct RebuildState {
   std::map<std::uint32_t, std::vector<std::uint32_t>> queued;  ///< per RPC: Grains to run again
   std::vector<ParkedBatch> parked;
   std::vector<GroupStep> groups;
+  /// Finished roots (batch-local) whose outputs were lost before delivery: finished again
+  /// once their outputs are rebuilt.
+  std::vector<std::uint32_t> roots;
   /// Source columns to put again: (column, new block).
   std::vector<std::pair<std::uint32_t, BlockId>> sources;
   std::string reason;            ///< the last loss reported, for causes

@@ -676,9 +676,10 @@ TEST(LocalExecutor, TraceAndReportFilesAreValidJson) {
   EXPECT_GE(widest, 2u);
 
   nlohmann::json report = nlohmann::json::parse(std::ifstream(o.report_path));
-  for (const char* key : {"elapsed_seconds", "calls", "input_batches", "peak_active_input_batches",
-                          "root_completed_seconds", "stale_reports_rejected", "actors_replaced",
-                          "values_rebuilt", "grains_reexecuted", "rebuild_seconds"}) {
+  for (const char* key :
+       {"elapsed_seconds", "calls", "input_batches", "peak_active_input_batches",
+        "root_completed_seconds", "stale_reports_rejected", "actors_replaced", "values_rebuilt",
+        "grains_reexecuted", "rebuild_seconds", "node_losses"}) {
     EXPECT_TRUE(report.contains(key)) << key;
   }
   ASSERT_EQ(report["calls"].size(), r.metrics.calls.size());

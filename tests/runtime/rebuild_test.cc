@@ -136,6 +136,7 @@ struct Loss {
   std::string trigger;
   int after = 0;
   bool lose_inputs = false;
+  int results_before_loss = -1;  // >= 0: the node goes once that many results came back
 };
 
 struct Outcome {
@@ -155,7 +156,7 @@ Outcome run_with_loss(const Options& o, const Loss& loss, bool vary = false, boo
   LossyExecutor ex(
       program, std::make_unique<LossyPools>(rd::make_inline_pools(program.plan(), false), on_node,
                                             pool_of(*program.plan(), loss.trigger), loss.after,
-                                            loss.lose_inputs));
+                                            loss.lose_inputs, loss.results_before_loss));
   try {
     auto r = ex.run(kDocs, {.progress = false});
     return Outcome{texts(r), ex.rpcs(), log, r.metrics};
@@ -269,6 +270,39 @@ TEST(Rebuild, PastTheBudgetTheReadersFailWithTheLossAsTheirCause) {
             "suppressed(rayorch::BlockLost: ObjectLostError: the node holding it is gone)");
   EXPECT_EQ(got.log->pages_runs, 2);  // the pages still needed were rebuilt for the others
   EXPECT_EQ(got.outputs[1], reference(o)[1]);
+}
+
+TEST(Rebuild, AnOutputLostBeforeItIsDeliveredIsRebuiltAndDelivered) {
+  // The node holds Join's outputs and goes as the first of them comes back, before the
+  // driver reads it: Join runs again for that document, and its root is delivered once.
+  const Options o;
+  const Outcome got = run_with_loss(
+      o, {.on_node = {"Join"}, .trigger = "Join", .after = 100, .results_before_loss = 0});
+  EXPECT_EQ(got.outputs, reference(o));
+  const auto first = std::find_if(got.rpcs.begin(), got.rpcs.end(),
+                                  [](const std::string& r) { return r.rfind("Join#", 0) == 0; });
+  ASSERT_NE(first, got.rpcs.end());
+  ASSERT_EQ(first->substr(first->size() - 3), " g0");
+  // The same Grains again, one generation later, once.
+  const std::string again = first->substr(0, first->size() - 1) + "1";
+  EXPECT_EQ(std::count(got.rpcs.begin(), got.rpcs.end(), again), 1)
+      << ::testing::PrintToString(got.rpcs);
+  EXPECT_GE(got.metrics.grains_reexecuted, 1u);
+  EXPECT_GE(got.metrics.values_rebuilt, 1u);
+  // The run's metrics name the node that went.
+  ASSERT_EQ(got.metrics.node_losses.size(), 1u);
+  EXPECT_EQ(got.metrics.node_losses[0].node, "node-1");
+  EXPECT_EQ(got.metrics.node_losses[0].address, "127.0.0.1:6001");
+  EXPECT_EQ(got.metrics.node_losses[0].cause, "ObjectLostError: the node holding it is gone");
+  EXPECT_GE(got.metrics.node_losses[0].detected_seconds, 0.0);
+  EXPECT_LE(got.metrics.node_losses[0].detected_seconds, got.metrics.elapsed_seconds);
+}
+
+TEST(Rebuild, ARunWithoutALossNamesNoNode) {
+  const Options o;
+  const Outcome got = run_with_loss(o, {.on_node = {"Join"}, .trigger = "Join", .after = 100});
+  EXPECT_EQ(got.outputs, reference(o));
+  EXPECT_TRUE(got.metrics.node_losses.empty());
 }
 
 }  // namespace

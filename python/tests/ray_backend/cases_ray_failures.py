@@ -141,6 +141,9 @@ def test_a_node_removed_mid_run(cluster: Any) -> None:
     assert got.actors_replaced >= 1
     assert victim.node_id not in after
     assert all(n["NodeManagerAddress"] == "127.0.0.1" for n in ray.nodes())
+    # The run's report names the node that went, once; the next run lost none.
+    assert_reports_the_loss_of(got, victim)
+    assert again.node_losses == ()
 
 
 def test_a_lost_actor_is_replaced_on_another_node(cluster: Any) -> None:
@@ -222,7 +225,19 @@ def _lose_big_blocks(
         worker.start()
         result = ex.run(rows, progress=False)
         worker.join()
+    assert_reports_the_loss_of(result, victim)
     return result.outputs, result
+
+
+def assert_reports_the_loss_of(result: Any, node: Any) -> None:
+    """The run's metrics name `node` as lost, once, with its address and what revealed it."""
+    import ray
+
+    [loss] = [n for n in result.node_losses if n.node == node.node_id]
+    [info] = [n for n in ray.nodes() if n["NodeID"] == node.node_id]
+    assert loss.address == f"127.0.0.1:{info['NodeManagerPort']}", loss
+    assert 0 <= loss.detected_s <= result.elapsed_s, loss
+    assert "Error" in loss.cause.split(":")[0], loss  # Ray's error type, by name
 
 
 def test_blocks_lost_with_their_node_are_rebuilt_from_lineage(cluster: Any, tmp_path: Path) -> None:
@@ -249,6 +264,48 @@ def test_lost_reduce_members_are_rebuilt(cluster: Any, tmp_path: Path) -> None:
     out, result = _lose_big_blocks(cluster, tmp_path, infra_retries=1, shape="group")
     assert out == [2 * (200_000 + len(f"{i}/0:")) for i in range(6)], out
     assert result.values_rebuilt >= 2
+
+
+def test_a_root_output_lost_before_delivery_is_rebuilt_and_delivered(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """Big's values are outputs nothing reads; they live on a node that goes before the
+    roots finish (the other output waits for it): the driver's fetch finds them lost, Big runs
+    again on a live node, and every root is delivered once with its values."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    victim = cluster.add_node(node_ip_address="127.0.0.1", num_cpus=2)
+    cluster.wait_for_nodes()
+    survivor = cluster.worker_nodes_started[0].node_id
+    rows, markers = list(range(6)), str(tmp_path)
+    big = ro.Module(
+        u.Big,
+        num_cpus=0.5,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(victim.node_id, soft=True),
+    ).pre_init(markers)
+    hold = ro.Module(
+        u.WaitForGo,
+        num_cpus=0.5,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(survivor, soft=False),
+    ).pre_init(markers)
+
+    def remove_when_produced() -> None:
+        while len(list(tmp_path.glob("big-*"))) < len(rows):
+            time.sleep(0.05)
+        cluster.remove_node(victim, allow_graceful=False)
+        (tmp_path / "go").touch()
+
+    delivered: list[tuple[int, Any]] = []
+    worker = threading.Thread(target=remove_when_produced)
+    with on_ray(lambda x: (big(x), hold(x))) as ex:
+        assert set(ex.actor_nodes()[0]) == {victim.node_id}
+        worker.start()
+        result = ex.run(rows, progress=False, on_row=lambda row, out: delivered.append((row, out)))
+        worker.join()
+    # Each root once, with the values of the run without a loss.
+    assert sorted(delivered) == [(x, (f"{x}:" + "x" * 200_000, x)) for x in rows]
+    assert result.values_rebuilt >= 1 and result.grains_reexecuted >= 1
+    assert_reports_the_loss_of(result, victim)
 
 
 def test_past_the_budget_a_lost_block_fails_its_readers(cluster: Any, tmp_path: Path) -> None:
@@ -280,8 +337,10 @@ def test_a_driver_killed_mid_run_resumes_from_its_journal(cluster: Any, tmp_path
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
         "pipeline = u.documents(ocr_args=(0.05,))\n"
         f"with ro.Executor(pipeline, backend='ray', address={cluster.address!r}) as ex:\n"
+        "    import ray\n"
         "    from ray_cluster import assert_on_loopback\n"
         "    assert_on_loopback()  # this driver too sees only loopback nodes\n"
+        "    print('JOB', ray.get_runtime_context().get_job_id(), flush=True)\n"
         f"    ex.run({DOCS!r}, journal={str(journal)!r}, progress=progress)\n"
         "print('not killed')\n"
     )
@@ -294,8 +353,39 @@ def test_a_driver_killed_mid_run_resumes_from_its_journal(cluster: Any, tmp_path
     )
     assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr[-3000:])
     assert journal.exists()
+    # The first driver's actors belonged to its job: with the driver gone, they go too.
+    job = killed.stdout.split("JOB ", 1)[1].split()[0]
+    pools = ro.compile(u.documents(ocr_args=(0.05,))).native.pools()
+    assert_actors_of_job_go_away(job, at_least=sum(int(p["replicas"]) for p in pools))
     expected = local(u.documents(ocr_args=(0.05,)), DOCS)
     with on_ray(u.documents(ocr_args=(0.05,))) as ex:
         resumed = ex.run(DOCS, progress=False, journal=str(journal))
     assert resumed.outputs == expected
     assert 6 <= resumed.roots_restored < len(DOCS), resumed.roots_restored
+
+
+def assert_actors_of_job_go_away(job: str, at_least: int, deadline_s: float = 60.0) -> None:
+    """The job's actors (at least `at_least` of them) are all DEAD in the cluster's actor
+    table, and their worker processes have exited, within `deadline_s` (polled)."""
+    import ray
+
+    def alive_pid(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
+    deadline = time.monotonic() + deadline_s
+    while True:
+        # The GCS actor table (the state API needs the dashboard, which the suite does not
+        # start): every actor the job ever created, with its state and process.
+        actors = [a for a in ray._private.state.actors().values() if a["JobID"] == job]
+        living = [a for a in actors if a["State"] != "DEAD" or alive_pid(a["Pid"])]
+        if len(actors) >= at_least and not living:
+            return
+        assert time.monotonic() < deadline, (
+            f"{len(living)} of the {len(actors)} actors of the killed driver's job {job} are "
+            f"still alive after {deadline_s:g} s: {[(a['State'], a['Pid']) for a in living]}"
+        )
+        time.sleep(0.2)

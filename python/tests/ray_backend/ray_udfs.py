@@ -217,6 +217,18 @@ class BigPages:
         return [[f"{x}/{k}:" + "x" * 200_000 for k in range(2)] for x in xs]
 
 
+class WaitForGo:
+    """x -> x, once the file `go` exists."""
+
+    def __init__(self, marker_dir: str) -> None:
+        self.marker_dir = marker_dir
+
+    def run(self, xs: list[int]) -> list[int]:
+        while not os.path.exists(os.path.join(self.marker_dir, "go")):
+            time.sleep(0.05)
+        return xs
+
+
 class WaitThenMeasure:
     """text (or a group of texts) -> its length (their total length); the first call leaves
     the marker `first-done`, every later call waits until the file `go` exists."""
@@ -231,3 +243,48 @@ class WaitThenMeasure:
         out = [sum(map(len, t)) if isinstance(t, list) else len(t) for t in texts]
         once(self.marker_dir, "first-done")
         return out
+
+
+PAGE_BYTES = 256 * 1024  # over Ray's inline limit: a page lives in its node's object store
+
+
+class LargePages:
+    """doc d -> d % 3 + 1 pages of PAGE_BYTES (kept in the object store of its actor's node)."""
+
+    def run(self, docs: list[int]) -> list[list[bytes]]:
+        return [
+            [f"{d}/{k}:".encode() + bytes([(d + k) % 251]) * PAGE_BYTES for k in range(d % 3 + 1)]
+            for d in docs
+        ]
+
+
+class ReadPage:
+    """page -> 'd/k=<length>:<sum of its bytes>', after `sleep_s`."""
+
+    def __init__(self, sleep_s: float) -> None:
+        self.sleep_s = sleep_s
+
+    def run(self, pages: list[bytes]) -> list[str]:
+        time.sleep(self.sleep_s)
+        return [f"{p.split(b':', 1)[0].decode()}={len(p)}:{sum(p)}" for p in pages]
+
+
+def large_documents(spot: dict[str, float] | None = None) -> ro.Pipeline:
+    """docs -> large pages -> read -> reduce -> assemble; `spot`: the resources the page
+    makers ask for (keeps them on the nodes that are preempted)."""
+
+    class LargeDocuments(ro.Pipeline):
+        def __init__(self) -> None:
+            extra: dict[str, Any] = {"resources": spot} if spot else {}
+            self.pages = ro.Module(
+                LargePages, replicas=2, batch_size=2, num_cpus=0.25, infra_retries=8, **extra
+            )
+            self.read = ro.Module(
+                ReadPage, replicas=3, batch_size=4, num_cpus=0.25, infra_retries=8
+            ).pre_init(0.05)
+            self.assemble = ro.Module(Assemble, batch_size=4, num_cpus=0.25, infra_retries=8)
+
+        def forward(self, docs: ro.Port) -> Any:
+            return self.assemble(F.reduce(self.read(F.expand(self.pages(docs)))), docs)
+
+    return LargeDocuments()

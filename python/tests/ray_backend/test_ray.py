@@ -25,7 +25,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 # The case files, in the order the namespaced run executes them: the cases that remove nodes
-# (failures) come after those that expect every node alive and spread actors over them.
+# (failures, preemption) come after those that expect every node alive and spread actors over
+# them.
 CASE_FILES = tuple(
     HERE / name
     for name in (
@@ -33,6 +34,7 @@ CASE_FILES = tuple(
         "cases_ray_blocks.py",
         "cases_ray_failures.py",
         "cases_ray_workloads.py",
+        "cases_ray_preemption.py",
     )
 )
 TIMEOUT_S = 1200

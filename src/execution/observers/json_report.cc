@@ -26,6 +26,13 @@ nlohmann::json call_json(const CallMetrics& m) {
           {"batch_size_histogram", hist}};
 }
 
+nlohmann::json node_loss_json(const NodeLossMetrics& m) {
+  return {{"node", m.node},
+          {"address", m.address},
+          {"detected_seconds", m.detected_seconds},
+          {"cause", m.cause}};
+}
+
 nlohmann::json pool_json(const PoolMetrics& m) {
   nlohmann::json started = nlohmann::json::array();
   for (const ActorStartMetrics& s : m.started) {
@@ -46,6 +53,8 @@ class JsonReport final : public RunObserver {
     for (const CallMetrics& c : m.calls) calls.push_back(call_json(c));
     nlohmann::json pools = nlohmann::json::array();
     for (const PoolMetrics& p : m.pools) pools.push_back(pool_json(p));
+    nlohmann::json node_losses = nlohmann::json::array();
+    for (const NodeLossMetrics& n : m.node_losses) node_losses.push_back(node_loss_json(n));
     nlohmann::json batches = nlohmann::json::array();
     for (const InputBatchMetrics& b : m.input_batches) {
       batches.push_back({{"index", b.index},
@@ -67,6 +76,7 @@ class JsonReport final : public RunObserver {
                           {"values_rebuilt", m.values_rebuilt},
                           {"grains_reexecuted", m.grains_reexecuted},
                           {"rebuild_seconds", m.rebuild_seconds},
+                          {"node_losses", node_losses},
                           {"roots_by_outcome", m.roots_by_outcome},
                           {"roots_restored", m.roots_restored},
                           {"journal_discarded_bytes", m.journal_discarded_bytes},

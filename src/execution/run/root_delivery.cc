@@ -6,6 +6,18 @@ namespace rayorch::detail {
 RootDelivery::RootDelivery(const RunOptions& options, const RootSink& sink)
     : sink_(sink), budget_(options) {}
 
+bool RootDelivery::lost_outputs(Engine& e, std::uint32_t root, BlockStore& store) {
+  present_.clear();
+  for (std::size_t k = 0; k < outcomes_.size(); ++k)
+    if (outcomes_[k] == Outcome::present) present_.push_back(values_[k]);
+  std::string reason;
+  const std::vector<BlockId> lost = store.unreadable(present_, reason);
+  if (lost.empty()) return false;
+  // Rebuilt from lineage; the engine finishes the root again once they are (DESIGN 5.13).
+  e.outputs_lost(root, lost, reason);
+  return true;
+}
+
 void RootDelivery::deliver(Engine& e, BlockStore& store, const InputBatches& batches,
                            RunRecorder& recorder, RunEvents& events) {
   const std::vector<std::uint32_t> roots = e.take_finished_roots();
@@ -22,6 +34,7 @@ void RootDelivery::deliver(Engine& e, BlockStore& store, const InputBatches& bat
   for (std::uint32_t root : roots) {
     const std::size_t row = e.first_row() + root;
     e.root_outputs(root, outcomes_, causes_, values_);
+    if (store.fetches() && lost_outputs(e, root, store)) continue;
     erased_.resize(outcomes_.size());
     for (std::size_t k = 0; k < outcomes_.size(); ++k) {
       const void* value = outcomes_[k] == Outcome::present ? store.resolve(values_[k]) : nullptr;

@@ -39,6 +39,11 @@ class RootDelivery {
   std::vector<Outcome> outcomes_;
   std::vector<const std::string*> causes_;
   std::vector<Binding> values_;
+  std::vector<Binding> present_;
+
+  // True when some of the present outputs of `root` (outcomes_, values_) were lost with their
+  // storage: the engine rebuilds them and finishes the root again later.
+  bool lost_outputs(Engine& e, std::uint32_t root, BlockStore& store);
   std::vector<ErasedOutput> erased_;
 };
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rayorch/executor.h"
@@ -57,6 +58,7 @@ class RunRecorder {
     metrics_.pools[pool].started.push_back(std::move(start));
   }
   void actor_replaced() { ++metrics_.actors_replaced; }
+  void node_lost(NodeLossMetrics loss) { metrics_.node_losses.push_back(std::move(loss)); }
   void rebuild_ended(double seconds) { metrics_.rebuild_seconds += seconds; }
 
   /// Grains of `call` accepted so far, and handed out without a report yet.
