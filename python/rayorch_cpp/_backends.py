@@ -12,6 +12,7 @@ from ._process_workers import worker_server
 from ._ray_backend import RayBackend
 from ._ray_contract import RayBackendProtocol
 from ._ray_session import snapshot
+from ._values import ExecutionError
 
 
 def local_core(
@@ -25,9 +26,7 @@ def local_core(
     (testing only) sizes them at random."""
     command, payload = worker_server(program)
     cpus, gpus, named = split_budget(budget or {})
-    return _core.Core.local(
-        program.native, command, payload, cpus, gpus, named, random_resize_seed
-    )
+    return _core.Core.local(program.native, command, payload, cpus, gpus, named, random_resize_seed)
 
 
 def split_budget(budget: Mapping[str, float]) -> tuple[float, float, dict[str, float]]:
@@ -69,6 +68,13 @@ def ray_core(
 ) -> tuple[RayBackend, Any]:
     """The Ray actor pools of ``program`` on the cluster at ``address`` and the core that
     drives them. The pools are stopped again when the core cannot be built."""
+    for pool in program.native.pools():
+        if pool["auto_replicas"]:
+            raise ExecutionError(
+                f"Module '{pool['name']}' has replicas='auto', which the Ray backend does not "
+                "run yet (self-sizing pools run on the local backend); give it a fixed "
+                "replicas=n on Ray"
+            )
     backend = RayBackend(program, source, address, ray_init_kwargs, actor_startup_timeout_s)
     try:
         return backend, core_on(program, backend)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from collections.abc import Mapping, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Self
 

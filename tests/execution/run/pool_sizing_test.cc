@@ -170,7 +170,9 @@ TEST(PoolSizing, TheRandomHookKeepsAnActorWhereThereIsWork) {
   for (int i = 0; i < 200; ++i) {
     for (const auto& d : sizer.decide(ps, i)) {
       ASSERT_LE(d.to, 3);
-      if (d.pool == 0) ASSERT_GE(d.to, 1);
+      if (d.pool == 0) {
+        ASSERT_GE(d.to, 1);
+      }
       if (d.pool == 1 && d.to == 0) saw_zero = true;
       ps[static_cast<std::size_t>(d.pool)].actors = d.to;
     }
