@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/executor_testing.h"
@@ -41,16 +42,19 @@ struct StageLog {
 };
 using StageLogPtr = std::shared_ptr<StageLog>;
 
-// Adds `add` to every value, logging it; the value `hold` waits for `gate` first.
+// Adds `add` to every value, logging it; the value `hold` waits for `gate` first. With
+// `pause`, each value costs that long (a stage slow enough to be worth more actors).
 struct Step {
-  Step(StageLogPtr l, int a, std::shared_ptr<Gate> g, int h)
-      : log(std::move(l)), add(a), gate(std::move(g)), hold(h) {
+  Step(StageLogPtr l, int a, std::shared_ptr<Gate> g, int h,
+       std::chrono::milliseconds p = std::chrono::milliseconds(0))
+      : log(std::move(l)), add(a), gate(std::move(g)), hold(h), pause(p) {
     log->built.fetch_add(1);
   }
   std::vector<int> run(ro::Column<int> x) {
     std::vector<int> out;
     for (int v : x) {
       if (v == hold && gate && !gate->wait(std::chrono::seconds(20))) throw std::runtime_error("watchdog");
+      std::this_thread::sleep_for(pause);
       log->add(v);
       out.push_back(v + add);
     }
@@ -60,6 +64,7 @@ struct Step {
   int add;
   std::shared_ptr<Gate> gate;
   int hold;
+  std::chrono::milliseconds pause;
 };
 
 struct Throws {
@@ -101,8 +106,11 @@ TEST(DriverSizing, AStageWhoseWorkIsDoneRetiresToZeroWhileTheNextOneRuns) {
   auto first = std::make_shared<StageLog>();
   auto second = std::make_shared<StageLog>();
   auto gate = std::make_shared<Gate>();
-  // The second stage's value 1000 waits until the first stage was sized down to nothing.
-  ro::Module<Step> a = ro::Module<Step>(first, 1000, nullptr, -1).auto_replicas(0, 4);
+  // The second stage's value 1000 waits until the first stage was sized down to nothing. The
+  // first stage takes 50 ms a value: one actor would take 2 s for the 40 values, more than
+  // an actor takes to start, so the policy wants more.
+  ro::Module<Step> a =
+      ro::Module<Step>(first, 1000, nullptr, -1, std::chrono::milliseconds(50)).auto_replicas(0, 4);
   ro::Module<Step> b = ro::Module<Step>(second, 0, gate, 1000).auto_replicas(0, 3);
   auto program = ro::compile([&](ro::Port<int> x) { return b(a(x)); });
   auto watch = std::make_shared<ResizeWatch>();
@@ -214,6 +222,7 @@ TEST(DriverSizing, AMinimumThatCannotFitTheBudgetIsAnErrorNamingItsHolders) {
   ro::Module<Step> ocr = ro::Module<Step>(log, 0, nullptr, -1).auto_replicas(2, 4).gpus(1);
   auto program = ro::compile([&](ro::Port<int> x) { return ocr(render(x)); });
   ro::LocalBackend backend;
+  backend.budget.cpus = 8;
   backend.budget.gpus = 2;
   try {
     ro::Executor ex(program, backend);
