@@ -31,7 +31,7 @@ struct ModuleOptions {
   /// `replicas = auto_replicas`: the pool sizes itself between min_replicas and max_replicas
   /// within the executor's resource budget (DESIGN 6.1, self-sizing pools).
   static constexpr int auto_replicas = 0;
-  int replicas = 1;  ///< actors in the Module's pool (>= 1), or auto_replicas
+  int replicas = 1;      ///< actors in the Module's pool (>= 1), or auto_replicas
   int min_replicas = 0;  ///< auto only: actors kept while work can still reach the pool (>= 0)
   /// auto only: the most actors (>= 1, >= min_replicas); 0: the machine's CPU count (the
   /// budget still caps what is started).
@@ -53,13 +53,14 @@ struct ModuleOptions {
   std::uint64_t memory_limit = 0;
 };
 
-/// What the self-sizing pools of one executor may hold at once (DESIGN 6.1, self-sizing pools), counted in the
-/// per-actor cpus/gpus/resources of every pool's started actors (fixed pools included).
-/// Consulted only when some pool sizes itself.
+/// What the self-sizing pools of one executor may hold at once (DESIGN 6.1, self-sizing pools),
+/// counted in the per-actor cpus/gpus/resources of every pool's started actors (fixed pools
+/// included). Consulted only when some pool sizes itself.
 struct ResourceBudget {
   double cpus = 0.0;  ///< 0: the machine's CPU count
   double gpus = 0.0;
-  std::map<std::string, double> resources;  ///< named resources (a pool needing one absent here cannot start)
+  std::map<std::string, double>
+      resources;  ///< named resources (a pool needing one absent here cannot start)
 };
 
 /// True when the pool sizes itself (replicas = auto_replicas).

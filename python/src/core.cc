@@ -413,21 +413,21 @@ Core::~Core() {
 
 void bind_core(nb::module_& m) {
   nb::class_<Core>(m, "Core", "An executor core: the local backend or the synchronous core.")
-      .def_static("local",
-                  [](const Program& program, std::optional<std::vector<std::string>> command,
-                     nb::bytes payload, double cpus, double gpus,
-                     std::map<std::string, double> resources, std::uint64_t seed) {
-                    return Core::local(program, std::move(command), std::move(payload),
-                                       ResourceBudget{.cpus = cpus, .gpus = gpus,
-                                                      .resources = std::move(resources)},
-                                       seed);
-                  },
-                  nb::arg("program"),
-                  nb::arg("server_command").none() = nb::none(),
-                  nb::arg("server_payload") = nb::bytes(""), nb::arg("budget_cpus") = 0.0,
-                  nb::arg("budget_gpus") = 0.0,
-                  nb::arg("budget_resources") = std::map<std::string, double>{},
-                  nb::arg("random_resize_seed") = 0)
+      .def_static(
+          "local",
+          [](const Program& program, std::optional<std::vector<std::string>> command,
+             nb::bytes payload, double cpus, double gpus, std::map<std::string, double> resources,
+             std::uint64_t seed) {
+            return Core::local(
+                program, std::move(command), std::move(payload),
+                ResourceBudget{.cpus = cpus, .gpus = gpus, .resources = std::move(resources)},
+                seed);
+          },
+          nb::arg("program"), nb::arg("server_command").none() = nb::none(),
+          nb::arg("server_payload") = nb::bytes(""), nb::arg("budget_cpus") = 0.0,
+          nb::arg("budget_gpus") = 0.0,
+          nb::arg("budget_resources") = std::map<std::string, double>{},
+          nb::arg("random_resize_seed") = 0)
       .def_static("sync", &Core::sync, nb::arg("program"), nb::arg("wire") = false)
       .def_static("ray", &Core::ray, nb::arg("program"), nb::arg("backend"))
       .def("run", &Core::run, nb::arg("columns"), nb::arg("options"),

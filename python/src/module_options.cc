@@ -112,7 +112,8 @@ constexpr std::array kEngineOptions = {
                      return;
                    }
                    o.replicas = v.small_integer();
-                   if (o.replicas == ModuleOptions::auto_replicas) v.bad("an integer >= 1 or 'auto'");
+                   if (o.replicas == ModuleOptions::auto_replicas)
+                     v.bad("an integer >= 1 or 'auto'");
                  }},
     EngineOption{"min_replicas",
                  &set_unless_none<&ModuleOptions::min_replicas, &OptionValue::small_integer>},

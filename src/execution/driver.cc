@@ -9,7 +9,6 @@
 #include "rayorch/detail/journal.h"
 #include "rayorch/errors.h"
 
-#include "execution/backends/backends.h"
 #include "execution/run/run_options_check.h"
 
 namespace rayorch::detail {
@@ -221,8 +220,9 @@ void Driver::fail_dead_pools() {
     if (!all_failed && !started_failed) continue;
     // No actor of this pool can ever run its Calls: the executor cannot run the program.
     close();
-    const auto tried = static_cast<int>(std::count_if(
-        phases_[p].begin(), phases_[p].end(), [](ActorPhase a) { return a != ActorPhase::stopped; }));
+    const auto tried =
+        static_cast<int>(std::count_if(phases_[p].begin(), phases_[p].end(),
+                                       [](ActorPhase a) { return a != ActorPhase::stopped; }));
     throw ExecutionError(
         fmt::format("no actor of Module<{}> could start ({} of {} failed); the first error: {}",
                     plan_->pools[p].name, failed_actors_[p], tried, first_error(starts_[p])));
@@ -244,8 +244,7 @@ void Driver::await_actors() {
     // A self-sizing pool with no actor started has nothing to wait for.
     bool all = true;
     for (std::size_t p = 0; p < ready_actors_.size(); ++p) {
-      if (ready_actors_[p] == 0 && (!sizing_ || !auto_[p] || starting_actors_[p] > 0))
-        all = false;
+      if (ready_actors_[p] == 0 && (!sizing_ || !auto_[p] || starting_actors_[p] > 0)) all = false;
     }
     if (all) return;
     // Only late results of attempts abandoned in earlier runs can come: the next run
@@ -458,32 +457,6 @@ void Driver::log_rpc(const Dispatch& d, bool failed) {
   }
   rec.failed = failed;
   log_.push_back(std::move(rec));
-}
-
-std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
-                                               const LocalBackend& backend) {
-  return make_local_core(std::move(plan), WorkerServerLaunch{}, backend);
-}
-
-std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
-                                               const WorkerServerLaunch& launch) {
-  return make_local_core(std::move(plan), launch, LocalBackend{});
-}
-
-std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
-                                               const WorkerServerLaunch& launch,
-                                               const LocalBackend& backend) {
-  auto pools = make_thread_pools(plan, launch);
-  DriverOptions options;
-  options.budget = backend.budget;
-  options.sizing.random_seed = backend.random_resize_seed;
-  return std::make_unique<Driver>(std::move(plan), std::move(pools), options);
-}
-
-std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan, bool wire) {
-  auto pools = make_inline_pools(plan, wire);
-  return std::make_unique<Driver>(std::move(plan), std::move(pools),
-                                  DriverOptions{.keep_rpc_log = true, .wire = wire});
 }
 
 }  // namespace rayorch::detail

@@ -32,7 +32,8 @@ struct DriverOptions {
   bool keep_rpc_log = false;
   /// Store commands cross as bytes too (testing::SyncOptions::wire_protocol).
   bool wire = false;
-  /// Self-sizing pools (DESIGN 6.1, self-sizing pools): what they may hold, and the policy's settings.
+  /// Self-sizing pools (DESIGN 6.1, self-sizing pools): what they may hold, and the policy's
+  /// settings.
   ResourceBudget budget;
   SizingConfig sizing;
 };
@@ -89,8 +90,8 @@ class Driver final : public ExecutionCore {
   // Some pool has no ready actor yet but one still starting: its work waits for it, which
   // is not a deadlock.
   bool waiting_for_actors() const;
-  // Self-sizing pools (DESIGN 6.1, self-sizing pools; driver_sizing.cc). The targets live across runs; the
-  // policy is asked at most every 100 ms, or at once when the loop would otherwise idle.
+  // Self-sizing pools (DESIGN 6.1, self-sizing pools; driver_sizing.cc). The targets live across
+  // runs; the policy is asked at most every 100 ms, or at once when the loop would otherwise idle.
   // Sets the first targets within the budget and starts them; throws ExecutionError naming
   // a Module whose min_replicas cannot fit.
   void init_sizing();
@@ -136,14 +137,14 @@ class Driver final : public ExecutionCore {
   std::vector<std::uint64_t> grains_done_;
   std::optional<PoolSizer> sizer_;
   Clock::time_point next_resize_{};
-  std::vector<bool> all_ready_;                  // per pool: every actor is ready
-  std::vector<int> source_pools_;                // pools of the Calls that read the sources
-  std::vector<PoolMetrics> starts_;              // the actors' starts so far
-  std::vector<ActorStart> started_;              // reused
-  std::vector<ActorStart> drained_starts_;       // taken by drain(), applied in the next run
-  std::vector<FreshStart> fresh_;                // reused by apply_starts()
-  std::vector<FreshStart> unannounced_;          // applied by await_actors(), for the next run
-  std::vector<WorkerResult> late_results_;       // taken by await_actors(), for the next run
+  std::vector<bool> all_ready_;             // per pool: every actor is ready
+  std::vector<int> source_pools_;           // pools of the Calls that read the sources
+  std::vector<PoolMetrics> starts_;         // the actors' starts so far
+  std::vector<ActorStart> started_;         // reused
+  std::vector<ActorStart> drained_starts_;  // taken by drain(), applied in the next run
+  std::vector<FreshStart> fresh_;           // reused by apply_starts()
+  std::vector<FreshStart> unannounced_;     // applied by await_actors(), for the next run
+  std::vector<WorkerResult> late_results_;  // taken by await_actors(), for the next run
   std::uint64_t run_ = 0;
   bool closed_ = false;
   std::vector<RpcRecord> log_;

@@ -63,11 +63,11 @@ void Driver::init_sizing() {
     std::vector<int> held = actors;
     held[p] = 0;
     close();
-    throw ExecutionError(fmt::format(
-        "Module<{}> sizes itself with min_replicas={} but {} actor{} cannot fit in the "
-        "executor's resource budget: {}; raise the budget or lower min_replicas",
-        plan_->pools[p].name, min, need, need == 1 ? "" : "s",
-        sizer_->shortfall(pools, held, static_cast<int>(p), need)));
+    throw ExecutionError(
+        fmt::format("Module<{}> sizes itself with min_replicas={} but {} actor{} cannot fit in the "
+                    "executor's resource budget: {}; raise the budget or lower min_replicas",
+                    plan_->pools[p].name, min, need, need == 1 ? "" : "s",
+                    sizer_->shortfall(pools, held, static_cast<int>(p), need)));
   }
   // First targets: the minimums, then one actor for each pool with none while the budget
   // holds, the pools that read the sources first (their actors let admission start).

@@ -186,8 +186,8 @@ void RunState::actor_started(int pool, const ActorStartMetrics& start,
 void RunState::pool_resized(int pool, int from, int to, const std::string& reason,
                             std::chrono::steady_clock::time_point at) {
   const double seconds = std::max(0.0, recorder_.seconds_at(at));
-  recorder_.pool_resized(pool, PoolResizeMetrics{.seconds = seconds, .from = from, .to = to,
-                                                 .reason = reason});
+  recorder_.pool_resized(
+      pool, PoolResizeMetrics{.seconds = seconds, .from = from, .to = to, .reason = reason});
   if (events_.empty()) return;
   events_.pool_resize(PoolResizeEvent{
       .pool = pool, .from = from, .to = to, .run_seconds = seconds, .reason = reason});

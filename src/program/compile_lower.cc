@@ -2,9 +2,9 @@
 // pre-indexed effects plus one actor-pool spec per Module, and its typed code (DESIGN 4).
 #include <algorithm>
 #include <map>
-#include <thread>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>

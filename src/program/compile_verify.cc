@@ -42,8 +42,7 @@ void check_module_options(const Graph::Impl& g, int module) {
   };
   const ModuleOptions& o = m.options;
   if (sizes_itself(o)) {
-    if (o.min_replicas < 0)
-      fail(fmt::format("min_replicas must be >= 0, got {}", o.min_replicas));
+    if (o.min_replicas < 0) fail(fmt::format("min_replicas must be >= 0, got {}", o.min_replicas));
     if (o.max_replicas < 0)
       fail(fmt::format("max_replicas must be >= 1 (or 0 for the machine's CPU count), got {}",
                        o.max_replicas));

@@ -1,5 +1,5 @@
-// Self-sizing pools on the local executor (DESIGN 6.1, self-sizing pools): actors start and retire as the
-// policy (or the random test hook) decides, and no Grain is lost or run twice; counts come
+// Self-sizing pools on the local executor (DESIGN 6.1, self-sizing pools): actors start and retire
+// as the policy (or the random test hook) decides, and no Grain is lost or run twice; counts come
 // from the UDFs' own logs, order from gates and observer events, never from durations.
 #include <algorithm>
 #include <atomic>
@@ -53,7 +53,8 @@ struct Step {
   std::vector<int> run(ro::Column<int> x) {
     std::vector<int> out;
     for (int v : x) {
-      if (v == hold && gate && !gate->wait(std::chrono::seconds(20))) throw std::runtime_error("watchdog");
+      if (v == hold && gate && !gate->wait(std::chrono::seconds(20)))
+        throw std::runtime_error("watchdog");
       std::this_thread::sleep_for(pause);
       log->add(v);
       out.push_back(v + add);

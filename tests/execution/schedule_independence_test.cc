@@ -3,8 +3,8 @@
 // combinations of replicas, batch sizes, input batch sizes, active-batch limits, reservation
 // policies and queue orders, on the local executor (real threads, varying completion order)
 // and on the SyncExecutor, and must match a reference SyncExecutor run with default options.
-// Some schedules make pools size themselves (DESIGN 6.1, self-sizing pools): by the policy, or resized at
-// random by the test hook, so actors join and retire at random times.
+// Some schedules make pools size themselves (DESIGN 6.1, self-sizing pools): by the policy, or
+// resized at random by the test hook, so actors join and retire at random times.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -30,7 +30,7 @@ constexpr int kModules = 8;
 struct Config {
   int replicas[kModules];
   int batch[kModules];
-  int min_auto[kModules];  // -1: a fixed pool; else auto_replicas(min_auto, replicas)
+  int min_auto[kModules];         // -1: a fixed pool; else auto_replicas(min_auto, replicas)
   std::uint64_t resize_seed = 0;  // LocalBackend::random_resize_seed
   std::size_t input_batch_size = 0;
   std::size_t max_active = 1;
@@ -66,7 +66,8 @@ struct Config {
     const bool sizing = rng.chance(40);
     for (int i = 0; i < kModules; ++i)
       c.min_auto[i] = sizing && rng.chance(70) ? rng.between(0, 1) : -1;
-    if (sizing && rng.chance(75)) c.resize_seed = static_cast<std::uint64_t>(rng.between(1, 1 << 20));
+    if (sizing && rng.chance(75))
+      c.resize_seed = static_cast<std::uint64_t>(rng.between(1, 1 << 20));
     return c;
   }
 

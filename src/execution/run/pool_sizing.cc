@@ -46,7 +46,7 @@ namespace {
 
 std::string fmt_amount(double v) {
   return std::abs(v - std::round(v)) < kSlack ? fmt::format("{}", std::llround(v))
-                                               : fmt::format("{:.2f}", v);
+                                              : fmt::format("{:.2f}", v);
 }
 
 std::string describe(const Resources& per) {
@@ -104,8 +104,8 @@ int PoolSizer::fitting(const PoolDemand& d, const Resources& used, int want) con
   return std::max(k, 0);
 }
 
-std::string PoolSizer::shortfall(std::span<const PoolDemand> pools,
-                                 const std::vector<int>& actors, int pool, int more) const {
+std::string PoolSizer::shortfall(std::span<const PoolDemand> pools, const std::vector<int>& actors,
+                                 int pool, int more) const {
   const PoolDemand& d = pools[static_cast<std::size_t>(pool)];
   Resources used;
   for (std::size_t p = 0; p < pools.size(); ++p) add_resources(used, pools[p].per_actor, actors[p]);

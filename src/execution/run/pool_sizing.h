@@ -1,7 +1,7 @@
-// The sizing policy of self-sizing pools (Module::auto_replicas, DESIGN 6.1, self-sizing pools): from what each
-// pool's Calls have to do now and will have (the lineage's counts), the throughput its actors
-// measured and what starting one costs, it sets each pool's target number of actors within
-// the executor's resource budget. Pure logic: the driver feeds it snapshots and applies its
+// The sizing policy of self-sizing pools (Module::auto_replicas, DESIGN 6.1, self-sizing pools):
+// from what each pool's Calls have to do now and will have (the lineage's counts), the throughput
+// its actors measured and what starting one costs, it sets each pool's target number of actors
+// within the executor's resource budget. Pure logic: the driver feeds it snapshots and applies its
 // decisions (execution/driver.cc); a unit test drives it without threads or clocks.
 //
 // Rules:
@@ -55,12 +55,12 @@ struct PoolDemand {
   int max_replicas = 0;  ///< the pool's slots that can still start (failed ones excluded)
   int batch_size = 1;
   Resources per_actor;
-  int actors = 0;  ///< started or starting (retiring ones excluded)
-  int busy = 0;    ///< actors running an RPC
-  std::uint64_t ready = 0;      ///< READY Grains of its Calls
-  std::uint64_t pending = 0;    ///< Grains created, waiting for their inputs
-  std::uint64_t in_flight = 0;  ///< Grains in running RPCs
-  bool more_can_arrive = false;  ///< unsealed work upstream or source rows not yet admitted
+  int actors = 0;                  ///< started or starting (retiring ones excluded)
+  int busy = 0;                    ///< actors running an RPC
+  std::uint64_t ready = 0;         ///< READY Grains of its Calls
+  std::uint64_t pending = 0;       ///< Grains created, waiting for their inputs
+  std::uint64_t in_flight = 0;     ///< Grains in running RPCs
+  bool more_can_arrive = false;    ///< unsealed work upstream or source rows not yet admitted
   double grains_per_second = 0.0;  ///< per busy actor, measured (0: not yet)
   double startup_seconds = 0.0;    ///< mean constructor time, measured (0: not yet)
 };
@@ -95,16 +95,16 @@ class PoolSizer {
   int fitting(const PoolDemand& d, const Resources& used, int want) const;
   /// Why `more` actors of `pools[pool]` do not fit while the pools hold `actors`: names the
   /// resource and the pools that hold it.
-  std::string shortfall(std::span<const PoolDemand> pools, const std::vector<int>& actors,
-                        int pool, int more) const;
+  std::string shortfall(std::span<const PoolDemand> pools, const std::vector<int>& actors, int pool,
+                        int more) const;
 
  private:
   std::vector<SizingDecision> decide_random(std::span<const PoolDemand> pools);
 
   Resources budget_;
   SizingConfig config_;
-  std::vector<double> changed_at_;   // per pool: the last change
-  std::vector<double> below_since_;  // per pool: since when it wanted fewer (< 0: it did not)
+  std::vector<double> changed_at_;    // per pool: the last change
+  std::vector<double> below_since_;   // per pool: since when it wanted fewer (< 0: it did not)
   std::vector<std::string> refused_;  // per pool: the last budget refusal reported
   std::mt19937_64 random_;
 };
