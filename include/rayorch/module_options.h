@@ -28,10 +28,10 @@ enum class Isolation : std::uint8_t {
 
 /// Options of a Module (DESIGN 3.2). Validated when the pipeline is compiled.
 struct ModuleOptions {
-  /// `replicas = auto_replicas`: the pool sizes itself between min_replicas and max_replicas
-  /// within the executor's resource budget (DESIGN 6.1, self-sizing pools).
-  static constexpr int auto_replicas = 0;
-  int replicas = 1;      ///< actors in the Module's pool (>= 1), or auto_replicas
+  int replicas = 1;  ///< actors in the Module's pool (>= 1); unused when auto_replicas
+  /// The pool sizes itself between min_replicas and max_replicas within the executor's
+  /// resource budget (DESIGN 6.1, self-sizing pools).
+  bool auto_replicas = false;
   int min_replicas = 0;  ///< auto only: actors kept while work can still reach the pool (>= 0)
   /// auto only: the most actors (>= 1, >= min_replicas); 0: the machine's CPU count (the
   /// budget still caps what is started).
@@ -63,9 +63,9 @@ struct ResourceBudget {
       resources;  ///< named resources (a pool needing one absent here cannot start)
 };
 
-/// True when the pool sizes itself (replicas = auto_replicas).
+/// True when the pool sizes itself (auto_replicas).
 inline bool sizes_itself(const ModuleOptions& o) {
-  return o.replicas == ModuleOptions::auto_replicas;
+  return o.auto_replicas;
 }
 /// The actor slots a pool has: its replicas, or the most a self-sizing pool may start (the
 /// compiler resolves max_replicas; see ModuleOptions::max_replicas).

@@ -108,12 +108,10 @@ constexpr std::array kEngineOptions = {
                    // "auto": the pool sizes itself (DESIGN 6.1, self-sizing pools).
                    if (PyUnicode_Check(v.value.ptr())) {
                      if (nb::cast<std::string>(v.value) != "auto") v.bad("an integer or 'auto'");
-                     o.replicas = ModuleOptions::auto_replicas;
+                     o.auto_replicas = true;
                      return;
                    }
                    o.replicas = v.small_integer();
-                   if (o.replicas == ModuleOptions::auto_replicas)
-                     v.bad("an integer >= 1 or 'auto'");
                  }},
     EngineOption{"min_replicas",
                  &set_unless_none<&ModuleOptions::min_replicas, &OptionValue::small_integer>},

@@ -51,7 +51,7 @@ void check_module_options(const Graph::Impl& g, int module) {
                        o.max_replicas));
     }
   } else if (o.replicas < 1) {
-    fail(fmt::format("replicas must be >= 1 (or auto), got {}", o.replicas));
+    fail(fmt::format("replicas must be >= 1, got {}", o.replicas));
   } else if (o.min_replicas != 0 || o.max_replicas != 0) {
     fail(fmt::format(
         "min_replicas/max_replicas apply to a self-sizing pool only, but replicas is fixed at "
