@@ -14,6 +14,7 @@
 
 #include "rayorch/detail/executor_impl.h"
 #include "rayorch/metrics.h"
+#include "rayorch/module_options.h"
 #include "rayorch/outcome.h"
 #include "rayorch/program.h"
 #include "rayorch/run_options.h"
@@ -22,7 +23,13 @@ namespace rayorch {
 
 /// The embedded local backend: one thread per actor, a driver thread owning the semantic
 /// state. The default backend.
-struct LocalBackend {};
+struct LocalBackend {
+  /// What self-sizing pools (Module::auto_replicas) may use at once; unused otherwise.
+  ResourceBudget budget;
+  /// Testing only: non-zero draws the self-sizing pools' targets at random from this seed
+  /// instead of following the backlog (the schedule-independence suites).
+  std::uint64_t random_resize_seed = 0;
+};
 
 /// The outputs of a run, in source order, plus its metrics.
 template <class Out>

@@ -46,6 +46,15 @@ struct ActorStartMetrics {
   std::string error;
 };
 
+/// A self-sizing pool's target changed, or a grow was refused by the budget (`from == to`)
+/// (DESIGN 6.1, self-sizing pools).
+struct PoolResizeMetrics {
+  double seconds = 0.0;  ///< since the run started
+  int from = 0;          ///< actors (started or starting) before
+  int to = 0;            ///< the new target
+  std::string reason;
+};
+
 /// The actors of one pool (Module), as far as their starts are known at the end of a run.
 struct PoolMetrics {
   std::string pool;  ///< the Module's name, as in explain()
@@ -54,6 +63,11 @@ struct PoolMetrics {
   /// so every run of one executor lists the same starts, plus those since); an actor still
   /// starting is missing.
   std::vector<ActorStartMetrics> started;
+  /// Self-sizing pools: every decision of this run, in order (empty for a fixed pool).
+  std::vector<PoolResizeMetrics> resizes;
+  /// Self-sizing pools: (seconds since the run started, target actors), from the run's
+  /// start and at each change.
+  std::vector<std::pair<double, int>> actors_over_time;
 };
 
 /// A cluster node the run lost (a Ray node that went away with actors or values of the

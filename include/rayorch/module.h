@@ -263,7 +263,18 @@ class Module {
   // arguments into the new Module, which is then the only one using them.
 
   /// Number of actors in the pool (>= 1; default 1).
-  Module& replicas(int n) { return set(&ModuleOptions::replicas, n); }
+  Module& replicas(int n) {
+    state_->options.auto_replicas = false;
+    return set(&ModuleOptions::replicas, n);
+  }
+  /// The pool sizes itself (DESIGN 6.1, self-sizing pools): between `min` actors (kept while work
+  /// can still reach it; 0 lets it shrink to nothing) and `max` (0: the machine's CPU count),
+  /// within the executor's resource budget, following the backlog the lineage knows of.
+  Module& auto_replicas(int min = 0, int max = 0) {
+    state_->options.auto_replicas = true;
+    state_->options.min_replicas = min;
+    return set(&ModuleOptions::max_replicas, max);
+  }
   /// Maximum Grains per RPC (>= 1; default 1).
   Module& batch_size(int n) { return set(&ModuleOptions::batch_size, n); }
   /// CPUs per actor (>= 0), a scheduling hint.

@@ -28,7 +28,14 @@ enum class Isolation : std::uint8_t {
 
 /// Options of a Module (DESIGN 3.2). Validated when the pipeline is compiled.
 struct ModuleOptions {
-  int replicas = 1;                         ///< actors in the Module's pool (>= 1)
+  int replicas = 1;  ///< actors in the Module's pool (>= 1); unused when auto_replicas
+  /// The pool sizes itself between min_replicas and max_replicas within the executor's
+  /// resource budget (DESIGN 6.1, self-sizing pools).
+  bool auto_replicas = false;
+  int min_replicas = 0;  ///< auto only: actors kept while work can still reach the pool (>= 0)
+  /// auto only: the most actors (>= 1, >= min_replicas); 0: the machine's CPU count (the
+  /// budget still caps what is started).
+  int max_replicas = 0;
   int batch_size = 1;                       ///< max Grains per RPC (>= 1)
   double cpus = 1.0;                        ///< CPUs per actor (>= 0), a scheduling hint
   double gpus = 0.0;                        ///< GPUs per actor (>= 0), a scheduling hint
@@ -45,5 +52,25 @@ struct ModuleOptions {
   /// exceeding it costs the worker (its Grains are replayed, then isolated). 0: no limit.
   std::uint64_t memory_limit = 0;
 };
+
+/// What the self-sizing pools of one executor may hold at once (DESIGN 6.1, self-sizing pools),
+/// counted in the per-actor cpus/gpus/resources of every pool's started actors (fixed pools
+/// included). Consulted only when some pool sizes itself.
+struct ResourceBudget {
+  double cpus = 0.0;  ///< 0: the machine's CPU count
+  double gpus = 0.0;
+  std::map<std::string, double>
+      resources;  ///< named resources (a pool needing one absent here cannot start)
+};
+
+/// True when the pool sizes itself (auto_replicas).
+inline bool sizes_itself(const ModuleOptions& o) {
+  return o.auto_replicas;
+}
+/// The actor slots a pool has: its replicas, or the most a self-sizing pool may start (the
+/// compiler resolves max_replicas; see ModuleOptions::max_replicas).
+inline int pool_slots(const ModuleOptions& o) {
+  return sizes_itself(o) ? o.max_replicas : o.replicas;
+}
 
 }  // namespace rayorch

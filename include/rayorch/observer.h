@@ -5,7 +5,8 @@
 // Threading: every callback runs on the thread that called run(), between driver steps,
 // never concurrently with another callback of the same run. Callbacks should be quick: the
 // driver dispatches no work while one runs.
-// Exceptions: an exception thrown from on_run_start, on_rpc, on_actor_start, on_root or
+// Exceptions: an exception thrown from on_run_start, on_rpc, on_actor_start, on_pool_resize,
+// on_root or
 // on_progress aborts the run like one from the streaming callback (the executor closes). One
 // thrown from on_run_end or report_section is recorded in RunMetrics::file_errors (and
 // printed on stderr); the run's outputs stand.
@@ -64,6 +65,16 @@ struct ActorStartEvent {
   double seconds = 0;      ///< since the executor was made
   double run_seconds = 0;  ///< since the run started
   std::string_view error;  ///< the constructor's error; empty when the actor is ready
+};
+
+/// A self-sizing pool's target changed (its actors start, or retire once idle), or a grow
+/// was refused by the resource budget (`from == to`; DESIGN 6.1, self-sizing pools).
+struct PoolResizeEvent {
+  int pool = -1;           ///< index into RunStartEvent::pools
+  int from = 0;            ///< actors (started or starting) before
+  int to = 0;              ///< the new target
+  double run_seconds = 0;  ///< since the run started
+  std::string_view reason;
 };
 
 /// A root row became terminal (delivered to the caller). Roots restored from a run journal
@@ -128,6 +139,7 @@ class RunObserver {
   virtual void on_run_start(const RunStartEvent&) {}
   virtual void on_rpc(const RpcEvent&) {}
   virtual void on_actor_start(const ActorStartEvent&) {}
+  virtual void on_pool_resize(const PoolResizeEvent&) {}
   virtual void on_root(const RootEvent&) {}
   virtual void on_progress(const ProgressEvent&) {}
   virtual void on_run_end(const RunEndEvent&) {}

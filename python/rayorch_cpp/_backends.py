@@ -3,6 +3,7 @@ deterministic synchronous core, or Ray actor pools driven through a RayBackendPr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from . import _core
@@ -11,13 +12,34 @@ from ._process_workers import worker_server
 from ._ray_backend import RayBackend
 from ._ray_contract import RayBackendProtocol
 from ._ray_session import snapshot
+from ._values import ExecutionError
 
 
-def local_core(program: CompiledProgram) -> Any:
+def local_core(
+    program: CompiledProgram,
+    budget: Mapping[str, float] | None = None,
+    random_resize_seed: int = 0,
+) -> Any:
     """The embedded local backend: one thread per actor, each owning one UDF instance, or a
-    worker process for the Modules with ``isolation="process"``."""
+    worker process for the Modules with ``isolation="process"``. ``budget`` (``"CPU"``,
+    ``"GPU"`` and named resources) bounds the self-sizing pools; ``random_resize_seed``
+    (testing only) sizes them at random."""
     command, payload = worker_server(program)
-    return _core.Core.local(program.native, command, payload)
+    cpus, gpus, named = split_budget(budget or {})
+    return _core.Core.local(program.native, command, payload, cpus, gpus, named, random_resize_seed)
+
+
+def split_budget(budget: Mapping[str, float]) -> tuple[float, float, dict[str, float]]:
+    """A budget dict as Ray writes resources (``{"CPU": 8, "GPU": 2, "disk": 1}``) split
+    into CPUs, GPUs and named resources; raises ValueError naming a bad entry."""
+    named: dict[str, float] = {}
+    for name, amount in budget.items():
+        if not isinstance(name, str) or isinstance(amount, bool):
+            raise ValueError(f"budget: {name!r}: {amount!r} is not resource name -> amount")
+        if not isinstance(amount, (int, float)) or not amount >= 0:
+            raise ValueError(f"budget[{name!r}] must be a number >= 0, got {amount!r}")
+        named[name] = float(amount)
+    return named.pop("CPU", 0.0), named.pop("GPU", 0.0), named
 
 
 def sync_core(program: CompiledProgram, wire: bool) -> Any:
@@ -46,6 +68,13 @@ def ray_core(
 ) -> tuple[RayBackend, Any]:
     """The Ray actor pools of ``program`` on the cluster at ``address`` and the core that
     drives them. The pools are stopped again when the core cannot be built."""
+    for pool in program.native.pools():
+        if pool["auto_replicas"]:
+            raise ExecutionError(
+                f"Module '{pool['name']}' has replicas='auto', which the Ray backend does not "
+                "run yet (self-sizing pools run on the local backend); give it a fixed "
+                "replicas=n on Ray"
+            )
     backend = RayBackend(program, source, address, ray_init_kwargs, actor_startup_timeout_s)
     try:
         return backend, core_on(program, backend)

@@ -247,6 +247,18 @@ class ActorStartMetrics:
     @property
     def error(self) -> str: ...
 
+class PoolResizeMetrics:
+    """A self-sizing pool's decision (DESIGN 6.1, self-sizing pools)."""
+
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def from_actors(self) -> int: ...
+    @property
+    def to_actors(self) -> int: ...
+    @property
+    def reason(self) -> str: ...
+
 class PoolMetrics:
     """The starts of one pool's actors."""
 
@@ -256,6 +268,10 @@ class PoolMetrics:
     def actors(self) -> int: ...
     @property
     def started(self) -> list[ActorStartMetrics]: ...
+    @property
+    def resizes(self) -> list[PoolResizeMetrics]: ...
+    @property
+    def actors_over_time(self) -> list[tuple[float, int]]: ...
 
 class NodeLossMetrics:
     """A cluster node the run lost."""
@@ -310,10 +326,16 @@ class Core:
 
     @staticmethod
     def local(
-        program: Program, server_command: list[str] | None = None, server_payload: bytes = b""
+        program: Program,
+        server_command: list[str] | None = None,
+        server_payload: bytes = b"",
+        budget_cpus: float = 0.0,
+        budget_gpus: float = 0.0,
+        budget_resources: dict[str, float] = ...,
+        random_resize_seed: int = 0,
     ) -> Core:
         """Builds every pool of the local backend (raises ExecutionError on a constructor
-        failure)."""
+        failure, or when a self-sizing pool's min_replicas cannot fit in the budget)."""
     @staticmethod
     def sync(program: Program, wire: bool = False) -> Core:
         """The deterministic single-thread core."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Self
 
@@ -236,6 +236,15 @@ class Executor(_Base):
     actors ask for and what the cluster has; its other actors may stay pending (an
     autoscaling cluster) and join whenever Ray places them. Use as a context manager or
     close().
+
+    Self-sizing pools (local backend): a Module with ``replicas="auto"`` (and optionally
+    ``min_replicas``, ``max_replicas``) starts and retires its actors as the backlog its
+    Calls have and will have (from the lineage) asks, within ``budget``: a dict of
+    ``"CPU"``, ``"GPU"`` and named resources, counted in the Modules' ``num_cpus``,
+    ``num_gpus`` and ``resources`` per actor (default: this machine's CPUs, no GPUs). Every
+    decision is in ``RunResult.pools`` (``resizes``, ``actors_over_time``), the trace and
+    the report. A Module whose ``min_replicas`` cannot fit is an ExecutionError naming it.
+    The Ray backend does not run ``replicas="auto"`` yet.
     """
 
     def __init__(
@@ -247,6 +256,8 @@ class Executor(_Base):
         ray_init_kwargs: dict[str, Any] | None = None,
         actor_startup_timeout_s: float | None = None,
         isolation: str | None = None,
+        budget: Mapping[str, float] | None = None,
+        _random_resize_seed: int = 0,
     ) -> None:
         if backend not in ("local", "ray"):
             raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
@@ -262,7 +273,7 @@ class Executor(_Base):
                 self._program, source, address, self.ray_init_kwargs, actor_startup_timeout_s
             )
         else:
-            self._core = local_core(self._program)
+            self._core = local_core(self._program, budget, _random_resize_seed)
         _LIVE.add(self)
 
     @classmethod

@@ -59,7 +59,9 @@ class RayModule:
     def ray_options(self, **options: Any) -> Self:
         """Records execution options and returns this Module.
 
-        The engine reads ``replicas`` (>= 1), ``batch_size`` (>= 1), ``num_cpus``,
+        The engine reads ``replicas`` (>= 1, or ``"auto"`` with ``min_replicas`` and
+        ``max_replicas``: a self-sizing pool on the local backend, see Executor),
+        ``batch_size`` (>= 1), ``num_cpus``,
         ``num_gpus``, ``resources`` (a dict of name -> amount), ``recovery``
         (a RecoveryPolicy) and, beyond the reference, ``name`` (the Call name in
         explain, metrics and messages), ``timeout`` and ``batch_wait`` (seconds),

@@ -67,6 +67,18 @@ class ActorStartMetrics:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolResize:
+    """A self-sizing pool's decision (``replicas="auto"``): its target went from
+    ``from_actors`` to ``to_actors`` (equal: the budget refused a grow) ``seconds`` after
+    the run started, for ``reason``."""
+
+    seconds: float
+    from_actors: int
+    to_actors: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class PoolMetrics:
     """The actors of one pool (Module) as far as their starts are known at the end of a
     run: ``started`` in the order the constructors finished; an actor still starting is
@@ -75,6 +87,10 @@ class PoolMetrics:
     pool: str  #: the Module's name, as in explain()
     actors: int  #: actors the pool was made with (its replicas)
     started: tuple[ActorStartMetrics, ...] = ()
+    #: self-sizing pools: this run's decisions, in order
+    resizes: tuple[PoolResize, ...] = ()
+    #: self-sizing pools: (seconds since the run started, target actors), from the start
+    actors_over_time: tuple[tuple[float, int], ...] = ()
 
     @property
     def ready_actors(self) -> int:
@@ -191,6 +207,16 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
                     ActorStartMetrics(actor=s.actor, started_s=s.started_seconds, error=s.error)
                     for s in p.started
                 ),
+                resizes=tuple(
+                    PoolResize(
+                        seconds=r.seconds,
+                        from_actors=r.from_actors,
+                        to_actors=r.to_actors,
+                        reason=r.reason,
+                    )
+                    for r in p.resizes
+                ),
+                actors_over_time=tuple((t, n) for t, n in p.actors_over_time),
             )
             for p in raw.pools
         ),
@@ -216,5 +242,6 @@ __all__ = [
     "InputBatchMetrics",
     "NodeLoss",
     "PoolMetrics",
+    "PoolResize",
     "RunResult",
 ]

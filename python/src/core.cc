@@ -1,6 +1,7 @@
 #include "core.h"
 
 #include <chrono>
+#include <map>
 #include <span>
 #include <stdexcept>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "python_wording.h"
 #include "ray_pools.h"
 #include <fmt/format.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -201,7 +203,8 @@ class RowDelivery {
 }  // namespace
 
 Core Core::local(const Program& program, std::optional<std::vector<std::string>> server_command,
-                 nb::bytes server_payload) {
+                 nb::bytes server_payload, ResourceBudget budget,
+                 std::uint64_t random_resize_seed) {
   rd::WorkerServerLaunch launch;
   if (server_command && !server_command->empty()) {
     launch = python_worker_server(std::move(*server_command),
@@ -210,12 +213,21 @@ Core Core::local(const Program& program, std::optional<std::vector<std::string>>
   std::unique_ptr<rd::ExecutionCore> core;
   {
     nb::gil_scoped_release release;  // the actors' constructors need the GIL
-    core = rd::make_local_core(program.plan, launch);
+    core = rd::make_local_core(
+        program.plan, launch,
+        LocalBackend{.budget = std::move(budget), .random_resize_seed = random_resize_seed});
   }
   return Core(program, std::move(core));
 }
 
 Core Core::ray(const Program& program, nb::object backend) {
+  for (const rd::PlanPool& pool : program.plan->pools) {
+    if (!sizes_itself(pool.options)) continue;
+    throw ExecutionError(fmt::format(
+        "Module '{}' has replicas='auto', which the Ray backend does not run yet (self-sizing "
+        "pools run on the local backend); give it a fixed replicas=n on Ray",
+        pool.name));
+  }
   auto pools = make_ray_pools(program.plan, std::move(backend));
   nb::gil_scoped_release release;
   return Core(program,
@@ -401,9 +413,21 @@ Core::~Core() {
 
 void bind_core(nb::module_& m) {
   nb::class_<Core>(m, "Core", "An executor core: the local backend or the synchronous core.")
-      .def_static("local", &Core::local, nb::arg("program"),
-                  nb::arg("server_command").none() = nb::none(),
-                  nb::arg("server_payload") = nb::bytes(""))
+      .def_static(
+          "local",
+          [](const Program& program, std::optional<std::vector<std::string>> command,
+             nb::bytes payload, double cpus, double gpus, std::map<std::string, double> resources,
+             std::uint64_t seed) {
+            return Core::local(
+                program, std::move(command), std::move(payload),
+                ResourceBudget{.cpus = cpus, .gpus = gpus, .resources = std::move(resources)},
+                seed);
+          },
+          nb::arg("program"), nb::arg("server_command").none() = nb::none(),
+          nb::arg("server_payload") = nb::bytes(""), nb::arg("budget_cpus") = 0.0,
+          nb::arg("budget_gpus") = 0.0,
+          nb::arg("budget_resources") = std::map<std::string, double>{},
+          nb::arg("random_resize_seed") = 0)
       .def_static("sync", &Core::sync, nb::arg("program"), nb::arg("wire") = false)
       .def_static("ray", &Core::ray, nb::arg("program"), nb::arg("backend"))
       .def("run", &Core::run, nb::arg("columns"), nb::arg("options"),

@@ -24,9 +24,12 @@ class Core {
  public:
   /// The local backend. With `server_command`, its process-isolated pools start their
   /// worker server as that command with `server_payload` (process_workers.h).
+  /// `budget`: what self-sizing pools may hold (DESIGN 6.1, self-sizing pools);
+  /// `random_resize_seed` (testing only) draws their sizes at random.
   static Core local(const Program& program,
                     std::optional<std::vector<std::string>> server_command = std::nullopt,
-                    nanobind::bytes server_payload = nanobind::bytes(""));
+                    nanobind::bytes server_payload = nanobind::bytes(""),
+                    ResourceBudget budget = {}, std::uint64_t random_resize_seed = 0);
   /// The Ray backend: `backend` is a started rayorch_cpp._ray_backend.RayBackend.
   static Core ray(const Program& program, nanobind::object backend);
   static Core sync(const Program& program, bool wire);

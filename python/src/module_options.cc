@@ -103,7 +103,20 @@ RecoveryPolicy recovery_policy(const OptionValue& v, int& infra_retries) {
 // The options the engine reads. `recovery` is handled apart (it also sets infra_retries).
 // A None value leaves the default, except for the three integer options.
 constexpr std::array kEngineOptions = {
-    EngineOption{"replicas", &set_from<&ModuleOptions::replicas, &OptionValue::small_integer>},
+    EngineOption{"replicas",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   // "auto": the pool sizes itself (DESIGN 6.1, self-sizing pools).
+                   if (PyUnicode_Check(v.value.ptr())) {
+                     if (nb::cast<std::string>(v.value) != "auto") v.bad("an integer or 'auto'");
+                     o.auto_replicas = true;
+                     return;
+                   }
+                   o.replicas = v.small_integer();
+                 }},
+    EngineOption{"min_replicas",
+                 &set_unless_none<&ModuleOptions::min_replicas, &OptionValue::small_integer>},
+    EngineOption{"max_replicas",
+                 &set_unless_none<&ModuleOptions::max_replicas, &OptionValue::small_integer>},
     EngineOption{"batch_size", &set_from<&ModuleOptions::batch_size, &OptionValue::small_integer>},
     EngineOption{"infra_retries",
                  &set_from<&ModuleOptions::infra_retries, &OptionValue::small_integer>},

@@ -8,6 +8,7 @@
 
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -118,10 +119,19 @@ void bind_run_metrics(nb::module_& m) {
       .def_ro("started_seconds", &ActorStartMetrics::started_seconds)
       .def_ro("error", &ActorStartMetrics::error);
 
+  nb::class_<PoolResizeMetrics>(m, "PoolResizeMetrics",
+                                "A self-sizing pool's decision (DESIGN 6.1, self-sizing pools).")
+      .def_ro("seconds", &PoolResizeMetrics::seconds)
+      .def_ro("from_actors", &PoolResizeMetrics::from)
+      .def_ro("to_actors", &PoolResizeMetrics::to)
+      .def_ro("reason", &PoolResizeMetrics::reason);
+
   nb::class_<PoolMetrics>(m, "PoolMetrics", "The starts of one pool's actors.")
       .def_ro("pool", &PoolMetrics::pool)
       .def_ro("actors", &PoolMetrics::actors)
-      .def_ro("started", &PoolMetrics::started);
+      .def_ro("started", &PoolMetrics::started)
+      .def_ro("resizes", &PoolMetrics::resizes)
+      .def_ro("actors_over_time", &PoolMetrics::actors_over_time);
 
   nb::class_<NodeLossMetrics>(m, "NodeLossMetrics", "A cluster node the run lost.")
       .def_ro("node", &NodeLossMetrics::node)

@@ -150,7 +150,8 @@ std::vector<int> Trace::add_call(nb::handle module_key, nb::handle udf, nb::hand
     std::shared_ptr<ReplicaRegistry>& replicas = replicas_[spec.get()];
     if (!replicas) {
       const ModuleOptions& o = options_[spec.get()];
-      replicas = std::make_shared<ReplicaRegistry>(names_[spec.get()], o.replicas, o.cpus, o.gpus);
+      replicas =
+          std::make_shared<ReplicaRegistry>(names_[spec.get()], pool_slots(o), o.cpus, o.gpus);
     }
     record.factory = [spec, replicas]() {
       ReplicaContext context = replicas->next();
@@ -285,7 +286,9 @@ void bind_trace(nb::module_& m) {
             for (const rd::PlanPool& pool : p.plan->pools) {
               nb::dict d;
               d["name"] = pool.name;
-              d["replicas"] = pool.options.replicas;
+              d["replicas"] = pool_slots(pool.options);
+              d["auto_replicas"] = sizes_itself(pool.options);
+              d["min_replicas"] = pool.options.min_replicas;
               d["cpus"] = pool.options.cpus;
               d["gpus"] = pool.options.gpus;
               nb::dict resources;

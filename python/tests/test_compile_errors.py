@@ -123,10 +123,11 @@ CASES: list[tuple[str, Any, str]] = [
     (
         "misspelled option",
         lambda x: ro.Module(Any1, replica=4)(x),
-        "Module 'Any1': unknown option 'replica'; did you mean 'replicas'? Known options: "
+        "Module 'Any1': unknown option 'replica'; did you mean 'replicas' or 'min_replicas' or "
+        "'max_replicas'? Known options: "
         "accelerator_type, batch_size, batch_wait, infra_retries, isolation, label_selector, "
-        "max_concurrency, max_tasks_in_flight_per_actor, memory, memory_limit, name, num_cpus, "
-        "num_gpus, placement_group, placement_group_bundle_index, "
+        "max_concurrency, max_replicas, max_tasks_in_flight_per_actor, memory, memory_limit, "
+        "min_replicas, name, num_cpus, num_gpus, placement_group, placement_group_bundle_index, "
         "placement_group_capture_child_tasks, recovery, replicas, reservation, resources, "
         "runtime_env, scheduling_strategy, timeout",
     ),

@@ -83,20 +83,29 @@ def make_pipeline(
     options: random.Random | None,
     queued_calls: bool = False,
     option_seed: int | None = None,
+    auto_pools: bool = False,
 ) -> Any:
     """A random pipeline; `options` draws each Module's replicas and batch size, and with
     `queued_calls` its calls in flight per Ray actor. With `option_seed`, they are drawn
-    from a generator seeded anew by each trace instead."""
+    from a generator seeded anew by each trace instead. With `auto_pools`, most Modules
+    size themselves (``replicas="auto"``) up to the drawn replicas."""
     per_trace: list[random.Random] = []
 
-    def opts() -> dict[str, int]:
+    def opts() -> dict[str, Any]:
         if option_seed is not None:
             options = per_trace[-1]
         else:
             options = outer_options
         if options is None:
             return {}
-        drawn = {"replicas": options.randint(1, 3), "batch_size": options.randint(1, 5)}
+        drawn: dict[str, Any] = {
+            "replicas": options.randint(1, 3),
+            "batch_size": options.randint(1, 5),
+        }
+        if auto_pools and options.random() < 0.8:
+            drawn["max_replicas"] = drawn["replicas"]
+            drawn["min_replicas"] = options.randint(0, 1)
+            drawn["replicas"] = "auto"
         if queued_calls:
             drawn["max_tasks_in_flight_per_actor"] = options.randint(1, 3)
         return drawn
@@ -181,6 +190,33 @@ def test_random_pipelines_are_schedule_independent(seed: int) -> None:
         with executor as ex:
             got = run_drawn(ex, seed_data(seed), draws)
         assert got == expected, f"seed {seed} variant {variant}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_self_sizing_pools_resized_at_random_give_the_same_outputs(seed: int) -> None:
+    """Self-sizing pools whose actors join and retire at random times (the random resize
+    hook), and the same pools under the sizing policy, against the synchronous core."""
+    expected = sync_outputs(seed)
+    draws = random.Random(4000 + seed)
+    for variant in range(3):
+        pipeline = make_pipeline(seed, draws, auto_pools=True)
+        resize_seed = 0 if variant == 2 else 5000 + 10 * seed + variant
+        with ro.Executor(pipeline, budget={"CPU": 32}, _random_resize_seed=resize_seed) as ex:
+            got = run_drawn(ex, seed_data(seed), draws)
+        assert got == expected, f"seed {seed} variant {variant}"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_self_sizing_pools_in_worker_processes_resized_at_random(seed: int) -> None:
+    """Worker processes started and retired at random give the synchronous core's
+    outputs."""
+    expected = sync_outputs(seed)
+    pipeline = make_pipeline(seed, None, option_seed=6000 + seed, auto_pools=True)
+    with ro.Executor(
+        pipeline, isolation="process", budget={"CPU": 32}, _random_resize_seed=7000 + seed
+    ) as ex:
+        got = run_drawn(ex, seed_data(seed), random.Random(8000 + seed))
+    assert got == expected, f"seed {seed}"
 
 
 @pytest.mark.parametrize("seed", range(12))

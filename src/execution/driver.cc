@@ -9,7 +9,6 @@
 #include "rayorch/detail/journal.h"
 #include "rayorch/errors.h"
 
-#include "execution/backends/backends.h"
 #include "execution/run/run_options_check.h"
 
 namespace rayorch::detail {
@@ -37,6 +36,9 @@ Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPo
     phases_.emplace_back(n, background ? ActorPhase::starting : ActorPhase::ready);
     ready_actors_.push_back(background ? 0 : actors[p]);
     failed_actors_.push_back(0);
+    starting_actors_.push_back(background ? actors[p] : 0);
+    ever_ready_.push_back(!background && actors[p] > 0);
+    asked_.emplace_back(n, created_);
     all_ready_.push_back(!background);
     PoolMetrics m{.pool = plan_->pools[p].name, .actors = actors[p], .started = {}};
     // Pools that start nothing in the background were built before the executor returned.
@@ -62,6 +64,7 @@ Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPo
     for (std::size_t p = 0; p < reads_sources.size(); ++p)
       source_pools_.push_back(static_cast<int>(p));
   }
+  init_sizing();
 }
 
 Driver::~Driver() {
@@ -131,6 +134,7 @@ RunMetrics Driver::drive(RunState& state) {
   for (const FreshStart& f : unannounced_) state.announce_actor_start(f.pool, f.start, f.at);
   unannounced_.clear();
   take_started(state);
+  if (sizing_) begin_sizing(state);
   await_source_actor(state);
   state.admit();
   state.settle();
@@ -142,6 +146,15 @@ RunMetrics Driver::drive(RunState& state) {
       // their facts (and may retire and admit input batches). A stuck engine throws there
       // with its progress counters; this is the backstop.
       state.settle();
+      // Work may wait for a self-sizing pool that has no actor: the policy starts one now,
+      // and the loop waits for it.
+      if (sizing_ && !state.done()) {
+        resize(state, true);
+        if (waiting_for_actors()) {
+          idle_rounds = 0;
+          continue;
+        }
+      }
       if (++idle_rounds > 2 && !state.done()) {
         throw ExecutionError(
             "deadlock: input batches are incomplete but no Grain is dispatchable and nothing "
@@ -158,6 +171,7 @@ RunMetrics Driver::drive(RunState& state) {
     take_started(state);
     expire(state);
     state.settle();
+    if (sizing_) resize(state, false);
     state.tick();
   }
   take_started(state);  // a node loss detected with the last results belongs to this run
@@ -180,12 +194,17 @@ void Driver::apply_starts() {
         .error = s.error};
     starts_[p].started.push_back(m);
     const int actors = static_cast<int>(phases_[p].size());
+    --starting_actors_[p];
     if (s.error.empty()) {
       phases_[p][a] = ActorPhase::ready;
       all_ready_[p] = ++ready_actors_[p] == actors;
+      ever_ready_[p] = true;
+      startup_seconds_[p] += std::chrono::duration<double>(s.at - asked_[p][a]).count();
+      ++startups_[p];
     } else {
       phases_[p][a] = ActorPhase::failed;
       ++failed_actors_[p];
+      --live_[p];
     }
     fresh_.push_back(FreshStart{.pool = s.pool, .start = m, .at = s.at});
   }
@@ -194,12 +213,20 @@ void Driver::apply_starts() {
 void Driver::fail_dead_pools() {
   for (std::size_t p = 0; p < phases_.size(); ++p) {
     const int actors = static_cast<int>(phases_[p].size());
-    if (actors == 0 || failed_actors_[p] < actors) continue;
+    // Every actor failed, or (a self-sizing pool) every one it started did and none is
+    // starting: constructor errors are taken as lasting, so no more are tried.
+    const bool all_failed = actors > 0 && failed_actors_[p] == actors;
+    const bool started_failed =
+        failed_actors_[p] > 0 && starting_actors_[p] == 0 && !ever_ready_[p];
+    if (!all_failed && !started_failed) continue;
     // No actor of this pool can ever run its Calls: the executor cannot run the program.
     close();
+    const auto tried =
+        static_cast<int>(std::count_if(phases_[p].begin(), phases_[p].end(),
+                                       [](ActorPhase a) { return a != ActorPhase::stopped; }));
     throw ExecutionError(
         fmt::format("no actor of Module<{}> could start ({} of {} failed); the first error: {}",
-                    plan_->pools[p].name, failed_actors_[p], actors, first_error(starts_[p])));
+                    plan_->pools[p].name, failed_actors_[p], tried, first_error(starts_[p])));
   }
 }
 
@@ -218,8 +245,12 @@ void Driver::await_actors() {
     apply_starts();
     unannounced_.insert(unannounced_.end(), fresh_.begin(), fresh_.end());
     fail_dead_pools();
-    if (std::all_of(ready_actors_.begin(), ready_actors_.end(), [](int n) { return n > 0; }))
-      return;
+    // A self-sizing pool with no actor started has nothing to wait for.
+    bool all = true;
+    for (std::size_t p = 0; p < ready_actors_.size(); ++p) {
+      if (ready_actors_[p] == 0 && (!sizing_ || !auto_[p] || starting_actors_[p] > 0)) all = false;
+    }
+    if (all) return;
     // Only late results of attempts abandoned in earlier runs can come: the next run
     // counts them.
     pools_->wait(Clock::now() + std::chrono::milliseconds(200), late_results_);
@@ -242,8 +273,7 @@ void Driver::await_source_actor(RunState& state) {
 
 bool Driver::waiting_for_actors() const {
   for (std::size_t p = 0; p < phases_.size(); ++p) {
-    const int actors = static_cast<int>(phases_[p].size());
-    if (ready_actors_[p] == 0 && failed_actors_[p] < actors) return true;
+    if (ready_actors_[p] == 0 && starting_actors_[p] > 0) return true;
   }
   return false;
 }
@@ -297,6 +327,7 @@ void Driver::dispatch(RunState& state) {
       if (outstanding_ >= max_outstanding_) return;
       WorkerState& w = workers_[p][slot];
       if (w.current || !ready(p, slot)) continue;
+      if (sizing_ && retire_surplus(p, slot)) continue;
       // Holding a small batch back is safe only while another RPC runs: its result wakes
       // the loop, so nothing can stall.
       auto d = state.pick(static_cast<int>(p), outstanding_ > 0);
@@ -344,6 +375,8 @@ void Driver::handle(RunState& state, WorkerResult& r) {
   const int actor = pools_->actor_of(r.pool, r.slot);
   switch (a.kind) {
     case Attempt::Kind::ok:
+      busy_seconds_[r.pool] += std::chrono::duration<double>(a.end - a.start).count();
+      grains_done_[r.pool] += d.batch.grains.size();
       state.record_rpc(d, actor, a.start, a.end, "ok");
       state.apply_result(d, r.attempt);
       break;
@@ -428,23 +461,6 @@ void Driver::log_rpc(const Dispatch& d, bool failed) {
   }
   rec.failed = failed;
   log_.push_back(std::move(rec));
-}
-
-std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
-                                               const LocalBackend&) {
-  return make_local_core(std::move(plan), WorkerServerLaunch{});
-}
-
-std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
-                                               const WorkerServerLaunch& launch) {
-  auto pools = make_thread_pools(plan, launch);
-  return std::make_unique<Driver>(std::move(plan), std::move(pools), DriverOptions{});
-}
-
-std::unique_ptr<ExecutionCore> make_sync_core(std::shared_ptr<const RuntimePlan> plan, bool wire) {
-  auto pools = make_inline_pools(plan, wire);
-  return std::make_unique<Driver>(std::move(plan), std::move(pools),
-                                  DriverOptions{.keep_rpc_log = true, .wire = wire});
 }
 
 }  // namespace rayorch::detail

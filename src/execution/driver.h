@@ -20,6 +20,7 @@
 
 #include "rayorch/executor.h"
 
+#include "execution/run/pool_sizing.h"
 #include "execution/run_state.h"
 #include "execution/worker_pool.h"
 #include "execution/worker_server.h"
@@ -31,6 +32,10 @@ struct DriverOptions {
   bool keep_rpc_log = false;
   /// Store commands cross as bytes too (testing::SyncOptions::wire_protocol).
   bool wire = false;
+  /// Self-sizing pools (DESIGN 6.1, self-sizing pools): what they may hold, and the policy's
+  /// settings.
+  ResourceBudget budget;
+  SizingConfig sizing;
 };
 
 class Driver final : public ExecutionCore {
@@ -57,7 +62,8 @@ class Driver final : public ExecutionCore {
   };
 
   // Where an actor's first constructor stands (eager start).
-  enum class ActorPhase { starting, ready, failed };
+  // `stopped`: a self-sizing pool's slot that was not started or was retired.
+  enum class ActorPhase { stopped, starting, ready, failed };
 
   RunMetrics drive(RunState& state);
   // An actor start the driver applied, for the observers.
@@ -85,6 +91,21 @@ class Driver final : public ExecutionCore {
   // Some pool has no ready actor yet but one still starting: its work waits for it, which
   // is not a deadlock.
   bool waiting_for_actors() const;
+  // Self-sizing pools (DESIGN 6.1, self-sizing pools; driver_sizing.cc). The targets live across
+  // runs; the policy is asked at most every 100 ms, or at once when the loop would otherwise idle.
+  // Sets the first targets within the budget and starts them; throws ExecutionError naming
+  // a Module whose min_replicas cannot fit.
+  void init_sizing();
+  // At a run's start: samples the targets and gives a pool that reads the sources an actor.
+  void begin_sizing(RunState& state);
+  // Asks the policy and applies its decisions; true when an actor was started.
+  bool resize(RunState& state, bool force);
+  // Sets a pool's target: starts stopped slots up to it, retires idle ready actors above it
+  // (busy or starting ones retire when idle: retire_surplus). True when one was started.
+  bool apply_target(std::size_t pool, int to);
+  // Retires (pool, slot) when its pool holds more actors than its target; true if it did.
+  bool retire_surplus(std::size_t pool, std::size_t slot);
+  PoolDemand demand(const RunState& state, std::size_t pool) const;
   void drain();  // waits out the RPCs in flight after an interrupt
   void dispatch(RunState& state);
   void handle(RunState& state, WorkerResult& result);
@@ -103,15 +124,29 @@ class Driver final : public ExecutionCore {
   std::vector<std::vector<ActorPhase>> phases_;  // per pool, per actor
   std::vector<int> ready_actors_;                // per pool
   std::vector<int> failed_actors_;               // per pool
-  std::vector<bool> all_ready_;                  // per pool: every actor is ready
-  std::vector<int> source_pools_;                // pools of the Calls that read the sources
-  std::vector<PoolMetrics> starts_;              // the actors' starts so far
-  std::vector<ActorStart> started_;              // reused
-  std::vector<NodeLoss> node_losses_;            // reused
-  std::vector<ActorStart> drained_starts_;       // taken by drain(), applied in the next run
-  std::vector<FreshStart> fresh_;                // reused by apply_starts()
-  std::vector<FreshStart> unannounced_;          // applied by await_actors(), for the next run
-  std::vector<WorkerResult> late_results_;       // taken by await_actors(), for the next run
+  std::vector<int> starting_actors_;             // per pool
+  std::vector<bool> ever_ready_;                 // per pool: some actor became ready
+  // Self-sizing pools (per pool; see init_sizing()).
+  bool sizing_ = false;
+  std::vector<bool> auto_;
+  std::vector<int> target_;                            // actors wanted (auto pools)
+  std::vector<int> live_;                              // actors starting or ready
+  std::vector<std::vector<Clock::time_point>> asked_;  // when each actor was started
+  std::vector<double> startup_seconds_;                // summed constructor times
+  std::vector<int> startups_;
+  std::vector<double> busy_seconds_;  // summed RPC times of accepted attempts
+  std::vector<std::uint64_t> grains_done_;
+  std::optional<PoolSizer> sizer_;
+  Clock::time_point next_resize_{};
+  std::vector<bool> all_ready_;             // per pool: every actor is ready
+  std::vector<int> source_pools_;           // pools of the Calls that read the sources
+  std::vector<PoolMetrics> starts_;         // the actors' starts so far
+  std::vector<ActorStart> started_;         // reused
+  std::vector<NodeLoss> node_losses_;       // reused
+  std::vector<ActorStart> drained_starts_;  // taken by drain(), applied in the next run
+  std::vector<FreshStart> fresh_;           // reused by apply_starts()
+  std::vector<FreshStart> unannounced_;     // applied by await_actors(), for the next run
+  std::vector<WorkerResult> late_results_;  // taken by await_actors(), for the next run
   std::uint64_t run_ = 0;
   bool closed_ = false;
   std::vector<RpcRecord> log_;
@@ -123,5 +158,9 @@ class Driver final : public ExecutionCore {
 /// process. Throws ExecutionError as make_local_core does.
 std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
                                                const WorkerServerLaunch& launch);
+/// The same with the self-sizing pools' budget and settings of `backend`.
+std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
+                                               const WorkerServerLaunch& launch,
+                                               const LocalBackend& backend);
 
 }  // namespace rayorch::detail

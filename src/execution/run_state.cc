@@ -129,6 +129,24 @@ bool RunState::done() const {
   return batches_.done();
 }
 
+RunState::PoolBacklog RunState::backlog(int pool) const {
+  PoolBacklog b;
+  b.more_can_arrive = !batches_.all_admitted();
+  for (int call : plan_->pools[static_cast<std::size_t>(pool)].calls) {
+    for (const auto& e : batches_.active()) {
+      const auto& k = e->counters(call);
+      b.ready += e->ready_count(call);
+      b.unsealed += k.total - k.sealed;
+      if (b.more_can_arrive) continue;
+      for (int u : plan_->call_consumers.upstream[static_cast<std::size_t>(call)]) {
+        const auto& ku = e->counters(u);
+        if (ku.sealed < ku.total) b.more_can_arrive = true;
+      }
+    }
+  }
+  return b;
+}
+
 void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
                           std::chrono::steady_clock::time_point end, const char* status) {
   const std::size_t grains = d.batch.grains.size();
@@ -171,6 +189,16 @@ void RunState::actor_started(int pool, const ActorStartMetrics& start,
                              std::chrono::steady_clock::time_point at) {
   recorder_.actor_started(pool, start);
   announce_actor_start(pool, start, at);
+}
+
+void RunState::pool_resized(int pool, int from, int to, const std::string& reason,
+                            std::chrono::steady_clock::time_point at) {
+  const double seconds = std::max(0.0, recorder_.seconds_at(at));
+  recorder_.pool_resized(
+      pool, PoolResizeMetrics{.seconds = seconds, .from = from, .to = to, .reason = reason});
+  if (events_.empty()) return;
+  events_.pool_resize(PoolResizeEvent{
+      .pool = pool, .from = from, .to = to, .run_seconds = seconds, .reason = reason});
 }
 
 void RunState::announce_actor_start(int pool, const ActorStartMetrics& start,
@@ -247,6 +275,11 @@ void RunState::emit_progress(bool final) {
     PoolProgress& pp = pool_progress_[p];
     pp = PoolProgress{.pool = pools[p].pool, .actors = pools[p].actors, .ready = 0, .failed = 0};
     for (const ActorStartMetrics& s : pools[p].started) ++(s.error.empty() ? pp.ready : pp.failed);
+    // A self-sizing pool shows its target; its starts count actors retired since.
+    if (!pools[p].actors_over_time.empty()) {
+      pp.actors = pools[p].actors_over_time.back().second;
+      pp.ready = std::min(pp.ready, pp.actors);
+    }
   }
   events_.progress(ProgressEvent{.roots_done = delivery_.delivered() + restored_,
                                  .roots_total = batches_.rows() + restored_,

@@ -55,6 +55,17 @@ class RunState {
   /// True when every row is delivered and every batch retired.
   bool done() const;
 
+  /// What the lineage knows of the work of one pool's Calls, over the active input batches
+  /// (read-only; the pool-sizing policy's input, DESIGN 6.1, self-sizing pools).
+  struct PoolBacklog {
+    std::uint64_t ready = 0;     ///< READY Grains
+    std::uint64_t unsealed = 0;  ///< Grains created and not sealed (ready and in flight too)
+    /// Grains can still be created for it: an upstream Call has unsealed Grains, or source
+    /// rows are left to admit.
+    bool more_can_arrive = false;
+  };
+  PoolBacklog backlog(int pool) const;
+
   /// Records a finished RPC in the metrics and tells the observers.
   void record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
                   std::chrono::steady_clock::time_point end, const char* status);
@@ -70,6 +81,11 @@ class RunState {
                             std::chrono::steady_clock::time_point at);
   /// Records a node the pools detected lost.
   void node_lost(const NodeLoss& loss);
+  /// A self-sizing pool's target at the run's start (its first actors_over_time sample).
+  void pool_size(int pool, int actors) { recorder_.pool_size(pool, actors); }
+  /// A self-sizing pool's decision at `at`: records it and tells the observers.
+  void pool_resized(int pool, int from, int to, const std::string& reason,
+                    std::chrono::steady_clock::time_point at);
   /// Counts an actor replaced after a loss or a timeout.
   void count_replaced_actor() { recorder_.actor_replaced(); }
 

@@ -126,6 +126,21 @@ class WorkerPools {
   /// Appends the nodes found lost since the last call, each once, in the order they were.
   /// Only a backend whose workers live on nodes that can go away reports any.
   virtual void take_node_losses(std::vector<NodeLoss>& out) { (void)out; }
+  /// True when the pools start no actor of a self-sizing pool (sizes_itself()) by themselves
+  /// and implement start_actor() / retire_actor(); their slots are their actors.
+  virtual bool resizable() const { return false; }
+  /// Starts the stopped actor `actor` of `pool` (never started, or retired): its constructor
+  /// runs in the background and its start comes through take_started().
+  virtual void start_actor(int pool, int actor) {
+    (void)pool;
+    (void)actor;
+  }
+  /// Stops a started actor whose start was reported and that has no task (the driver never
+  /// retires a busy or starting actor, so no Grain is lost); its slot may start again.
+  virtual void retire_actor(int pool, int actor) {
+    (void)pool;
+    (void)actor;
+  }
   /// Abandons the attempt running on (pool, slot) and puts a fresh worker in its place
   /// (its constructor runs again). The abandoned attempt's result, if it ever comes, is
   /// returned by wait() with `current == false`. Throws ExecutionError if no fresh worker

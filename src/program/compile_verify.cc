@@ -41,7 +41,23 @@ void check_module_options(const Graph::Impl& g, int module) {
     throw CompileError(fmt::format("Module<{}> (used by {}): {}", m.udf_name, users, what));
   };
   const ModuleOptions& o = m.options;
-  if (o.replicas < 1) fail(fmt::format("replicas must be >= 1, got {}", o.replicas));
+  if (sizes_itself(o)) {
+    if (o.min_replicas < 0) fail(fmt::format("min_replicas must be >= 0, got {}", o.min_replicas));
+    if (o.max_replicas < 0)
+      fail(fmt::format("max_replicas must be >= 1 (or 0 for the machine's CPU count), got {}",
+                       o.max_replicas));
+    if (o.max_replicas > 0 && o.min_replicas > o.max_replicas) {
+      fail(fmt::format("min_replicas ({}) is above max_replicas ({})", o.min_replicas,
+                       o.max_replicas));
+    }
+  } else if (o.replicas < 1) {
+    fail(fmt::format("replicas must be >= 1, got {}", o.replicas));
+  } else if (o.min_replicas != 0 || o.max_replicas != 0) {
+    fail(fmt::format(
+        "min_replicas/max_replicas apply to a self-sizing pool only, but replicas is fixed at "
+        "{}: use auto replicas or drop them",
+        o.replicas));
+  }
   if (o.batch_size < 1) fail(fmt::format("batch_size must be >= 1, got {}", o.batch_size));
   if (!(o.cpus >= 0)) fail(fmt::format("cpus must be >= 0, got {}", o.cpus));
   if (!(o.gpus >= 0)) fail(fmt::format("gpus must be >= 0, got {}", o.gpus));

@@ -3,6 +3,8 @@
 // combinations of replicas, batch sizes, input batch sizes, active-batch limits, reservation
 // policies and queue orders, on the local executor (real threads, varying completion order)
 // and on the SyncExecutor, and must match a reference SyncExecutor run with default options.
+// Some schedules make pools size themselves (DESIGN 6.1, self-sizing pools): by the policy, or
+// resized at random by the test hook, so actors join and retire at random times.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -28,6 +30,8 @@ constexpr int kModules = 8;
 struct Config {
   int replicas[kModules];
   int batch[kModules];
+  int min_auto[kModules];         // -1: a fixed pool; else auto_replicas(min_auto, replicas)
+  std::uint64_t resize_seed = 0;  // LocalBackend::random_resize_seed
   std::size_t input_batch_size = 0;
   std::size_t max_active = 1;
   std::optional<ro::Reservation> reservation;
@@ -39,6 +43,7 @@ struct Config {
     for (int i = 0; i < kModules; ++i) {
       c.replicas[i] = 1;
       c.batch[i] = 1;
+      c.min_auto[i] = -1;
     }
     return c;
   }
@@ -57,6 +62,12 @@ struct Config {
     if (r >= 9) c.reservation = ro::Reservation::parent_bound;
     c.order = rng.chance(15) ? ro::QueueOrder::lifo : ro::QueueOrder::fifo;
     c.streaming = rng.chance(30);
+    // Drawn last, so the schedules above stay those of the seeds before.
+    const bool sizing = rng.chance(40);
+    for (int i = 0; i < kModules; ++i)
+      c.min_auto[i] = sizing && rng.chance(70) ? rng.between(0, 1) : -1;
+    if (sizing && rng.chance(75))
+      c.resize_seed = static_cast<std::uint64_t>(rng.between(1, 1 << 20));
     return c;
   }
 
@@ -82,15 +93,22 @@ struct Config {
     }
     if (order == ro::QueueOrder::lifo) s += " lifo";
     if (streaming) s += " streaming";
+    for (int i = 0; i < kModules; ++i) {
+      if (min_auto[i] >= 0) s += " auto" + std::to_string(i) + ":" + std::to_string(min_auto[i]);
+    }
+    if (resize_seed != 0) s += " resize_seed " + std::to_string(resize_seed);
     return s;
   }
 };
 
 template <class U, class... A>
 ro::Module<U> module(const Config& c, int index, A&&... args) {
-  return ro::Module<U>(std::forward<A>(args)...)
-      .replicas(c.replicas[index])
-      .batch_size(c.batch[index]);
+  ro::Module<U> m = ro::Module<U>(std::forward<A>(args)...).batch_size(c.batch[index]);
+  if (c.min_auto[index] >= 0)
+    m.auto_replicas(std::min(c.min_auto[index], c.replicas[index]), c.replicas[index]);
+  else
+    m.replicas(c.replicas[index]);
+  return m;
 }
 
 // Perturbs completion order between actors without sleeping.
@@ -160,7 +178,10 @@ OutcomeCounts check_schedules(const std::string& name, const Make& make, std::ui
       executor_testing::expect_same_outputs(expected, sync.run(cols..., o).outputs, cause_decidable,
                                             ctx + " sync");
     }
-    ro::Executor local(program);
+    ro::LocalBackend backend;
+    backend.random_resize_seed = c.resize_seed;
+    backend.budget.cpus = 64;  // the policy is not starved on a small machine
+    ro::Executor local(program, backend);
     using Outputs = std::remove_cvref_t<decltype(expected)>;
     if constexpr (!IsMulti<Outputs>::value) {
       if (c.streaming) {

@@ -153,10 +153,12 @@ class ThreadPools final : public WorkerPools {
     }
     // Eager start: the constructors run on their threads while the driver starts; each
     // actor's start reaches it through take_started().
+    // A self-sizing pool's slots stay stopped until the driver starts them (start_actor).
     for (std::size_t p = 0; p < plan_->pools.size(); ++p) {
+      const ModuleOptions& o = plan_->pools[p].options;
       workers_.emplace_back();
-      for (int r = 0; r < plan_->pools[p].options.replicas; ++r)
-        workers_[p].push_back(start(static_cast<int>(p), r, true));
+      for (int r = 0; r < pool_slots(o); ++r)
+        workers_[p].push_back(sizes_itself(o) ? Worker{} : start(static_cast<int>(p), r, true));
     }
   }
 
@@ -209,15 +211,26 @@ class ThreadPools final : public WorkerPools {
     }
   }
 
+  bool resizable() const override { return true; }
+
+  void start_actor(int pool, int actor) override {
+    Worker& w = workers_[pool][actor];
+    if (w.box) return;  // started already
+    w = start(pool, actor, true);
+  }
+
+  void retire_actor(int pool, int actor) override {
+    Worker& w = workers_[pool][actor];
+    if (!w.box) return;
+    halt(w);
+    // The actor is idle (the driver's rule): its thread leaves its mailbox loop at once.
+    if (w.thread.joinable()) w.thread.join();
+    w = Worker{};
+  }
+
   void replace(int pool, int slot) override {
     Worker& w = workers_[pool][slot];
-    {
-      std::lock_guard<std::mutex> lock(w.box->mutex);
-      w.box->stop = true;
-    }
-    w.box->cv.notify_all();
-    // A worker process is killed: its proxy thread then ends without reporting.
-    if (w.process) w.process->abandon();
+    halt(w);
     // A hung thread cannot be killed; it exits after its attempt, whose result is then
     // marked not current. The task it holds keeps its inputs alive until then.
     w.thread.detach();
@@ -227,12 +240,7 @@ class ThreadPools final : public WorkerPools {
   void stop() noexcept override {
     for (auto& pool : workers_) {
       for (Worker& w : pool) {
-        {
-          std::lock_guard<std::mutex> lock(w.box->mutex);
-          w.box->stop = true;
-        }
-        w.box->cv.notify_all();
-        if (w.process) w.process->abandon();
+        if (w.box) halt(w);
       }
     }
     for (std::size_t p = 0; p < workers_.size(); ++p) {
@@ -252,6 +260,17 @@ class ThreadPools final : public WorkerPools {
   }
 
  private:
+  // Tells the worker to stop; a worker process is killed (its proxy thread then ends
+  // without reporting).
+  static void halt(Worker& w) {
+    {
+      std::lock_guard<std::mutex> lock(w.box->mutex);
+      w.box->stop = true;
+    }
+    w.box->cv.notify_all();
+    if (w.process) w.process->abandon();
+  }
+
   Worker start(int pool, int slot, bool announce) {
     Worker w;
     w.epoch = ++epochs_;

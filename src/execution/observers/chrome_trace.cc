@@ -1,5 +1,6 @@
 // The Chrome-trace timeline: every RPC as a complete ("X") event, every actor start as an
-// instant ("i") event on its actor's row.
+// instant ("i") event on its actor's row, every pool resize as an instant on its pool's
+// row with a counter of its target actors.
 #include <algorithm>
 #include <vector>
 
@@ -51,6 +52,24 @@ class ChromeTrace final : public RunObserver {
     ev["args"] = {{"seconds_since_executor_start", e.seconds}};
     if (!e.error.empty()) ev["args"]["error"] = e.error;
     events_.push_back(std::move(ev));
+  }
+
+  // A pool's decision: an instant on the pool's row and a counter of its target actors.
+  void on_pool_resize(const PoolResizeEvent& e) override {
+    nlohmann::json ev;
+    ev["name"] = e.from == e.to ? "pool resize refused" : "pool resize";
+    ev["ph"] = "i";
+    ev["s"] = "p";
+    ev["ts"] = e.run_seconds * 1e6;
+    ev["pid"] = e.pool;
+    ev["args"] = {{"from", e.from}, {"to", e.to}, {"reason", e.reason}};
+    events_.push_back(std::move(ev));
+    if (e.from == e.to) return;
+    events_.push_back({{"name", "actors"},
+                       {"ph", "C"},
+                       {"ts", e.run_seconds * 1e6},
+                       {"pid", e.pool},
+                       {"args", {{"actors", e.to}}}});
   }
 
   void on_run_end(const RunEndEvent& e) override {

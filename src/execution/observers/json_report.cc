@@ -40,7 +40,19 @@ nlohmann::json pool_json(const PoolMetrics& m) {
     if (!s.error.empty()) one["error"] = s.error;
     started.push_back(std::move(one));
   }
-  return {{"pool", m.pool}, {"actors", m.actors}, {"started", std::move(started)}};
+  nlohmann::json out = {{"pool", m.pool}, {"actors", m.actors}, {"started", std::move(started)}};
+  if (!m.resizes.empty() || !m.actors_over_time.empty()) {
+    nlohmann::json resizes = nlohmann::json::array();
+    for (const PoolResizeMetrics& r : m.resizes) {
+      resizes.push_back(
+          {{"seconds", r.seconds}, {"from", r.from}, {"to", r.to}, {"reason", r.reason}});
+    }
+    nlohmann::json over_time = nlohmann::json::array();
+    for (const auto& [seconds, actors] : m.actors_over_time) over_time.push_back({seconds, actors});
+    out["resizes"] = std::move(resizes);
+    out["actors_over_time"] = std::move(over_time);
+  }
+  return out;
 }
 
 class JsonReport final : public RunObserver {

@@ -61,6 +61,8 @@ class InputBatches {
   Engine* find(std::size_t index) const;
   /// Drops the admitted batch at position `slot` of active() (its engine is complete).
   void retire(std::size_t slot);
+  /// Every batch was admitted (no source row is left to admit).
+  bool all_admitted() const { return ended_ && next_batch_ >= batch_count_; }
   /// Every batch was admitted and retired.
   bool done() const { return ended_ && next_batch_ >= batch_count_ && active_.empty(); }
 

@@ -31,6 +31,10 @@ void RunEvents::rpc(const RpcEvent& e) {
   for (const auto& o : observers_) o->on_rpc(e);
 }
 
+void RunEvents::pool_resize(const PoolResizeEvent& e) {
+  for (const auto& o : observers_) o->on_pool_resize(e);
+}
+
 void RunEvents::actor_start(const ActorStartEvent& e) {
   for (const auto& o : observers_) o->on_actor_start(e);
 }

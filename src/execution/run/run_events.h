@@ -30,6 +30,7 @@ class RunEvents {
   void root(const RootEvent& e);
   void rpc(const RpcEvent& e);
   void actor_start(const ActorStartEvent& e);
+  void pool_resize(const PoolResizeEvent& e);
   /// True at most every 250 ms: a progress event is due.
   bool progress_due();
   void progress(const ProgressEvent& e);

@@ -59,6 +59,16 @@ class RunRecorder {
   }
   void actor_replaced() { ++metrics_.actors_replaced; }
   void node_lost(NodeLossMetrics loss) { metrics_.node_losses.push_back(std::move(loss)); }
+  /// A self-sizing pool's decision (DESIGN 6.1, self-sizing pools).
+  void pool_resized(int pool, PoolResizeMetrics resize) {
+    PoolMetrics& m = metrics_.pools[pool];
+    if (resize.to != resize.from) m.actors_over_time.emplace_back(resize.seconds, resize.to);
+    m.resizes.push_back(std::move(resize));
+  }
+  /// A self-sizing pool's actors when the run starts.
+  void pool_size(int pool, int actors) {
+    metrics_.pools[pool].actors_over_time.emplace_back(0.0, actors);
+  }
   void rebuild_ended(double seconds) { metrics_.rebuild_seconds += seconds; }
 
   /// Grains of `call` accepted so far, and handed out without a report yet.

@@ -14,7 +14,7 @@ Scheduler::Scheduler(std::shared_ptr<const RuntimePlan> plan, const RunOptions& 
   for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
     const PlanCall& pc = plan_->calls[c];
     backlog_limit_[c] = options.backpressure * static_cast<std::size_t>(pc.batch_size) *
-                        static_cast<std::size_t>(plan_->pools[pc.pool].options.replicas);
+                        static_cast<std::size_t>(pool_slots(plan_->pools[pc.pool].options));
   }
 }
 

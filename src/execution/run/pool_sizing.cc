@@ -1,0 +1,236 @@
+// The sizing policy of self-sizing pools. See pool_sizing.h.
+#include "execution/run/pool_sizing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace rayorch::detail {
+namespace {
+
+constexpr double kSlack = 1e-9;  // budget sums of fractional resources
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return b == 0 ? a : (a + b - 1) / b;
+}
+
+// Every resource one actor of `d` needs, with its name as messages print it.
+template <class Fn>
+void for_each_need(const Resources& per, Fn fn) {
+  if (per.cpus > 0) fn("CPU", per.cpus);
+  if (per.gpus > 0) fn("GPU", per.gpus);
+  for (const auto& [name, amount] : per.named) {
+    if (amount > 0) fn(name, amount);
+  }
+}
+
+double amount_of(const Resources& r, const std::string& name) {
+  if (name == "CPU") return r.cpus;
+  if (name == "GPU") return r.gpus;
+  auto it = r.named.find(name);
+  return it == r.named.end() ? 0.0 : it->second;
+}
+
+}  // namespace
+
+void add_resources(Resources& to, const Resources& per, int times) {
+  to.cpus += per.cpus * times;
+  to.gpus += per.gpus * times;
+  for (const auto& [name, amount] : per.named) to.named[name] += amount * times;
+}
+
+namespace {
+
+std::string fmt_amount(double v) {
+  return std::abs(v - std::round(v)) < kSlack ? fmt::format("{}", std::llround(v))
+                                              : fmt::format("{:.2f}", v);
+}
+
+std::string describe(const Resources& per) {
+  std::string s;
+  for_each_need(per, [&](const std::string& name, double amount) {
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", fmt_amount(amount), name);
+  });
+  return s.empty() ? "no resources" : s;
+}
+
+}  // namespace
+
+Resources resolve_budget(const ResourceBudget& budget, int machine_cpus) {
+  Resources r;
+  r.cpus = budget.cpus > 0 ? budget.cpus : static_cast<double>(std::max(machine_cpus, 1));
+  r.gpus = budget.gpus;
+  r.named = budget.resources;
+  return r;
+}
+
+Resources actor_resources(const ModuleOptions& options) {
+  return Resources{.cpus = options.cpus, .gpus = options.gpus, .named = options.resources};
+}
+
+PoolSizer::PoolSizer(Resources budget, SizingConfig config, std::size_t pools)
+    : budget_(std::move(budget)),
+      config_(config),
+      changed_at_(pools, -std::numeric_limits<double>::infinity()),
+      below_since_(pools, -1.0),
+      refused_(pools),
+      random_(config.random_seed) {}
+
+int PoolSizer::wanted(const PoolDemand& d, const SizingConfig& config) {
+  const std::uint64_t work = d.ready + d.pending;
+  if (work == 0 && d.in_flight == 0 && !d.more_can_arrive) return 0;
+  std::uint64_t n = ceil_div(work, static_cast<std::uint64_t>(std::max(d.batch_size, 1)));
+  if (d.grains_per_second > 0) {
+    // Actors that drain the work within the time one more would take to start: beyond
+    // that, a new actor would still be starting when the work is done.
+    const double horizon = std::max(config.horizon_seconds, d.startup_seconds);
+    const double by_rate = std::ceil(static_cast<double>(work) / (d.grains_per_second * horizon));
+    n = std::min(n, static_cast<std::uint64_t>(by_rate));
+  }
+  if (work > 0) n = std::max<std::uint64_t>(n, 1);
+  n = std::max<std::uint64_t>(n, static_cast<std::uint64_t>(d.min_replicas));
+  return static_cast<int>(std::min<std::uint64_t>(n, static_cast<std::uint64_t>(d.max_replicas)));
+}
+
+int PoolSizer::fitting(const PoolDemand& d, const Resources& used, int want) const {
+  int k = want;
+  for_each_need(d.per_actor, [&](const std::string& name, double per) {
+    const double left = amount_of(budget_, name) - amount_of(used, name);
+    k = std::min(k, static_cast<int>(std::floor(std::max(0.0, left) / per + kSlack)));
+  });
+  return std::max(k, 0);
+}
+
+std::string PoolSizer::shortfall(std::span<const PoolDemand> pools, const std::vector<int>& actors,
+                                 int pool, int more) const {
+  const PoolDemand& d = pools[static_cast<std::size_t>(pool)];
+  Resources used;
+  for (std::size_t p = 0; p < pools.size(); ++p) add_resources(used, pools[p].per_actor, actors[p]);
+  std::string binding;
+  for_each_need(d.per_actor, [&](const std::string& name, double per) {
+    if (binding.empty() && amount_of(used, name) + per * more > amount_of(budget_, name) + kSlack)
+      binding = name;
+  });
+  std::string holders;
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    if (amount_of(pools[p].per_actor, binding) <= 0) continue;
+    holders += fmt::format("{}'{}' ({})", holders.empty() ? "" : ", ", pools[p].name, actors[p]);
+  }
+  return fmt::format(
+      "Module '{}' wants {} more actor{} of {}; the budget's {}: {} of {} in use by {}", d.name,
+      more, more == 1 ? "" : "s", describe(d.per_actor), binding,
+      fmt_amount(amount_of(used, binding)), fmt_amount(amount_of(budget_, binding)),
+      holders.empty() ? "nothing (raise the budget)" : holders);
+}
+
+std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools, double now) {
+  if (config_.random_seed != 0) return decide_random(pools);
+  const std::size_t n = pools.size();
+  std::vector<int> target(n);
+  std::vector<int> want(n, 0);
+  std::vector<std::string> reason(n);
+  for (std::size_t p = 0; p < n; ++p) target[p] = pools[p].actors;
+
+  // Shrinks first: they free budget for the grows.
+  for (std::size_t p = 0; p < n; ++p) {
+    const PoolDemand& d = pools[p];
+    if (!d.sizes_itself) continue;
+    want[p] = wanted(d, config_);
+    const std::uint64_t work = d.ready + d.pending;
+    if (work == 0 && d.in_flight == 0 && !d.more_can_arrive) {
+      below_since_[p] = -1;
+      if (d.actors > 0) {
+        target[p] = 0;
+        reason[p] = "nothing more can reach it";
+      }
+      continue;
+    }
+    if (want[p] >= d.actors) {
+      below_since_[p] = -1;
+      continue;
+    }
+    if (below_since_[p] < 0) below_since_[p] = now;
+    if (d.actors - want[p] >= config_.shrink_margin &&
+        now - below_since_[p] >= config_.dwell_seconds &&
+        now - changed_at_[p] >= config_.dwell_seconds) {
+      target[p] = want[p];
+      reason[p] = fmt::format("its backlog ({} ready, {} waiting) needs {} for {:.1f} s", d.ready,
+                              d.pending, want[p], now - below_since_[p]);
+    }
+  }
+
+  // Grows, the starved (work and no actor) first, then the largest deficit per actor.
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  auto deficit = [&](std::size_t p) {
+    return static_cast<double>(want[p] - target[p]) / std::max(target[p], 1);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const bool sa = target[a] == 0 && want[a] > 0;
+    const bool sb = target[b] == 0 && want[b] > 0;
+    if (sa != sb) return sa;
+    return deficit(a) > deficit(b);
+  });
+  Resources used;
+  for (std::size_t p = 0; p < n; ++p) add_resources(used, pools[p].per_actor, target[p]);
+  std::vector<std::string> refusal(n);
+  for (std::size_t p : order) {
+    const PoolDemand& d = pools[p];
+    if (!d.sizes_itself || want[p] <= target[p]) continue;
+    const int more = want[p] - target[p];
+    int k = fitting(d, used, more);
+    if (k == 0 && target[p] == 0) {
+      // Starved: take capacity from pools holding more actors than they want.
+      for (std::size_t q = 0; q < n && fitting(d, used, more) < more; ++q) {
+        if (q == p || !pools[q].sizes_itself) continue;
+        while (target[q] > want[q] && fitting(d, used, more) < more) {
+          --target[q];
+          add_resources(used, pools[q].per_actor, -1);
+          reason[q] = fmt::format("its actors go to Module '{}', which has work and none", d.name);
+        }
+      }
+      k = fitting(d, used, more);
+    }
+    target[p] += k;
+    add_resources(used, d.per_actor, k);
+    if (k < more) refusal[p] = shortfall(pools, target, static_cast<int>(p), more - k);
+    if (k == 0) continue;
+    reason[p] = fmt::format("its backlog ({} ready, {} waiting, {} running) wants {}", d.ready,
+                            d.pending, d.in_flight, want[p]);
+    if (d.grains_per_second > 0)
+      reason[p] += fmt::format(" at {:.1f} Grains/s per actor", d.grains_per_second);
+    if (k < more) reason[p] += "; " + refusal[p];
+  }
+
+  std::vector<SizingDecision> out;
+  for (std::size_t p = 0; p < n; ++p) {
+    if (target[p] != pools[p].actors) {
+      changed_at_[p] = now;
+      below_since_[p] = -1;
+      out.push_back({static_cast<int>(p), pools[p].actors, target[p], reason[p]});
+    } else if (!refusal[p].empty() && refusal[p] != refused_[p]) {
+      out.push_back({static_cast<int>(p), pools[p].actors, target[p], refusal[p]});
+    }
+    refused_[p] = refusal[p];
+  }
+  return out;
+}
+
+std::vector<SizingDecision> PoolSizer::decide_random(std::span<const PoolDemand> pools) {
+  std::vector<SizingDecision> out;
+  for (std::size_t p = 0; p < pools.size(); ++p) {
+    const PoolDemand& d = pools[p];
+    if (!d.sizes_itself || d.max_replicas == 0) continue;
+    const bool work = d.ready + d.pending > 0;
+    std::uniform_int_distribution<int> pick(work ? 1 : 0, d.max_replicas);
+    const int to = pick(random_);
+    if (to != d.actors)
+      out.push_back({static_cast<int>(p), d.actors, to, "a random resize (test hook)"});
+  }
+  return out;
+}
+
+}  // namespace rayorch::detail

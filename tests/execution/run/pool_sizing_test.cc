@@ -1,0 +1,183 @@
+// The sizing policy of self-sizing pools, driven without threads: each test feeds it pool
+// snapshots at given times and reads its decisions.
+#include "execution/run/pool_sizing.h"
+
+#include <gtest/gtest.h>
+
+namespace rd = rayorch::detail;
+
+namespace {
+
+rd::PoolDemand pool(const std::string& name, int max, double cpus = 1.0, double gpus = 0.0) {
+  rd::PoolDemand d;
+  d.name = name;
+  d.sizes_itself = true;
+  d.max_replicas = max;
+  d.per_actor.cpus = cpus;
+  d.per_actor.gpus = gpus;
+  return d;
+}
+
+rd::Resources cpus(double n, double gpus = 0.0) {
+  return rd::Resources{.cpus = n, .gpus = gpus, .named = {}};
+}
+
+const rd::SizingDecision* decision_for(const std::vector<rd::SizingDecision>& ds, int p) {
+  for (const auto& d : ds) {
+    if (d.pool == p) return &d;
+  }
+  return nullptr;
+}
+
+TEST(PoolSizing, GrowsAStarvedPoolByManyActorsAtOnce) {
+  rd::PoolSizer sizer(cpus(16), {}, 1);
+  rd::PoolDemand ocr = pool("Ocr", 8);
+  ocr.actors = 1;
+  ocr.batch_size = 4;
+  ocr.ready = 20;
+  ocr.pending = 12;
+  ocr.more_can_arrive = true;
+  const auto ds = sizer.decide(std::span(&ocr, 1), 0.0);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].from, 1);
+  EXPECT_EQ(ds[0].to, 8);  // 32 Grains in batches of 4, not one actor more
+  EXPECT_NE(ds[0].reason.find("20 ready"), std::string::npos) << ds[0].reason;
+}
+
+TEST(PoolSizing, MeasuredThroughputAndStartupCostBoundTheGrowth) {
+  rd::PoolSizer sizer(cpus(64), {}, 1);
+  rd::PoolDemand ocr = pool("Ocr", 32);
+  ocr.actors = 1;
+  ocr.ready = 100;
+  ocr.grains_per_second = 10.0;
+  ocr.startup_seconds = 5.0;  // an actor drains 50 Grains in the time another takes to start
+  ocr.more_can_arrive = true;
+  const auto ds = sizer.decide(std::span(&ocr, 1), 0.0);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].to, 2);
+}
+
+TEST(PoolSizing, ShrinksToZeroAtOnceWhenNothingCanReachThePool) {
+  rd::PoolSizer sizer(cpus(16), {}, 1);
+  rd::PoolDemand render = pool("Render", 4);
+  render.min_replicas = 2;
+  render.actors = 4;
+  const auto ds = sizer.decide(std::span(&render, 1), 0.0);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].to, 0);  // below min_replicas: nothing more can come
+  EXPECT_EQ(ds[0].reason, "nothing more can reach it");
+}
+
+TEST(PoolSizing, ShrinksToMinReplicasAfterTheDwellOnlyWhileWorkCanStillCome) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  rd::PoolSizer sizer(cpus(16), config, 1);
+  rd::PoolDemand ocr = pool("Ocr", 8);
+  ocr.min_replicas = 1;
+  ocr.actors = 4;
+  ocr.more_can_arrive = true;  // upstream is unsealed, the backlog is empty now
+  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
+  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 1.9).empty());
+  const auto ds = sizer.decide(std::span(&ocr, 1), 2.0);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].to, 1);
+}
+
+TEST(PoolSizing, HysteresisKeepsAPoolFromThrashing) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  rd::PoolSizer sizer(cpus(16), config, 1);
+  rd::PoolDemand ocr = pool("Ocr", 8);
+  ocr.more_can_arrive = true;
+  ocr.ready = 8;
+  ocr.actors = 2;
+  ASSERT_EQ(sizer.decide(std::span(&ocr, 1), 0.0).at(0).to, 8);
+  ocr.actors = 8;
+  // The backlog comes and goes faster than the dwell: no shrink.
+  for (double t = 0.5; t < 4.0; t += 0.5) {
+    ocr.ready = (static_cast<int>(t * 2) % 2 == 0) ? 8 : 0;
+    EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), t).empty()) << "at " << t;
+  }
+  // A shortfall of less than the margin is not acted upon either.
+  rd::SizingConfig wide = config;
+  wide.shrink_margin = 3;
+  rd::PoolSizer margin(cpus(16), wide, 1);
+  ocr.actors = 3;
+  ocr.ready = 1;  // wants 1: two fewer, under the margin of three
+  EXPECT_TRUE(margin.decide(std::span(&ocr, 1), 0.0).empty());
+  EXPECT_TRUE(margin.decide(std::span(&ocr, 1), 10.0).empty());
+}
+
+TEST(PoolSizing, TheBudgetCapsGrowthAndItsExhaustionIsExplainedByName) {
+  rd::PoolSizer sizer(cpus(8, 2), {}, 2);
+  std::vector<rd::PoolDemand> ps{pool("Render", 4, 1.0), pool("Ocr", 8, 1.0, 1.0)};
+  ps[0].sizes_itself = false;  // a fixed pool holds its share
+  ps[0].actors = 2;
+  ps[1].actors = 0;
+  ps[1].ready = 6;
+  ps[1].more_can_arrive = true;
+  const auto ds = sizer.decide(ps, 0.0);
+  const auto* ocr = decision_for(ds, 1);
+  ASSERT_NE(ocr, nullptr);
+  EXPECT_EQ(ocr->to, 2);
+  EXPECT_NE(ocr->reason.find("Module 'Ocr' wants 4 more actors of 1 CPU, 1 GPU; the budget's "
+                             "GPU: 2 of 2 in use by 'Ocr' (2)"),
+            std::string::npos)
+      << ocr->reason;
+  // The same refusal is reported once, not at every decision.
+  ps[1].actors = 2;
+  EXPECT_EQ(decision_for(sizer.decide(ps, 0.1), 1), nullptr);
+}
+
+TEST(PoolSizing, AStarvedPoolTakesCapacityFromAPoolThatWantsLess) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 100.0;  // the donor's own shrink would wait
+  rd::PoolSizer sizer(cpus(4), config, 2);
+  std::vector<rd::PoolDemand> ps{pool("Render", 4), pool("Ocr", 4)};
+  ps[0].actors = 4;
+  ps[0].ready = 1;
+  ps[0].more_can_arrive = true;  // wants 1
+  ps[1].ready = 3;
+  ps[1].more_can_arrive = true;
+  const auto ds = sizer.decide(ps, 0.0);
+  const auto* render = decision_for(ds, 0);
+  const auto* ocr = decision_for(ds, 1);
+  ASSERT_NE(render, nullptr);
+  ASSERT_NE(ocr, nullptr);
+  EXPECT_EQ(render->to, 1);
+  EXPECT_EQ(ocr->to, 3);
+  EXPECT_NE(render->reason.find("'Ocr'"), std::string::npos) << render->reason;
+}
+
+TEST(PoolSizing, ANamedResourceMissingFromTheBudgetIsNamed) {
+  rd::PoolSizer sizer(cpus(8), {}, 1);
+  rd::PoolDemand tpu = pool("Embed", 2);
+  tpu.per_actor.named["tpu"] = 1.0;
+  tpu.ready = 1;
+  const auto ds = sizer.decide(std::span(&tpu, 1), 0.0);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].to, 0);
+  EXPECT_NE(ds[0].reason.find("the budget's tpu: 0 of 0"), std::string::npos) << ds[0].reason;
+}
+
+TEST(PoolSizing, TheRandomHookKeepsAnActorWhereThereIsWork) {
+  rd::SizingConfig config;
+  config.random_seed = 7;
+  rd::PoolSizer sizer(cpus(1), config, 2);
+  std::vector<rd::PoolDemand> ps{pool("A", 3), pool("B", 3)};
+  ps[0].ready = 5;
+  bool saw_zero = false;
+  for (int i = 0; i < 200; ++i) {
+    for (const auto& d : sizer.decide(ps, i)) {
+      ASSERT_LE(d.to, 3);
+      if (d.pool == 0) {
+        ASSERT_GE(d.to, 1);
+      }
+      if (d.pool == 1 && d.to == 0) saw_zero = true;
+      ps[static_cast<std::size_t>(d.pool)].actors = d.to;
+    }
+  }
+  EXPECT_TRUE(saw_zero);
+}
+
+}  // namespace
