@@ -2,10 +2,12 @@
 // Plain data, shared by the front end, the compiler and the runtime.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "rayorch/recovery.h"
 
@@ -67,10 +69,16 @@ struct ResourceBudget {
 inline bool sizes_itself(const ModuleOptions& o) {
   return o.auto_replicas;
 }
-/// The actor slots a pool has: its replicas, or the most a self-sizing pool may start (the
-/// compiler resolves max_replicas; see ModuleOptions::max_replicas).
+/// The most actors a self-sizing pool may start: max_replicas, or when it is 0 one per CPU of
+/// this machine (at least min_replicas); the executor's budget still caps what it starts.
+inline int resolved_max_replicas(const ModuleOptions& o) {
+  if (o.max_replicas > 0) return o.max_replicas;
+  const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max({1, o.min_replicas, cpus});
+}
+/// The actor slots a pool has: its replicas, or the most a self-sizing pool may start.
 inline int pool_slots(const ModuleOptions& o) {
-  return sizes_itself(o) ? o.max_replicas : o.replicas;
+  return sizes_itself(o) ? resolved_max_replicas(o) : o.replicas;
 }
 
 }  // namespace rayorch

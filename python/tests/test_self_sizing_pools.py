@@ -6,6 +6,7 @@ Module. Order comes from gates and logs, never from durations."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import Counter
 from pathlib import Path
@@ -119,3 +120,22 @@ def test_misused_sizing_options_are_clear_errors() -> None:
     auto = ro.Module(Shift, replicas="auto").pre_init(seen, 0)
     with pytest.raises(ValueError, match="budget\\['GPU'\\] must be a number >= 0"):
         ro.Executor(lambda x: auto(x), budget={"GPU": -1})
+
+
+class Where:
+    def __init__(self) -> None:
+        self.context = ro.replica_context()
+
+    def run(self, xs: list[int]) -> list[tuple[int, int]]:
+        return [(self.context.index, self.context.replicas) for _ in xs]
+
+
+def test_an_auto_pool_without_a_maximum_numbers_its_replicas_over_one_slot_per_cpu() -> None:
+    # max_replicas defaults to the machine's CPU count: replica_context() must count those
+    # slots (not 1), so that replicas that start get distinct indices and devices.
+    slots = max(1, os.cpu_count() or 1)
+    where = ro.Module(Where, replicas="auto")
+    with ro.Executor(lambda x: where(x)) as ex:
+        seen = ex.run(list(range(64)), progress=False).outputs
+    assert {replicas for _, replicas in seen} == {slots}
+    assert all(0 <= index < slots for index, _ in seen)

@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -43,12 +42,7 @@ void lower_pools(const Graph::Impl& g, RuntimePlan& plan, PlanCode& code) {
     int k = udf_seen[pool.udf]++;
     pool.name = udf_count[pool.udf] > 1 ? fmt::format("{}/{}", pool.udf, k) : pool.udf;
     pool.options = m.record.options;
-    // A self-sizing pool without a maximum gets one slot per CPU of this machine (at least
-    // its minimum); the executor's budget still caps what it starts.
-    if (sizes_itself(pool.options) && pool.options.max_replicas == 0) {
-      const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      pool.options.max_replicas = std::max({1, pool.options.min_replicas, cpus});
-    }
+    if (sizes_itself(pool.options)) pool.options.max_replicas = resolved_max_replicas(pool.options);
     code.factories.push_back(m.record.factory);
     plan.pools.push_back(std::move(pool));
   }
