@@ -210,16 +210,19 @@ def require_ray_on_loopback(ray):
         raise SystemExit(f"a Ray node is not on loopback: {addresses}")
 
 
-def start_local_ray(ray, topo):
-    """Starts a new local Ray cluster for a peer, with as many logical CPUs as the pipeline
-    has actors and tasks (the stages only sleep): only inside a loopback-only network
-    namespace, never joining a cluster another process left in /tmp/ray, and checking that
-    every node is on 127.0.0.1."""
+def start_local_ray(ray, topo=None, num_cpus=None):
+    """Starts a new local Ray cluster for a peer: only inside a loopback-only network
+    namespace, on 127.0.0.1, never joining a cluster another process left in /tmp/ray, and
+    checking that every node is on 127.0.0.1. Its logical CPUs: `num_cpus`, or as many as the
+    simulated pipeline `topo` has actors and tasks (its stages only sleep)."""
     require_loopback_only()
+    if num_cpus is None:
+        num_cpus = topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"]
     ray.init(
         address="local",
-        num_cpus=topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"],
+        num_cpus=num_cpus,
         include_dashboard=False,
+        _node_ip_address="127.0.0.1",
         logging_level="ERROR",
         log_to_driver=False,
     )

@@ -15,8 +15,9 @@ memory.
 import argparse
 import json
 import os
-import socket
 import time
+
+import common
 
 
 def parse_args(description, arms=("default",)):
@@ -42,30 +43,9 @@ def corpus_paths(directory):
 
 
 def start_local_ray(ray, num_cpus):
-    """A new one-node Ray on 127.0.0.1, only inside a loopback-only network namespace, never
-    joining a cluster another process left in /tmp/ray; every node checked to be on
-    127.0.0.1."""
-    interfaces = sorted(name for _, name in socket.if_nameindex())
-    if interfaces != ["lo"]:
-        raise SystemExit(
-            f"refusing to start Ray with network interfaces {interfaces}: run the peers "
-            "through python/bench/ocr_peers.py (it enters a loopback-only namespace)"
-        )
-    ray.init(
-        address="local",
-        num_cpus=num_cpus,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        logging_level="ERROR",
-        log_to_driver=False,
-    )
-    check_on_loopback(ray)
-
-
-def check_on_loopback(ray):
-    addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
-    if addresses != ["127.0.0.1"]:
-        raise SystemExit(f"a Ray node is not on loopback: {addresses}")
+    """A new one-node Ray with `num_cpus` logical CPUs, as common.start_local_ray starts it
+    (only in a loopback-only namespace, every node checked to be on 127.0.0.1)."""
+    common.start_local_ray(ray, num_cpus=num_cpus)
 
 
 class CallLog:

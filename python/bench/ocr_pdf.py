@@ -43,8 +43,9 @@ def corpus(directory: Path, docs: int, seed: int, max_pages: int) -> list[sample
     return samples.make_corpus(directory, docs, seed=seed, max_pages=max_pages, blank_pages=2)
 
 
-def descendants() -> list[int]:
-    """The processes below this one (the worker server and its workers)."""
+def descendants(root: int | None = None) -> list[int]:
+    """The processes below `root` (default: this one; here, the worker server and its
+    workers)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -53,7 +54,7 @@ def descendants() -> list[int]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
-    found, stack = [], [os.getpid()]
+    found, stack = [], [os.getpid() if root is None else root]
     while stack:
         for child in children.get(stack.pop(), []):
             found.append(child)
@@ -75,10 +76,10 @@ def cpu_seconds() -> float:
     return total
 
 
-def descendants_rss_mib() -> float:
-    """The resident memory of the live descendants now (worker processes)."""
+def rss_mib(pids: list[int]) -> float:
+    """The summed resident memory of the live processes among `pids` now."""
     total = 0
-    for pid in descendants():
+    for pid in pids:
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -203,7 +204,7 @@ def main() -> None:
         )
         wall = time.monotonic() - start
         cpu = cpu_seconds() - cpu_before
-        workers_rss = descendants_rss_mib()
+        workers_rss = rss_mib(descendants())
     if ray is not None:
         check_on_loopback(ray)
         ray.shutdown()

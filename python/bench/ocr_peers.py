@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from loopback_ray import ensure_private_network
-from ocr_pdf import corpus
+from ocr_pdf import corpus, descendants, rss_mib
 
 import rayorch_cpp
 from rayorch_cpp.workloads.ocr_pdf import PipelineConfig, samples
@@ -59,25 +59,7 @@ ARMS = (*PEER_ARMS, *PROJECT_ARMS)
 
 def tree_rss_mib(root: int) -> float:
     """The resident memory of process `root` and all its descendants now."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        stack += children.get(pid, [])
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total / 1024
+    return rss_mib([root, *descendants(root)])
 
 
 def run_sampled(command: list[str], env: dict[str, str], timeout: float) -> tuple[int, float]:
