@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 import documents as d
+from loopback_ray import check_on_loopback
 
 
 class RenderLarge:
@@ -113,3 +114,6 @@ def measure(
         # A fresh node takes the lost one's place for the next repetition.
         cluster.add_node(node_ip_address="127.0.0.1", num_cpus=cpus_per_node)
         cluster.wait_for_nodes()
+        import ray
+
+        check_on_loopback(ray)  # every node, the removed ones and the new one, on 127.0.0.1
