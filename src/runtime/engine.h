@@ -362,7 +362,10 @@ class Engine {
                  bool tail_used);
   void release_holds(std::vector<std::int32_t>& holds);
   void commit_rebuild(InFlight batch, const Report& report);
-  void rebuild_failed(InFlight batch, const std::string& why, bool retry);
+  // A re-execution that could not finish: with `retry`, its Grains run again within their
+  // budget, which a loss is charged to unless it is a further report of one already charged
+  // (`repeated` false: see inputs_lost).
+  void rebuild_failed(InFlight batch, const std::string& why, bool retry, bool repeated = true);
 
   // ---- State ----
   // Construction (engine.cc).

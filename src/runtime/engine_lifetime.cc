@@ -10,6 +10,7 @@ std::int32_t Engine::new_block() {
   blocks_.push_back(BlockState{});
   rebuild_.lineage.emplace_back();
   rebuild_.lost.push_back(0);
+  rebuild_.remade.push_back(0);
   return static_cast<std::int32_t>(blocks_.size()) - 1;
 }
 

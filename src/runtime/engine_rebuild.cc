@@ -33,27 +33,37 @@ void Engine::inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blo
   InFlight& batch = *taken;
   rebuild_.active = true;
   rebuild_.reason = reason;
+  // A backend may name one lost input per report (Ray names the first argument it could not
+  // fetch), so one loss of several original values reaches a reader as several reports.
+  // Only a loss the reader has not been charged for counts against its budget: its first
+  // one, or a value that was itself made again. A report naming no block of this batch
+  // counts too, so a reader cannot be sent the same unreadable block without end.
+  bool known = false, remade = false;
   for (BlockId id : blocks) {
     const std::uint32_t local = block_local(id);
-    if (block_batch(id) == options_.batch_index && local < blocks_.size())
-      mark_lost(static_cast<std::int32_t>(local));
+    if (block_batch(id) != options_.batch_index || local >= blocks_.size()) continue;
+    known = true;
+    remade |= rebuild_.remade[local] != 0;
+    mark_lost(static_cast<std::int32_t>(local));
   }
+  const bool repeated = !known || remade;
   const int call = batch.call;
   const int budget = p_.calls[call].infra_retries;
   if (batch.lineage >= 0) {
-    rebuild_failed(std::move(batch), "its own inputs were lost too: " + reason, true);
+    rebuild_failed(std::move(batch), "its own inputs were lost too: " + reason, true, repeated);
     return;
   }
   std::vector<std::uint32_t> waiting;
   for (std::uint32_t e : take_live(call, batch.grains, &batch.generations)) {
     Grain& g = grains_[call][e];
-    if (g.rebuild_used >= budget) {
+    const bool charged = repeated || g.rebuild_used == 0;
+    if (charged && g.rebuild_used >= budget) {
       // Past the budget: today's behaviour, the reader fails with the loss as its cause.
       seal_grain(call, e, ItemState::failed, intern("rayorch::BlockLost: " + reason, call, e),
                  GrainEvent::suppress);
       continue;
     }
-    ++g.rebuild_used;
+    if (charged) ++g.rebuild_used;
     move_grain(call, e, GrainEvent::requeue);
     ++g.generation;
     waiting.push_back(e);
@@ -225,6 +235,7 @@ bool Engine::compose_again(const GroupStep& s) {
   make_live(fresh);
   ++blocks_[fresh].uses;  // held until the input batch retires
   rebuild_.lineage[fresh] = rebuild_.lineage[s.block];
+  rebuild_.remade[fresh] = 1;
   c.block = block_id(fresh);
   store_commands_.push_back(std::move(c));
   redirect(s.block, 0, fresh, 0);
@@ -335,9 +346,11 @@ void Engine::commit_rebuild(InFlight batch, const Report& report) {
     // The new blocks stay until the input batch retires: redirects name them.
     const auto fresh = static_cast<std::int32_t>(block_local(batch.outputs[k].block));
     make_live(fresh);
+    rebuild_.remade[fresh] = 1;
     ++blocks_[fresh].uses;
     if (batch.outputs[k].child_block == 0) continue;
     const auto child = static_cast<std::int32_t>(block_local(batch.outputs[k].child_block));
+    rebuild_.remade[child] = 1;
     make_live(child);
     ++blocks_[child].uses;
   }
@@ -345,7 +358,7 @@ void Engine::commit_rebuild(InFlight batch, const Report& report) {
   progress_rebuilds();
 }
 
-void Engine::rebuild_failed(InFlight batch, const std::string& why, bool retry) {
+void Engine::rebuild_failed(InFlight batch, const std::string& why, bool retry, bool repeated) {
   release_holds(batch.holds);
   const int call = batch.call;
   const int budget = p_.calls[call].infra_retries;
@@ -355,8 +368,9 @@ void Engine::rebuild_failed(InFlight batch, const std::string& why, bool retry) 
     const std::uint32_t e = batch.grains[i];
     Grain& g = grains_[call][e];
     if (g.generation != batch.generations[i]) continue;  // fenced
-    if (retry && g.rebuild_used < budget) {
-      ++g.rebuild_used;
+    const bool charged = repeated || g.rebuild_used == 0;
+    if (retry && (!charged || g.rebuild_used < budget)) {
+      if (charged) ++g.rebuild_used;
       ++g.generation;
       again.push_back(e);
       continue;

@@ -190,6 +190,7 @@ void Engine::demand(std::int32_t block, std::uint32_t row) {
       make_live(fresh);
       ++blocks_[fresh].uses;  // held until the input batch retires
       rebuild_.lineage[fresh] = l;
+      rebuild_.remade[fresh] = 1;
       rebuild_.sources.emplace_back(l.index, block_id(fresh));
       for (std::uint32_t r = 0; r < rows_; ++r) redirect(block, r, fresh, r);
       rebuild_.values += rows_;

@@ -67,6 +67,9 @@ struct RebuildState {
   std::vector<LineageRpc> rpcs;
   std::vector<BlockLineage> lineage;  ///< per engine-local block
   std::vector<std::uint8_t> lost;     ///< per engine-local block: a worker could not read it
+  /// per engine-local block: made again for a lost one (a re-execution's output, a group
+  /// composed again, a source column put again). Losing one of these is a repeated loss.
+  std::vector<std::uint8_t> remade;
   std::map<std::int32_t, Redirect> redirects;
   /// (block, row) whose re-materialisation is under way.
   std::set<std::pair<std::int32_t, std::uint32_t>> pending;

@@ -79,6 +79,15 @@ struct Post {
   std::shared_ptr<Log> log_;
 };
 
+struct PostOfPage {  // the page's text plus one, read with the page it came from
+  explicit PostOfPage(std::shared_ptr<Log> log) : log_(std::move(log)) {}
+  std::vector<int> run(ro::Column<int> page, ro::Column<int> text) {
+    log_->calls.push_back("PostOfPage " + join(page));
+    return logged_map(*log_, "Post", text, [](int v) { return v + 1; });
+  }
+  std::shared_ptr<Log> log_;
+};
+
 struct Join {
   std::vector<int> run(ro::Column<ro::Group<int>> docs) {
     std::vector<int> out;
@@ -90,20 +99,29 @@ struct Join {
 const std::vector<int> kDocs = {3, 1, 2, 4};
 
 struct Options {
+  int pages_batch = 8;
   int ocr_batch = 2;
   int ocr_infra = 1;
   bool post = false;  // Pages -> Ocr -> Post -> reduce, else Pages -> Ocr -> reduce
+  // Pages -> Ocr -> PostOfPage(page, text) -> reduce: one call reads two producers' blocks.
+  bool post_of_page = false;
+  int post_infra = 1;
 };
 
 auto documents(std::shared_ptr<Log> log, const Options& o) {
-  ro::Module<Pages> pages = ro::Module<Pages>(log).batch_size(8);
+  ro::Module<Pages> pages = ro::Module<Pages>(log).batch_size(o.pages_batch);
   ro::Module<Ocr> ocr = ro::Module<Ocr>(log).batch_size(o.ocr_batch).infra_retries(o.ocr_infra);
   ro::Module<Post> post = ro::Module<Post>(log).batch_size(2);
+  ro::Module<PostOfPage> post_of_page =
+      ro::Module<PostOfPage>(log).batch_size(2).infra_retries(o.post_infra);
   ro::Module<Join> join_docs;
   const bool with_post = o.post;
+  const bool with_post_of_page = o.post_of_page;
   return ro::compile([=](ro::Port<int> n) mutable {
-    auto text = ocr(F::expand(pages(n)));
+    auto page = F::expand(pages(n));
+    auto text = ocr(page);
     if (with_post) text = post(text);
+    if (with_post_of_page) text = post_of_page(page, text);
     return join_docs(F::reduce(text));
   });
 }
@@ -137,6 +155,7 @@ struct Loss {
   int after = 0;
   bool lose_inputs = false;
   int results_before_loss = -1;  // >= 0: the node goes once that many results came back
+  bool one_per_report = false;   // a report names one lost block (as Ray's does)
 };
 
 struct Outcome {
@@ -153,10 +172,11 @@ Outcome run_with_loss(const Options& o, const Loss& loss, bool vary = false, boo
   auto program = documents(log, o);
   std::set<int> on_node;
   for (const auto& c : loss.on_node) on_node.insert(pool_of(*program.plan(), c));
-  LossyExecutor ex(
-      program, std::make_unique<LossyPools>(rd::make_inline_pools(program.plan(), false), on_node,
+  auto pools = std::make_unique<LossyPools>(rd::make_inline_pools(program.plan(), false), on_node,
                                             pool_of(*program.plan(), loss.trigger), loss.after,
-                                            loss.lose_inputs, loss.results_before_loss));
+                                            loss.lose_inputs, loss.results_before_loss);
+  if (loss.one_per_report) pools->name_one_lost_block_per_report();
+  LossyExecutor ex(program, std::move(pools));
   try {
     auto r = ex.run(kDocs, {.progress = false});
     return Outcome{texts(r), ex.rpcs(), log, r.metrics};
@@ -270,6 +290,35 @@ TEST(Rebuild, PastTheBudgetTheReadersFailWithTheLossAsTheirCause) {
             "suppressed(rayorch::BlockLost: ObjectLostError: the node holding it is gone)");
   EXPECT_EQ(got.log->pages_runs, 2);  // the pages still needed were rebuilt for the others
   EXPECT_EQ(got.outputs[1], reference(o)[1]);
+}
+
+TEST(Rebuild, LostInputsReportedOneAtATimeCountAsOneLossAgainstTheBudget) {
+  // PostOfPage reads a page (a Pages block) and its text (an Ocr block), both on the node.
+  // The reports name one lost block each, as Ray's do: its first call learns that the pages
+  // are lost, runs again once Pages has, and only then learns that the text is lost too.
+  // That is still one loss: with a budget of one replay, every document is present.
+  const Options o{.post_of_page = true};
+  const Outcome got = run_with_loss(
+      o, {.on_node = {"Pages", "Ocr"}, .trigger = "PostOfPage", .one_per_report = true});
+  EXPECT_EQ(got.outputs, reference(o)) << ::testing::PrintToString(got.rpcs);
+  EXPECT_EQ(count_prefix(got.rpcs, "PostOfPage#2 [0/0 0/1] g0 failed"), 1u)
+      << ::testing::PrintToString(got.rpcs);
+  EXPECT_EQ(count_prefix(got.rpcs, "PostOfPage#2 [0/0 0/1] g1 failed"), 1u)
+      << ::testing::PrintToString(got.rpcs);
+  EXPECT_EQ(count_prefix(got.rpcs, "PostOfPage#2 [0/0 0/1] g2"), 1u)
+      << ::testing::PrintToString(got.rpcs);
+}
+
+TEST(Rebuild, WithNoReplaysTheFirstReportOfALossFailsItsReaders) {
+  // A further report of a loss is not charged, but the first one is: with a budget of 0
+  // replays the first PostOfPage call's Grains fail at once.
+  const Options o{.post_of_page = true, .post_infra = 0};
+  const Outcome got = run_with_loss(
+      o, {.on_node = {"Pages", "Ocr"}, .trigger = "PostOfPage", .one_per_report = true});
+  EXPECT_EQ(got.outputs[0],
+            "suppressed(rayorch::BlockLost: ObjectLostError: the node holding it is gone)");
+  EXPECT_EQ(count_prefix(got.rpcs, "PostOfPage#2 [0/0 0/1] g1"), 0u)
+      << ::testing::PrintToString(got.rpcs);
 }
 
 TEST(Rebuild, AnOutputLostBeforeItIsDeliveredIsRebuiltAndDelivered) {

@@ -76,6 +76,11 @@ class LossyPools final : public rd::WorkerPools {
         lose_inputs_(lose_inputs),
         results_before_loss_(results_before_loss) {}
 
+  /// Reports name only the first lost input of a call, as Ray's ObjectLostError names the
+  /// one argument it could not fetch: a call that read several lost blocks learns of them
+  /// one report at a time.
+  void name_one_lost_block_per_report() { one_per_report_ = true; }
+
   std::unique_ptr<rd::BlockStore> make_store(std::shared_ptr<const rd::RuntimePlan> p) override {
     return std::make_unique<LossyStore>(inner_->make_store(std::move(p)), lost_);
   }
@@ -108,6 +113,7 @@ class LossyPools final : public rd::WorkerPools {
       inner_->submit(std::move(task));
       return;
     }
+    if (one_per_report_) lost.resize(1);
     rd::WorkerResult r;
     r.run = task.run;
     r.pool = task.pool;
@@ -147,6 +153,7 @@ class LossyPools final : public rd::WorkerPools {
 
   bool lose_inputs_;
   int results_before_loss_;
+  bool one_per_report_ = false;
   bool gone_ = false;
   std::set<rd::BlockId> held_;
   std::shared_ptr<std::set<rd::BlockId>> lost_ = std::make_shared<std::set<rd::BlockId>>();
