@@ -79,10 +79,17 @@ def run_once(
         start = time.perf_counter()
         result = ex.run(docs, progress=progress)
         e2e = time.perf_counter() - start
-    assert all(
-        out == (doc, [doc * 1_000_000 + i for i in range(n)])
+    differing = [
+        (doc, out)
         for out, (doc, n) in zip(result.outputs, docs, strict=True)
-    ), "a document differs from the run without a loss"
+        if out != (doc, [doc * 1_000_000 + i for i in range(n)])
+    ]
+    if differing:
+        doc, out = differing[0]
+        raise AssertionError(
+            f"{len(differing)} of {len(docs)} documents differ from the run without a loss; "
+            f"document {doc}: {str(out)[:300]}"
+        )
     if lose:
         assert fired.is_set(), "the run ended before half its documents were done"
     return e2e, result

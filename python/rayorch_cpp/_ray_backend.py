@@ -27,6 +27,7 @@ from ._compile import CompiledProgram, compile
 from ._ray_contract import CallStatus, FinishedCall, ObjectRef, RayBackendProtocol
 from ._ray_errors import call_error_report, constructor_error, error_text
 from ._ray_node_losses import NodeLossWatch
+from ._ray_placement import options_avoiding
 from ._ray_session import connect, import_ray
 from ._ray_startup import actor_startup_error, asked_resources, startup_timeout_s
 from ._values import ExecutionError
@@ -45,8 +46,6 @@ _DEFAULT_MAX_TASKS_IN_FLIGHT = 1
 # How long a replacement for a lost actor may take to start away from the lost actor's node
 # before it is placed anywhere.
 _ELSEWHERE_TIMEOUT_S = 30.0
-# Every Ray node carries its id under this label (label selectors can exclude a node).
-_NODE_LABEL = "ray.io/node-id"
 
 
 class _Worker:
@@ -164,43 +163,10 @@ class RayBackend(RayBackendProtocol):
     def _new_actor(self, pool: int, replica: int, avoid_node: str | None = None) -> Any:
         options = self._options[pool]
         if avoid_node is not None:
-            options = self._elsewhere(pool, avoid_node) or options
+            options = options_avoiding(options, avoid_node, self._ray.nodes()) or options
         return self._cls.options(**options).remote(
             self._source_ref, self._optimize, self._explain, pool, replica
         )
-
-    def _elsewhere(self, pool: int, node: str) -> dict[str, Any] | None:
-        """The pool's actor options with `node` excluded, or None where that would override
-        what the user asked for (a placement group, a hard node affinity, their own node
-        label) or no other live node could host the actor."""
-        options = dict(self._options[pool])
-        strategy = options.get("scheduling_strategy")
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        soft_affinity = isinstance(strategy, NodeAffinitySchedulingStrategy) and strategy.soft
-        if strategy not in (None, "DEFAULT", "SPREAD") and not soft_affinity:
-            return None
-        labels = dict(options.get("label_selector") or {})
-        if _NODE_LABEL in labels:
-            return None
-        need = {
-            "CPU": float(options.get("num_cpus") or 0),
-            "GPU": float(options.get("num_gpus") or 0),
-        }
-        need.update({k: float(v) for k, v in (options.get("resources") or {}).items()})
-        others = [
-            n
-            for n in self._ray.nodes()
-            if n["Alive"]
-            and n["NodeID"] != node
-            and all(n["Resources"].get(k, 0.0) >= v for k, v in need.items() if v > 0)
-        ]
-        if not others:
-            return None
-        options.pop("scheduling_strategy", None)
-        labels[_NODE_LABEL] = f"!{node}"
-        options["label_selector"] = labels
-        return options
 
     def _await_ready(
         self, actors: list[Any], pools: list[int], timeout: float | None = None

@@ -73,8 +73,8 @@ class Driver final : public ExecutionCore {
     Clock::time_point at;
   };
 
-  // Applies the actors' starts the pools report (phases, counts, starts_); the new ones are
-  // left in fresh_.
+  // Actors' starts (driver_actors.cc). Applies the starts the pools report (phases, counts,
+  // starts_); the new ones are left in fresh_.
   void apply_starts();
   // Throws ExecutionError (closing the executor) when a pool has no actor that could start.
   void fail_dead_pools();
