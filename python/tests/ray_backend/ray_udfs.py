@@ -191,6 +191,15 @@ class Big:
         return [f"{x}:" + "x" * 200_000 for x in xs]
 
 
+class BigToo(Big):
+    """Big with markers of its own (`bigtoo-<x>`): a second producer of 200 kB values."""
+
+    def run(self, xs: list[int]) -> list[str]:
+        for x in xs:
+            once(self.marker_dir, f"bigtoo-{x}")
+        return [f"{x}:" + "z" * 200_000 for x in xs]
+
+
 class Grow:
     """text -> text + "y" (still kept in the object store of its actor's node); leaves a
     marker per row."""
@@ -241,6 +250,21 @@ class WaitThenMeasure:
         while self.calls > 1 and not os.path.exists(os.path.join(self.marker_dir, "go")):
             time.sleep(0.05)
         out = [sum(map(len, t)) if isinstance(t, list) else len(t) for t in texts]
+        once(self.marker_dir, "first-done")
+        return out
+
+
+class WaitThenMeasureBoth:
+    """WaitThenMeasure of two texts per row: their total length."""
+
+    def __init__(self, marker_dir: str) -> None:
+        self.marker_dir, self.calls = marker_dir, 0
+
+    def run(self, texts: list[str], more: list[str]) -> list[int]:
+        self.calls += 1
+        while self.calls > 1 and not os.path.exists(os.path.join(self.marker_dir, "go")):
+            time.sleep(0.05)
+        out = [len(a) + len(b) for a, b in zip(texts, more, strict=True)]
         once(self.marker_dir, "first-done")
         return out
 
