@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import ray_udfs as u
-from ray_cluster import DOCS, local, on_ray, one_call
+from ray_cluster import DOCS, assert_on_loopback, local, on_ray, one_call
 
 import rayorch_cpp as ro
 
@@ -183,6 +183,7 @@ def _lose_big_blocks(
 
     victim = cluster.add_node(node_ip_address="127.0.0.1", num_cpus=2)
     cluster.wait_for_nodes()
+    assert_on_loopback()  # the node just added too: only loopback, every node on 127.0.0.1
     survivor, doomed, markers = (
         cluster.worker_nodes_started[0].node_id,
         victim.node_id,
