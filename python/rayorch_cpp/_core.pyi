@@ -127,6 +127,7 @@ class CallReport:
         end_s: float = 0.0,
         rebuild_error: str = "",
         lost_object: str = "",
+        actor_held: bool = False,
     ) -> None: ...
     @property
     def status(self) -> CallStatus: ...
@@ -142,6 +143,8 @@ class CallReport:
     def rebuild_error(self) -> str: ...
     @property
     def lost_object(self) -> str: ...
+    @property
+    def actor_held(self) -> bool: ...
 
 class FinishedCall:
     """A call whose report is in, under the token of its submission."""

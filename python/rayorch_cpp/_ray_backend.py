@@ -1,6 +1,6 @@
 """The Ray side of the Ray backend (python/src/ray_pools.h drives it from C++).
 
-Each Module becomes a pool of persistent Ray actors (``_Worker``) built with the Module's
+Each Module becomes a pool of persistent Ray actors (``_ray_worker.Worker``) built with the Module's
 ``num_cpus``, ``num_gpus``, ``resources``, ``runtime_env`` and other Ray actor options. An
 actor compiles the same pipeline again and runs one pool's UDF through the engine's worker
 boundary (``_core.RayWorker``). One call is one actor method call: its task bytes and the
@@ -17,65 +17,23 @@ Everything here is called by the driver's thread, with the GIL, from C++: keep i
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from typing import Any
 
-from . import _core
-from ._compile import CompiledProgram, compile
-from ._ray_contract import CallStatus, FinishedCall, ObjectRef, RayBackendProtocol
+from ._compile import CompiledProgram
+from ._ray_contract import CallReport, CallStatus, FinishedCall, ObjectRef, RayBackendProtocol
 from ._ray_errors import call_error_report, constructor_error, error_text
 from ._ray_node_losses import NodeLossWatch
-from ._ray_placement import options_avoiding
+from ._ray_placement import actor_options, max_tasks_in_flight_of, options_avoiding
 from ._ray_session import connect, import_ray
 from ._ray_startup import actor_startup_error, asked_resources, startup_timeout_s
+from ._ray_worker import Worker
 from ._values import ExecutionError
 
-# Ray actor options a Module may carry besides the ones the engine reads.
-_ACTOR_OPTIONS = frozenset(_core.ray_actor_options())
-
-# max_tasks_in_flight_per_actor where the Module does not set it. One:
-# a call queued behind another hides Ray's round trip (about 0.5 ms here; no-op RPCs/s about
-# 1,700 -> 2,000-2,100 with 2, python/bench/ray_backend.py) but commits its batch a whole
-# call early, which costs batch fill where calls are long: the realistic compare regime
-# (3 s OCR calls) took 235 OCR batches at 92.3 % fill and 137.4 s with 2, against 227 at
-# 95.5 % and 134.7 s with 1 (bench compare --regime realistic --peers rayorch-ray, with and
-# without --ray-tasks-in-flight 2).
-_DEFAULT_MAX_TASKS_IN_FLIGHT = 1
 # How long a replacement for a lost actor may take to start away from the lost actor's node
 # before it is placed anywhere.
 _ELSEWHERE_TIMEOUT_S = 30.0
-
-
-class _Worker:
-    """One actor of one pool: builds the pool's UDF instance from the compiled program."""
-
-    def __init__(
-        self, source: bytes, optimize: bool, explain: str, pool: int, replica: int
-    ) -> None:
-        ray = import_ray()
-        program = compile(ray.cloudpickle.loads(source), optimize=optimize)
-        if program.explain_text() != explain:
-            raise ExecutionError(
-                "the pipeline compiled on a Ray actor differs from the driver's; the "
-                "pipeline's Modules or UDF code differ between the driver and the workers "
-                "(ship the same code, e.g. with runtime_env)"
-            )
-        self._worker = _core.RayWorker(program.native, pool, replica)
-
-    def ready(self) -> tuple[str, int]:
-        """The actor's node id and process id, once its constructor has finished."""
-        ray = import_ray()
-        return (ray.get_runtime_context().get_node_id(), os.getpid())
-
-    def run(self, task: bytes, *blocks: list[Any]) -> tuple[Any, ...]:
-        """One call: (CallReport, *one list per output block); Ray splits the tuple."""
-        return self._worker.run(task, *blocks)
-
-    def cached_blocks(self) -> int:
-        """How many blocks this actor holds from earlier RPCs (they cross to it once)."""
-        return self._worker.cached_blocks()
 
 
 class _Unplaced(Exception):
@@ -103,7 +61,7 @@ class RayBackend(RayBackendProtocol):
         self._ray = ray
         self._wait = ray.wait
         self._get = ray.get
-        self._cls = ray.remote(max_restarts=0, max_task_retries=0)(_Worker)
+        self._cls = ray.remote(max_restarts=0, max_task_retries=0)(Worker)
         self._explain = program.explain_text()
         self._optimize = program.optimize
         self._source_ref = ray.put(source)
@@ -111,21 +69,19 @@ class RayBackend(RayBackendProtocol):
         self._options: list[dict[str, Any]] = []
         self._max_tasks_in_flight: list[int] = []
         for pool, module_options in zip(self._pools, program.pool_options(), strict=True):
-            options: dict[str, Any] = {
-                "num_cpus": pool["cpus"],
-                "num_gpus": pool["gpus"],
-            }
-            if pool["resources"]:
-                options["resources"] = dict(pool["resources"])
-            for key, value in module_options.items():
-                if key in _ACTOR_OPTIONS and value is not None:
-                    options[key] = value
-            self._options.append(options)
-            self._max_tasks_in_flight.append(_max_tasks_in_flight_of(module_options))
+            self._options.append(actor_options(pool, module_options))
+            self._max_tasks_in_flight.append(max_tasks_in_flight_of(module_options))
         self._actors: list[list[Any]] = [[] for _ in self._pools]
         self._methods: list[list[dict[int, Any]]] = [[] for _ in self._pools]
-        # Per outstanding call's report ObjectRef: (token, pool, actor).
-        self._pending: dict[ObjectRef, tuple[int, int, int]] = {}
+        # Per outstanding call's report ObjectRef: (token, pool, actor, the blocks it sent).
+        self._pending: dict[ObjectRef, tuple[int, int, int, tuple[ObjectRef, ...]]] = {}
+        # Calls sent after a node was found lost, not yet checked against it; and how many
+        # nodes were found lost when every call in flight was last checked.
+        self._unchecked: list[ObjectRef] = []
+        self._losses_checked = 0
+        # Calls failed early whose actors Ray still holds: report ObjectRef -> (token, pool,
+        # actor); each is reported again under its token when Ray ends it.
+        self._held: dict[ObjectRef, tuple[int, int, int]] = {}
         self.nodes: list[list[str]] = [[] for _ in self._pools]
         self._node_losses = NodeLossWatch(ray)
         # Where the driver's time goes (seconds and calls), for the benchmark.
@@ -248,7 +204,7 @@ class RayBackend(RayBackendProtocol):
                 self._started.append((pool, actor, f"{type(error).__name__}: {error}"))
                 continue
             self.nodes[pool][actor] = node
-            self._node_losses.actor_on(node)
+            self._node_losses.actor_on(node, _actor_id(self._actors[pool][actor]))
             self._ready_actors[pool] += 1
             self._started.append((pool, actor, ""))
 
@@ -321,7 +277,7 @@ class RayBackend(RayBackendProtocol):
         self._actors[pool][actor] = fresh
         self._methods[pool][actor] = {}
         self.nodes[pool][actor] = node
-        self._node_losses.actor_on(node)
+        self._node_losses.actor_on(node, _actor_id(fresh))
 
     def take_node_losses(self) -> list[tuple[str, str, float, str]]:
         """The nodes found lost since the last call (the contract's)."""
@@ -334,6 +290,7 @@ class RayBackend(RayBackendProtocol):
                 self._kill(actor)
             pool.clear()
         self._pending.clear()
+        self._held.clear()
         self._starting.clear()
         for counts in self._tasks_in_flight:
             counts.clear()
@@ -344,6 +301,10 @@ class RayBackend(RayBackendProtocol):
         return self._ray.put(values)
 
     def get(self, refs: list[ObjectRef]) -> list[list[Any]]:
+        if self._node_losses.nodes_found_lost:
+            for ref in refs:
+                if self._node_losses.first_lost([ref]) is not None:
+                    raise self._ray.exceptions.ObjectLostError(ref.hex(), None, "")
         try:
             values: list[list[Any]] = self._get(refs)
         except self._ray.exceptions.ObjectLostError as error:
@@ -371,7 +332,9 @@ class RayBackend(RayBackendProtocol):
             method = self._actors[pool][actor].run.options(num_returns=returns)
             methods[returns] = method
         refs = method.remote(task, *blocks)
-        self._pending[refs[0]] = (token, pool, actor)
+        self._pending[refs[0]] = (token, pool, actor, blocks)
+        if self._node_losses.nodes_found_lost:
+            self._unchecked.append(refs[0])
         in_flight = self._tasks_in_flight[pool]
         in_flight[actor] += 1
         if in_flight[actor] > self.peak_tasks_in_flight[pool]:
@@ -384,12 +347,19 @@ class RayBackend(RayBackendProtocol):
 
     def wait(self, timeout_s: float) -> list[FinishedCall]:
         pending = list(self._pending)
-        if not pending and not self._starting:
+        if not pending and not self._starting and not self._held:
             return []
         start = self._clock()
         self.stats["waits"] += 1
         try:
-            return self._collect(pending + list(self._starting), timeout_s)
+            out = self._collect(pending + list(self._starting) + list(self._held), timeout_s)
+            if self._node_losses.nodes_found_lost > self._losses_checked:
+                self._losses_checked = self._node_losses.nodes_found_lost
+                self._unchecked = list(self._pending)
+            if self._unchecked:
+                out += self._cut_off(self._unchecked)
+                self._unchecked = []
+            return out
         finally:
             self.stats["wait_s"] += self._clock() - start
 
@@ -400,16 +370,23 @@ class RayBackend(RayBackendProtocol):
         if not ready and timeout > 0:
             ready, _ = self._wait(pending, num_returns=1, timeout=timeout)
         self._note_started([ref for ref in ready if ref in self._starting])
+        out: list[FinishedCall] = []
+        for ref in ready:
+            if (held := self._held.pop(ref, None)) is not None:
+                token, pool, actor = held
+                self._tasks_in_flight[pool][actor] -= 1
+                out.append(
+                    FinishedCall(token, CallReport(CallStatus.ray_error, error="Ray ended it"))
+                )
         ready = [ref for ref in ready if ref in self._pending]
         if not ready:
-            return []
-        out: list[FinishedCall] = []
+            return out
         try:
             reports = self._get(ready)
         except Exception:  # noqa: BLE001 - one of them failed: take them one by one
             reports = None
         for i, ref in enumerate(ready):
-            token, pool, actor = self._pending.pop(ref)
+            token, pool, actor, _ = self._pending.pop(ref)
             self._tasks_in_flight[pool][actor] -= 1
             if reports is not None:
                 out.append(FinishedCall(token, reports[i]))
@@ -423,12 +400,46 @@ class RayBackend(RayBackendProtocol):
                 out.append(FinishedCall(token, report))
         return out
 
+    def _cut_off(self, refs: list[ObjectRef]) -> list[FinishedCall]:
+        """The calls among `refs` (report ObjectRefs) that cannot finish because of a node
+        found lost, failed now (actor_lost or block_lost, as Ray would fail them once the
+        cluster marks the node dead) and cancelled in Ray. Ray keeps a block_lost call at its
+        live actor until then: the report says the actor is held, and the call is reported
+        again when Ray ends it."""
+        out: list[FinishedCall] = []
+        for ref in refs:
+            entry = self._pending.get(ref)
+            if entry is None:
+                continue
+            token, pool, actor, blocks = entry
+            node = self._node_losses.lost_node_of(_actor_id(self._actors[pool][actor]))
+            if node is not None:
+                report = CallReport(
+                    CallStatus.actor_lost, error=f"NodeLost: the call's actor was on node {node}"
+                )
+            else:
+                lost = self._node_losses.first_lost(blocks)
+                if lost is None:
+                    continue
+                block, node = lost
+                report = CallReport(
+                    CallStatus.block_lost,
+                    error=f"NodeLost: input {block.hex()} was only on node {node}",
+                    lost_object=block.hex(),
+                    actor_held=True,
+                )
+                self._held[ref] = (token, pool, actor)
+            del self._pending[ref]
+            if not report.actor_held:
+                self._tasks_in_flight[pool][actor] -= 1
+            try:
+                self._ray.cancel(ref)
+            except Exception:  # noqa: BLE001 - it may have ended meanwhile
+                pass
+            out.append(FinishedCall(token, report))
+        return out
 
-def _max_tasks_in_flight_of(options: dict[str, Any]) -> int:
-    """max_tasks_in_flight_per_actor of a pool with these Module options (checked when the
-    pipeline was compiled): the option, else _DEFAULT_MAX_TASKS_IN_FLIGHT. The option cannot
-    ask for more than one with a timeout (its calls' clocks start when they are sent, so a
-    queued call would spend its wait against its timeout) or a max_concurrency (a threaded
-    actor would run its queued calls at once on one UDF instance)."""
-    tasks = options.get("max_tasks_in_flight_per_actor")
-    return _DEFAULT_MAX_TASKS_IN_FLIGHT if tasks is None else int(tasks)
+
+def _actor_id(actor: Any) -> bytes:
+    """Ray's binary id of an actor handle."""
+    return bytes(actor._actor_id.binary())

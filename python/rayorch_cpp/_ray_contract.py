@@ -102,7 +102,10 @@ class RayBackendProtocol(Protocol):
         """The calls whose reports are in, waiting up to ``timeout_s`` for the first (or for
         an actor's start, see :meth:`take_started`). A call
         Ray failed gets a CallReport with one of Ray's statuses (``actor_lost``,
-        ``block_lost``, ``ray_error``) and the error as ``"Type: message"``."""
+        ``block_lost``, ``ray_error``) and the error as ``"Type: message"``. A call may be
+        reported before Ray ended it (its input went with a node found lost) with
+        ``actor_held``: its actor takes no other call until a second FinishedCall under the
+        same token (any report) says Ray ended it."""
         ...
 
     def replace(self, pool: int, actor: int, lost: bool) -> None:

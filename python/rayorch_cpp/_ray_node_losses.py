@@ -7,6 +7,12 @@ when its node manager no longer accepts connections (the cluster's own verdict c
 after its health checks fail, 12-17 s by default, often after the run ended). A lost actor
 whose node still answers (its worker process died) names no node.
 
+Once a node is found lost, the watch also says which values went with it: a block's
+ObjectRef names the actor call that made it, and the watch knows each actor's node. The
+backend then fails at once the calls in flight that read such a block (or ran on an actor
+there), rather than leaving them in Ray until the cluster marks the node dead and fails them
+itself (12-30 s later, the whole of a loss's cost in the node-loss benchmark).
+
 Everything here runs on the driver's thread, called by RayBackend.
 """
 
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Iterable
 from typing import Any
 
 # How long after a loss the watch keeps looking for the node behind it, and how often.
@@ -29,16 +36,59 @@ class NodeLossWatch:
     def __init__(self, ray: Any) -> None:
         self._ray = ray
         self._nodes: set[str] = set()  # every node an actor became ready on
+        self._actor_nodes: dict[bytes, str] = {}  # actor id (binary) -> its node
         self._lost: set[str] = set()
         self._found: list[tuple[str, str, float, str]] = []
         # The first loss not explained yet: (wall-clock seconds, error, monotonic deadline).
         self._loss: tuple[float, str, float] | None = None
         self._next_look = 0.0
 
-    def actor_on(self, node: str) -> None:
-        """An actor became ready on `node`."""
+    def actor_on(self, node: str, actor: bytes = b"") -> None:
+        """An actor (Ray's binary actor id, when known) became ready on `node`."""
         if node:
             self._nodes.add(node)
+            if actor:
+                self._actor_nodes[actor] = node
+
+    @property
+    def nodes_found_lost(self) -> int:
+        """How many nodes were found lost so far (it only grows)."""
+        return len(self._lost)
+
+    def lost_node_of(self, actor: bytes) -> str | None:
+        """The node found lost that actor `actor` ran on, or None."""
+        node = self._actor_nodes.get(actor)
+        return node if node in self._lost else None
+
+    def first_lost(self, blocks: Iterable[Any]) -> tuple[Any, str] | None:
+        """The first of `blocks` (ObjectRefs) lost with a node, and the node it was made on."""
+        for block in blocks:
+            node = self._made_on_lost_node(block)
+            if node is not None:
+                return block, node
+        return None
+
+    def _made_on_lost_node(self, block: Any) -> str | None:
+        """The lost node that `block` (an ObjectRef an actor call returned) was made on, when
+        no node that is not lost holds a copy of it; else None."""
+        made_on = self.lost_node_of(block.task_id().actor_id().binary())
+        if made_on is None:
+            return None
+        try:
+            where = self._ray.experimental.get_object_locations([block], timeout_ms=1000)
+            copies = where[block]["node_ids"] if block in where else None
+        except Exception:  # noqa: BLE001 - Ray cannot say: the node it was made on is gone
+            copies = None
+        return made_on if self._copies_lost(made_on, copies) else None
+
+    def _copies_lost(self, made_on: str, copies_on: Iterable[str] | None) -> bool:
+        """Whether Ray's copies of a block made on lost node `made_on` are all gone.
+        `copies_on` is None when Ray could not say; empty for a small value that Ray keeps in
+        the driver's memory, never lost with a node."""
+        if copies_on is None:
+            return True
+        nodes = list(copies_on)
+        return bool(nodes) and all(n in self._lost or n == made_on for n in nodes)
 
     def loss(self, error: str) -> None:
         """A call lost its actor or an input block, or an actor died before it started:

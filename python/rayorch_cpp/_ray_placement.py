@@ -1,9 +1,24 @@
-"""Where the Ray backend places an actor that replaces one lost with its node: the pool's
-actor options with that node excluded, where the user's own placement allows it."""
+"""The Ray actor options of each pool of the Ray backend, and where it places an actor that
+replaces one lost with its node: the pool's options with that node excluded, where the
+user's own placement allows it."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from . import _core
+
+# Ray actor options a Module may carry besides the ones the engine reads.
+_ACTOR_OPTIONS = frozenset(_core.ray_actor_options())
+
+# max_tasks_in_flight_per_actor where the Module does not set it. One:
+# a call queued behind another hides Ray's round trip (about 0.5 ms here; no-op RPCs/s about
+# 1,700 -> 2,000-2,100 with 2, python/bench/ray_backend.py) but commits its batch a whole
+# call early, which costs batch fill where calls are long: the realistic compare regime
+# (3 s OCR calls) took 235 OCR batches at 92.3 % fill and 137.4 s with 2, against 227 at
+# 95.5 % and 134.7 s with 1 (bench compare --regime realistic --peers rayorch-ray, with and
+# without --ray-tasks-in-flight 2).
+_DEFAULT_MAX_TASKS_IN_FLIGHT = 1
 
 # Every Ray node carries its id under this label (label selectors can exclude a node).
 NODE_LABEL = "ray.io/node-id"
@@ -43,3 +58,25 @@ def options_avoiding(
     labels[NODE_LABEL] = f"!{node}"
     out["label_selector"] = labels
     return out
+
+
+def actor_options(pool: dict[str, Any], module_options: dict[str, Any]) -> dict[str, Any]:
+    """The Ray actor options of one pool (``pools()`` of the compiled program) whose Module
+    has `module_options`: its resources, then every Ray actor option the Module sets."""
+    options: dict[str, Any] = {"num_cpus": pool["cpus"], "num_gpus": pool["gpus"]}
+    if pool["resources"]:
+        options["resources"] = dict(pool["resources"])
+    for key, value in module_options.items():
+        if key in _ACTOR_OPTIONS and value is not None:
+            options[key] = value
+    return options
+
+
+def max_tasks_in_flight_of(options: dict[str, Any]) -> int:
+    """max_tasks_in_flight_per_actor of a pool with these Module options (checked when the
+    pipeline was compiled): the option, else _DEFAULT_MAX_TASKS_IN_FLIGHT. The option cannot
+    ask for more than one with a timeout (its calls' clocks start when they are sent, so a
+    queued call would spend its wait against its timeout) or a max_concurrency (a threaded
+    actor would run its queued calls at once on one UDF instance)."""
+    tasks = options.get("max_tasks_in_flight_per_actor")
+    return _DEFAULT_MAX_TASKS_IN_FLIGHT if tasks is None else int(tasks)

@@ -45,13 +45,15 @@ void bind_ray_contract(nb::module_& m) {
       .def(
           "__init__",
           [](CallReport* self, CallStatus status, const nb::bytes& report, std::string error,
-             double start_s, double end_s, std::string rebuild_error, std::string lost_object) {
-            new (self) CallReport{status, to_string(report),        std::move(error),      start_s,
-                                  end_s,  std::move(rebuild_error), std::move(lost_object)};
+             double start_s, double end_s, std::string rebuild_error, std::string lost_object,
+             bool actor_held) {
+            new (self)
+                CallReport{status, to_string(report),        std::move(error),       start_s,
+                           end_s,  std::move(rebuild_error), std::move(lost_object), actor_held};
           },
           nb::arg("status"), nb::arg("report") = nb::bytes("", 0), nb::arg("error") = "",
           nb::arg("start_s") = 0.0, nb::arg("end_s") = 0.0, nb::arg("rebuild_error") = "",
-          nb::arg("lost_object") = "")
+          nb::arg("lost_object") = "", nb::arg("actor_held") = false)
       .def_ro("status", &CallReport::status)
       .def_prop_ro("report", [](const CallReport& r) { return to_bytes(r.report); })
       .def_ro("error", &CallReport::error)
@@ -59,20 +61,21 @@ void bind_ray_contract(nb::module_& m) {
       .def_ro("end_s", &CallReport::end_s)
       .def_ro("rebuild_error", &CallReport::rebuild_error)
       .def_ro("lost_object", &CallReport::lost_object)
+      .def_ro("actor_held", &CallReport::actor_held)
       // An actor's report travels to the driver through Ray's object store.
       .def("__getstate__",
            [](const CallReport& r) {
              return nb::make_tuple(r.status, to_bytes(r.report), r.error, r.start_s, r.end_s,
-                                   r.rebuild_error, r.lost_object);
+                                   r.rebuild_error, r.lost_object, r.actor_held);
            })
       .def("__setstate__",
            [](CallReport& r, const nb::tuple& state) {
-             if (state.size() != 7) throw nb::value_error("CallReport: a state of 7 fields");
+             if (state.size() != 8) throw nb::value_error("CallReport: a state of 8 fields");
              new (&r) CallReport{
                  nb::cast<CallStatus>(state[0]),  to_string(nb::cast<nb::bytes>(state[1])),
                  nb::cast<std::string>(state[2]), nb::cast<double>(state[3]),
                  nb::cast<double>(state[4]),      nb::cast<std::string>(state[5]),
-                 nb::cast<std::string>(state[6])};
+                 nb::cast<std::string>(state[6]), nb::cast<bool>(state[7])};
            })
       .def("__repr__", [](const CallReport& r) {
         return fmt::format("CallReport(status={}, report=<{} bytes>, error={:?})",

@@ -52,6 +52,10 @@ struct CallReport {
   std::string rebuild_error;  ///< udf_lost_unrebuilt: why the UDF instance was not rebuilt
   /// block_lost: the hex id of the object Ray could not find, when its error names one.
   std::string lost_object;
+  /// The backend failed the call before Ray ended it (its input went with a node found
+  /// lost): the actor may still be held by it, so it takes no other call until a second
+  /// FinishedCall under the same token says Ray ended it.
+  bool actor_held = false;
 };
 
 /// A call whose report is in, under the token the driver gave it at submission.

@@ -58,6 +58,7 @@ class RayPools final : public rd::WorkerPools {
       slots_.push_back(slots);
       epochs_.emplace_back(static_cast<std::size_t>(slots), 0);
       actor_epochs_.emplace_back(static_cast<std::size_t>(actors_[p]), 0);
+      held_calls_.emplace_back(static_cast<std::size_t>(actors_[p]), 0);
       total_ += static_cast<std::size_t>(slots);
     }
     cache_ = std::make_shared<ActorBlockCache>(actors_);
@@ -84,8 +85,11 @@ class RayPools final : public rd::WorkerPools {
   bool starts_in_background() const override { return true; }
 
   void take_started(std::vector<rd::ActorStart>& out) override {
-    if (starting_ == 0) return;
     const auto at = Clock::now();
+    for (const auto& [pool, actor] : resumed_)
+      out.push_back(rd::ActorStart{.pool = pool, .actor = actor, .at = at, .resumed = true});
+    resumed_.clear();
+    if (starting_ == 0) return;
     for (auto& [pool, actor, error] : backend_.take_started()) {
       --starting_;
       out.push_back(
@@ -150,16 +154,27 @@ class RayPools final : public rd::WorkerPools {
   }
 
   void wait(Clock::time_point deadline, std::vector<rd::WorkerResult>& out) override {
-    if (pending_.empty() && starting_ == 0) return;
+    if (pending_.empty() && starting_ == 0 && held_.empty()) return;
     const double timeout =
         std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
     Gil gil;
     for (const FinishedCall& done : backend_.wait(timeout)) {
+      if (auto h = held_.find(done.token); h != held_.end()) {
+        // Ray ended a call reported early: its actor is free once no other such call holds it.
+        auto [pool, actor] = h->second;
+        held_.erase(h);
+        if (--held_calls_[pool][actor] == 0) resumed_.emplace_back(pool, actor);
+        continue;
+      }
       auto it = pending_.find(done.token);
       if (it == pending_.end()) continue;
       Pending p = std::move(it->second);
       pending_.erase(it);
+      const int pool = p.pool;
+      const int actor = p.actor;
+      const bool same_actor = p.actor_epoch == actor_epochs_[pool][actor];
       out.push_back(result(std::move(p), done.report));
+      if (done.report.actor_held) hold(done.token, pool, actor, same_actor, out.back());
     }
   }
 
@@ -186,6 +201,7 @@ class RayPools final : public rd::WorkerPools {
     stopped_ = true;
     Gil gil;
     pending_.clear();
+    held_.clear();
     try {
       backend_.stop();
     } catch (const nb::python_error& e) {
@@ -286,6 +302,15 @@ class RayPools final : public rd::WorkerPools {
     return r;
   }
 
+  // A call reported early (CallReport::actor_held) still holds its actor in Ray until a second
+  // report under `token`: the driver sends the actor nothing meanwhile, unless the actor was
+  // replaced since the call was sent or the driver dropped the result.
+  void hold(std::uint64_t token, int pool, int actor, bool same_actor, rd::WorkerResult& r) {
+    if (!same_actor || !r.current) return;  // that actor was replaced: it holds nothing
+    held_.emplace(token, std::pair{pool, actor});
+    r.actor_held = held_calls_[pool][actor]++ == 0;
+  }
+
   // Replaces an actor that Ray reported lost, on another node where it can (the caller holds
   // the GIL).
   void replace_lost(int pool, int actor, rd::WorkerResult& r) {
@@ -307,6 +332,11 @@ class RayPools final : public rd::WorkerPools {
   std::vector<std::vector<std::uint64_t>> epochs_;        // per task slot: its incarnation
   std::vector<std::vector<std::uint64_t>> actor_epochs_;  // per actor: its incarnation
   std::unordered_map<std::uint64_t, Pending> pending_;
+  // Calls reported early whose actors Ray still holds (token -> pool, actor), how many hold
+  // each actor, and the actors freed since the last take_started().
+  std::unordered_map<std::uint64_t, std::pair<int, int>> held_;
+  std::vector<std::vector<int>> held_calls_;
+  std::vector<std::pair<int, int>> resumed_;
   std::uint64_t tokens_ = 0;
   int starting_ = 0;  // actors whose start the backend has not reported yet
   bool stopped_ = false;

@@ -26,6 +26,7 @@ Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPo
     ready_actors_.push_back(background ? 0 : actors[p]);
     failed_actors_.push_back(0);
     starting_actors_.push_back(background ? actors[p] : 0);
+    held_actors_.push_back(0);
     ever_ready_.push_back(!background && actors[p] > 0);
     asked_.emplace_back(n, created_);
     all_ready_.push_back(!background);
@@ -262,6 +263,7 @@ void Driver::handle(RunState& state, WorkerResult& r) {
   const Attempt& a = r.attempt;
   if (options_.keep_rpc_log) log_rpc(d, a.kind != Attempt::Kind::ok);
   const int actor = pools_->actor_of(r.pool, r.slot);
+  if (r.actor_held) hold_actor(static_cast<std::size_t>(r.pool), actor);
   switch (a.kind) {
     case Attempt::Kind::ok:
       busy_seconds_[r.pool] += std::chrono::duration<double>(a.end - a.start).count();

@@ -63,7 +63,9 @@ class Driver final : public ExecutionCore {
 
   // Where an actor's first constructor stands (eager start).
   // `stopped`: a self-sizing pool's slot that was not started or was retired.
-  enum class ActorPhase { stopped, starting, ready, failed };
+  // `held`: ready, but still held by a task the pools reported early (WorkerResult::actor_held)
+  // until they report it resumed.
+  enum class ActorPhase { stopped, starting, ready, failed, held };
 
   RunMetrics drive(RunState& state);
   // An actor start the driver applied, for the observers.
@@ -88,9 +90,12 @@ class Driver final : public ExecutionCore {
            phases_[pool][static_cast<std::size_t>(pools_->actor_of(
                static_cast<int>(pool), static_cast<int>(slot)))] == ActorPhase::ready;
   }
-  // Some pool has no ready actor yet but one still starting: its work waits for it, which
-  // is not a deadlock.
+  // Some pool has no ready actor yet but one still starting or held: its work waits for it,
+  // which is not a deadlock.
   bool waiting_for_actors() const;
+  // A ready actor that a task the pools reported early still holds takes no task until they
+  // report it resumed (take_started()).
+  void hold_actor(std::size_t pool, int actor);
   // Self-sizing pools (DESIGN 6.1, self-sizing pools; driver_sizing.cc). The targets live across
   // runs; the policy is asked at most every 100 ms, or at once when the loop would otherwise idle.
   // Sets the first targets within the budget and starts them; throws ExecutionError naming
@@ -125,6 +130,7 @@ class Driver final : public ExecutionCore {
   std::vector<int> ready_actors_;                // per pool
   std::vector<int> failed_actors_;               // per pool
   std::vector<int> starting_actors_;             // per pool
+  std::vector<int> held_actors_;                 // per pool: ready actors held (ActorPhase::held)
   std::vector<bool> ever_ready_;                 // per pool: some actor became ready
   // Self-sizing pools (per pool; see init_sizing()).
   bool sizing_ = false;

@@ -32,8 +32,16 @@ void Driver::apply_starts() {
   for (ActorStart& s : started_) {
     const auto p = static_cast<std::size_t>(s.pool);
     const auto a = static_cast<std::size_t>(s.actor);
-    if (p >= phases_.size() || a >= phases_[p].size() || phases_[p][a] != ActorPhase::starting)
+    if (p >= phases_.size() || a >= phases_[p].size()) continue;
+    if (s.resumed) {
+      if (phases_[p][a] == ActorPhase::held) {
+        phases_[p][a] = ActorPhase::ready;
+        --held_actors_[p];
+        all_ready_[p] = ++ready_actors_[p] == static_cast<int>(phases_[p].size());
+      }
       continue;
+    }
+    if (phases_[p][a] != ActorPhase::starting) continue;
     const ActorStartMetrics m{
         .actor = s.actor,
         .started_seconds = std::max(0.0, std::chrono::duration<double>(s.at - created_).count()),
@@ -119,9 +127,18 @@ void Driver::await_source_actor(RunState& state) {
 
 bool Driver::waiting_for_actors() const {
   for (std::size_t p = 0; p < phases_.size(); ++p) {
-    if (ready_actors_[p] == 0 && starting_actors_[p] > 0) return true;
+    if (ready_actors_[p] == 0 && (starting_actors_[p] > 0 || held_actors_[p] > 0)) return true;
   }
   return false;
+}
+
+void Driver::hold_actor(std::size_t pool, int actor) {
+  auto& phase = phases_[pool][static_cast<std::size_t>(actor)];
+  if (phase != ActorPhase::ready) return;
+  phase = ActorPhase::held;
+  --ready_actors_[pool];
+  ++held_actors_[pool];
+  all_ready_[pool] = false;
 }
 
 }  // namespace rayorch::detail

@@ -28,6 +28,11 @@
 //   ready or failed, once, through take_started(), and wait() returns early when one is in.
 //   The driver submits only to workers whose actor has started and is ready; a task sent to
 //   a worker that replace() made fresh waits for that worker's constructor.
+// - Held actors: a backend may report a task before its actor is done with it (the Ray
+//   backend fails a call whose input went with a node as soon as it finds the node lost,
+//   while Ray still holds the call at its actor). The result says so (`actor_held`); the
+//   driver then submits nothing to that actor until take_started() reports it again
+//   (`resumed`).
 #pragma once
 
 #include <chrono>
@@ -69,14 +74,19 @@ struct WorkerResult {
   bool loss_counted = false;
   /// Non-empty: the worker cannot run anything (its UDF instance could not be rebuilt).
   std::string fatal;
+  /// The worker's actor is still held by this task (reported early): it takes no task
+  /// until take_started() reports it `resumed`.
+  bool actor_held = false;
 };
 
-/// An actor whose first constructor finished, successfully (`error` empty) or not.
+/// An actor whose first constructor finished, successfully (`error` empty) or not; or
+/// (`resumed`) a ready actor free again after a held task (WorkerResult::actor_held).
 struct ActorStart {
   int pool = -1;
   int actor = -1;  ///< within its pool, as actor_of() numbers them
   std::chrono::steady_clock::time_point at;
-  std::string error;  ///< the constructor's error, naming the Module
+  std::string error;     ///< the constructor's error, naming the Module
+  bool resumed = false;  ///< not a start: the actor was held, and is ready again
 };
 
 /// A node that went away with workers or blocks of the pools (Ray), once detected.

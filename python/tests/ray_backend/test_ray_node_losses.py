@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -89,3 +90,56 @@ def test_a_node_the_cluster_forgot_is_lost() -> None:
     assert watch.take() == [
         ("gone", "", pytest.approx(time.time(), abs=5), "ObjectLostError: gone")
     ]
+
+
+class Block:
+    """An ObjectRef as the watch reads it: the id of the actor whose call made it."""
+
+    def __init__(self, actor: bytes) -> None:
+        self._actor = actor
+
+    def task_id(self) -> Any:
+        actor = SimpleNamespace(binary=lambda: self._actor)
+        return SimpleNamespace(actor_id=lambda: actor)
+
+
+class Located(Nodes):
+    """Nodes, and where Ray says each block's copies are (ray.experimental)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.copies: dict[Block, list[str]] = {}
+        self.experimental = SimpleNamespace(get_object_locations=self._locations)
+
+    def _locations(self, blocks: list[Block], timeout_ms: int) -> dict[Block, dict[str, Any]]:
+        assert timeout_ms > 0  # never waits without bound on a cluster that lost a node
+        return {b: {"node_ids": self.copies[b]} for b in blocks if b in self.copies}
+
+
+def test_a_block_made_on_a_lost_node_is_lost_unless_a_live_node_holds_a_copy(
+    listening: int,
+) -> None:
+    ray = Located()
+    ray.add("up", listening)
+    ray.add("gone", closed_port())
+    watch = NodeLossWatch(ray)
+    watch.actor_on("up", b"A-up")
+    watch.actor_on("gone", b"A-gone")
+    only_there, copied, small, unknown, made_up = (
+        Block(b"A-gone"),
+        Block(b"A-gone"),
+        Block(b"A-gone"),
+        Block(b"A-gone"),
+        Block(b"A-up"),
+    )
+    ray.copies = {only_there: ["gone"], copied: ["gone", "up"], small: [], made_up: ["up"]}
+    blocks = [made_up, copied, small, only_there, unknown]
+    assert watch.first_lost(blocks) is None  # no node found lost yet
+    watch.loss("ActorUnavailableError: the actor is unavailable")
+    assert watch.nodes_found_lost == 1
+    assert watch.lost_node_of(b"A-gone") == "gone" and watch.lost_node_of(b"A-up") is None
+    # A copy on a live node is read from there; a small value lives in the driver's memory;
+    # where Ray cannot say, the node the block was made on decides.
+    assert watch.first_lost(blocks) == (only_there, "gone")
+    assert watch.first_lost([made_up, copied, small, unknown]) == (unknown, "gone")
+    assert watch.first_lost([Block(b"")]) is None  # put by the driver: on no actor's node

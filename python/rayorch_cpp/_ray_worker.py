@@ -1,0 +1,43 @@
+"""One actor of the Ray backend (rayorch_cpp._ray_backend starts them): it compiles the same
+pipeline again and runs one pool's UDF through the engine's worker boundary
+(``_core.RayWorker``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import _core
+from ._compile import compile
+from ._ray_session import import_ray
+from ._values import ExecutionError
+
+
+class Worker:
+    """One actor of one pool: builds the pool's UDF instance from the compiled program."""
+
+    def __init__(
+        self, source: bytes, optimize: bool, explain: str, pool: int, replica: int
+    ) -> None:
+        ray = import_ray()
+        program = compile(ray.cloudpickle.loads(source), optimize=optimize)
+        if program.explain_text() != explain:
+            raise ExecutionError(
+                "the pipeline compiled on a Ray actor differs from the driver's; the "
+                "pipeline's Modules or UDF code differ between the driver and the workers "
+                "(ship the same code, e.g. with runtime_env)"
+            )
+        self._worker = _core.RayWorker(program.native, pool, replica)
+
+    def ready(self) -> tuple[str, int]:
+        """The actor's node id and process id, once its constructor has finished."""
+        ray = import_ray()
+        return (ray.get_runtime_context().get_node_id(), os.getpid())
+
+    def run(self, task: bytes, *blocks: list[Any]) -> tuple[Any, ...]:
+        """One call: (CallReport, *one list per output block); Ray splits the tuple."""
+        return self._worker.run(task, *blocks)
+
+    def cached_blocks(self) -> int:
+        """How many blocks this actor holds from earlier RPCs (they cross to it once)."""
+        return self._worker.cached_blocks()
