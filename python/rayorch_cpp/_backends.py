@@ -12,7 +12,6 @@ from ._process_workers import worker_server
 from ._ray_backend import RayBackend
 from ._ray_contract import RayBackendProtocol
 from ._ray_session import snapshot
-from ._values import ExecutionError
 
 
 def local_core(
@@ -48,9 +47,17 @@ def sync_core(program: CompiledProgram, wire: bool) -> Any:
     return _core.Core.sync(program.native, wire)
 
 
-def core_on(program: CompiledProgram, backend: RayBackendProtocol) -> Any:
-    """A core whose actor pools are driven through ``backend`` (Ray's, or a stand-in)."""
-    return _core.Core.ray(program.native, backend)
+def core_on(
+    program: CompiledProgram,
+    backend: RayBackendProtocol,
+    budget: Mapping[str, float] | None = None,
+    random_resize_seed: int = 0,
+) -> Any:
+    """A core whose actor pools are driven through ``backend`` (Ray's, or a stand-in).
+    ``budget`` (``"CPU"``, ``"GPU"`` and named resources) bounds the self-sizing pools;
+    ``random_resize_seed`` (testing only) sizes them at random."""
+    cpus, gpus, named = split_budget(budget or {})
+    return _core.Core.ray(program.native, backend, cpus, gpus, named, random_resize_seed)
 
 
 def ray_source(pipeline: Any) -> bytes:
@@ -65,19 +72,18 @@ def ray_core(
     address: str | None,
     ray_init_kwargs: dict[str, Any],
     actor_startup_timeout_s: float | None = None,
+    budget: Mapping[str, float] | None = None,
+    random_resize_seed: int = 0,
 ) -> tuple[RayBackend, Any]:
     """The Ray actor pools of ``program`` on the cluster at ``address`` and the core that
-    drives them. The pools are stopped again when the core cannot be built."""
-    for pool in program.native.pools():
-        if pool["auto_replicas"]:
-            raise ExecutionError(
-                f"Module '{pool['name']}' has replicas='auto', which the Ray backend does not "
-                "run yet (self-sizing pools run on the local backend); give it a fixed "
-                "replicas=n on Ray"
-            )
-    backend = RayBackend(program, source, address, ray_init_kwargs, actor_startup_timeout_s)
+    drives them; ``budget`` bounds the self-sizing pools (default: the cluster's resources);
+    ``random_resize_seed`` (testing only) sizes them at random.
+    The pools are stopped again when the core cannot be built."""
+    if budget is not None:
+        split_budget(budget)  # a bad entry is a ValueError before anything starts
+    backend = RayBackend(program, source, address, ray_init_kwargs, actor_startup_timeout_s, budget)
     try:
-        return backend, core_on(program, backend)
+        return backend, core_on(program, backend, backend.budget, random_resize_seed)
     except BaseException:
         backend.stop()
         raise

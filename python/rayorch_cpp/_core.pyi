@@ -343,8 +343,17 @@ class Core:
     def sync(program: Program, wire: bool = False) -> Core:
         """The deterministic single-thread core."""
     @staticmethod
-    def ray(program: Program, backend: Any) -> Core:
-        """The Ray backend over a started ``_ray_backend.RayBackend``."""
+    def ray(
+        program: Program,
+        backend: Any,
+        budget_cpus: float = 0.0,
+        budget_gpus: float = 0.0,
+        budget_resources: dict[str, float] = ...,
+        random_resize_seed: int = 0,
+    ) -> Core:
+        """The Ray backend over a started ``_ray_backend.RayBackend`` (or an object with its
+        contract); the budget bounds its self-sizing pools (raises ExecutionError when a
+        self-sizing pool's min_replicas cannot fit in it)."""
     def run(
         self,
         columns: list[Iterable[Any]],

@@ -237,14 +237,15 @@ class Executor(_Base):
     autoscaling cluster) and join whenever Ray places them. Use as a context manager or
     close().
 
-    Self-sizing pools (local backend): a Module with ``replicas="auto"`` (and optionally
-    ``min_replicas``, ``max_replicas``) starts and retires its actors as the backlog its
-    Calls have and will have (from the lineage) asks, within ``budget``: a dict of
-    ``"CPU"``, ``"GPU"`` and named resources, counted in the Modules' ``num_cpus``,
-    ``num_gpus`` and ``resources`` per actor (default: this machine's CPUs, no GPUs). Every
-    decision is in ``RunResult.pools`` (``resizes``, ``actors_over_time``), the trace and
-    the report. A Module whose ``min_replicas`` cannot fit is an ExecutionError naming it.
-    The Ray backend does not run ``replicas="auto"`` yet.
+    Self-sizing pools: a Module with ``replicas="auto"`` (and optionally ``min_replicas``,
+    ``max_replicas``) starts and retires its actors as the backlog its Calls have and will
+    have (from the lineage) asks, within ``budget``: a dict of ``"CPU"``, ``"GPU"`` and
+    named resources, counted in the Modules' ``num_cpus``, ``num_gpus`` and ``resources``
+    per actor (default: this machine's CPUs and no GPUs on the local backend, the cluster's
+    resources on Ray). Every decision is in ``RunResult.pools`` (``resizes``,
+    ``actors_over_time``), the trace and the report. A Module whose ``min_replicas`` cannot
+    fit is an ExecutionError naming it. On Ray, a self-sizing pool's actors take one call
+    at a time, and without ``max_replicas`` it may start as many as the budget holds.
     """
 
     def __init__(
@@ -270,21 +271,33 @@ class Executor(_Base):
         self._ray: Any = None
         if backend == "ray":
             self._ray, self._core = ray_core(
-                self._program, source, address, self.ray_init_kwargs, actor_startup_timeout_s
+                self._program,
+                source,
+                address,
+                self.ray_init_kwargs,
+                actor_startup_timeout_s,
+                budget,
+                _random_resize_seed,
             )
         else:
             self._core = local_core(self._program, budget, _random_resize_seed)
         _LIVE.add(self)
 
     @classmethod
-    def _on_backend(cls, pipeline: Any, backend: RayBackendProtocol) -> Executor:
+    def _on_backend(
+        cls,
+        pipeline: Any,
+        backend: RayBackendProtocol,
+        budget: Mapping[str, float] | None = None,
+        random_resize_seed: int = 0,
+    ) -> Executor:
         """An executor whose pools are driven through `backend` (tests drive the Ray pools
         without Ray)."""
         self = cls.__new__(cls)
         _Base.__init__(self, pipeline)
         self.backend, self.address, self.ray_init_kwargs = "ray", None, {}
         self._ray = backend
-        self._core = core_on(self._program, backend)
+        self._core = core_on(self._program, backend, budget, random_resize_seed)
         _LIVE.add(self)
         return self
 

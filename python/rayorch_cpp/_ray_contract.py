@@ -57,7 +57,20 @@ class RayBackendProtocol(Protocol):
     """
 
     def actors_per_pool(self) -> list[int]:
-        """Per pool (plan order): how many actors it has. Fixed for the backend's life."""
+        """Per pool (plan order): how many actor slots it has. Fixed for the backend's life.
+        A fixed pool starts an actor in each when the backend is made; a self-sizing pool
+        (``replicas="auto"``) starts none: the driver starts and retires its actors
+        (:meth:`start`, :meth:`retire`), one call at a time each."""
+        ...
+
+    def start(self, pool: int, actor: int) -> None:
+        """Starts an actor in the empty slot ``actor`` of the self-sizing pool ``pool``, in
+        the background: its start comes through :meth:`take_started`."""
+        ...
+
+    def retire(self, pool: int, actor: int) -> None:
+        """Stops the ready actor ``actor`` of the self-sizing pool ``pool``, which has no
+        call (the driver retires no other); its slot is empty again."""
         ...
 
     def take_started(self) -> list[tuple[int, int, str]]:

@@ -4,9 +4,11 @@ user's own placement allows it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from . import _core
+from ._values import ExecutionError
 
 # Ray actor options a Module may carry besides the ones the engine reads.
 _ACTOR_OPTIONS = frozenset(_core.ray_actor_options())
@@ -80,3 +82,37 @@ def max_tasks_in_flight_of(options: dict[str, Any]) -> int:
     actor would run its queued calls at once on one UDF instance)."""
     tasks = options.get("max_tasks_in_flight_per_actor")
     return _DEFAULT_MAX_TASKS_IN_FLIGHT if tasks is None else int(tasks)
+
+
+def cluster_budget(resources: Mapping[str, float]) -> dict[str, float]:
+    """The self-sizing pools' default budget on Ray: the cluster's resources
+    (``ray.cluster_resources()``) without its memory, object store and per-node entries."""
+    skipped = ("memory", "object_store_memory")
+    return {
+        k: float(v)
+        for k, v in resources.items()
+        if k not in skipped and not k.startswith(("node:", "accelerator_type:"))
+    }
+
+
+def self_sizing_slots(
+    name: str, options: dict[str, Any], asked: Mapping[str, float], budget: Mapping[str, float]
+) -> int:
+    """The actor slots of the self-sizing pool `name` on Ray (its Module `options`, each actor
+    asking `asked`): its max_replicas, else as many actors as `budget` could hold were they
+    all of this pool, at least its min_replicas and 1. The driver's policy keeps the actors
+    it starts within the budget; a min_replicas that cannot fit is its error, naming `name`.
+    A self-sizing pool's actors take one call at a time (the driver starts and retires
+    actors, and counts one task slot per actor)."""
+    tasks = options.get("max_tasks_in_flight_per_actor")
+    if tasks is not None and int(tasks) > 1:
+        raise ExecutionError(
+            f"Module<{name}> has replicas='auto' and max_tasks_in_flight_per_actor={tasks}: a "
+            "self-sizing pool's actors take one call at a time on Ray; drop one of the two"
+        )
+    most = int(options.get("max_replicas") or 0)
+    if most > 0:
+        return most
+    fits = [int(budget.get(k, 0.0) // v) for k, v in asked.items() if v > 0]
+    n = min(fits) if fits else int(budget.get("CPU", 0.0))
+    return max(n, int(options.get("min_replicas") or 0), 1)

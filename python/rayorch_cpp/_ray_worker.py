@@ -29,10 +29,11 @@ class Worker:
             )
         self._worker = _core.RayWorker(program.native, pool, replica)
 
-    def ready(self) -> tuple[str, int]:
-        """The actor's node id and process id, once its constructor has finished."""
-        ray = import_ray()
-        return (ray.get_runtime_context().get_node_id(), os.getpid())
+    def ready(self) -> tuple[str, int, str]:
+        """The actor's node id, process id and actor id (hex), once its constructor has
+        finished."""
+        context = import_ray().get_runtime_context()
+        return (context.get_node_id(), os.getpid(), context.get_actor_id() or "")
 
     def run(self, task: bytes, *blocks: list[Any]) -> tuple[Any, ...]:
         """One call: (CallReport, *one list per output block); Ray splits the tuple."""

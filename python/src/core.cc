@@ -220,18 +220,15 @@ Core Core::local(const Program& program, std::optional<std::vector<std::string>>
   return Core(program, std::move(core));
 }
 
-Core Core::ray(const Program& program, nb::object backend) {
-  for (const rd::PlanPool& pool : program.plan->pools) {
-    if (!sizes_itself(pool.options)) continue;
-    throw ExecutionError(fmt::format(
-        "Module '{}' has replicas='auto', which the Ray backend does not run yet (self-sizing "
-        "pools run on the local backend); give it a fixed replicas=n on Ray",
-        pool.name));
-  }
+Core Core::ray(const Program& program, nb::object backend, ResourceBudget budget,
+               std::uint64_t random_resize_seed) {
   auto pools = make_ray_pools(program.plan, std::move(backend));
+  rd::DriverOptions options;
+  options.budget = std::move(budget);
+  options.sizing.random_seed = random_resize_seed;
   nb::gil_scoped_release release;
   return Core(program,
-              std::make_unique<rd::Driver>(program.plan, std::move(pools), rd::DriverOptions{}));
+              std::make_unique<rd::Driver>(program.plan, std::move(pools), std::move(options)));
 }
 
 Core Core::sync(const Program& program, bool wire) {
@@ -429,7 +426,19 @@ void bind_core(nb::module_& m) {
           nb::arg("budget_resources") = std::map<std::string, double>{},
           nb::arg("random_resize_seed") = 0)
       .def_static("sync", &Core::sync, nb::arg("program"), nb::arg("wire") = false)
-      .def_static("ray", &Core::ray, nb::arg("program"), nb::arg("backend"))
+      .def_static(
+          "ray",
+          [](const Program& program, nb::object backend, double cpus, double gpus,
+             std::map<std::string, double> resources, std::uint64_t seed) {
+            return Core::ray(
+                program, std::move(backend),
+                ResourceBudget{.cpus = cpus, .gpus = gpus, .resources = std::move(resources)},
+                seed);
+          },
+          nb::arg("program"), nb::arg("backend"), nb::arg("budget_cpus") = 0.0,
+          nb::arg("budget_gpus") = 0.0,
+          nb::arg("budget_resources") = std::map<std::string, double>{},
+          nb::arg("random_resize_seed") = 0)
       .def("run", &Core::run, nb::arg("columns"), nb::arg("options"),
            nb::arg("journal_keys").none() = nb::none(), nb::arg("on_row").none() = nb::none(),
            nb::arg("on_progress").none() = nb::none(), nb::arg("lazy") = false)

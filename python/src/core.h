@@ -30,8 +30,10 @@ class Core {
                     std::optional<std::vector<std::string>> server_command = std::nullopt,
                     nanobind::bytes server_payload = nanobind::bytes(""),
                     ResourceBudget budget = {}, std::uint64_t random_resize_seed = 0);
-  /// The Ray backend: `backend` is a started rayorch_cpp._ray_backend.RayBackend.
-  static Core ray(const Program& program, nanobind::object backend);
+  /// The Ray backend: `backend` is a started rayorch_cpp._ray_backend.RayBackend (or an
+  /// object with its contract); `budget` bounds its self-sizing pools.
+  static Core ray(const Program& program, nanobind::object backend, ResourceBudget budget = {},
+                  std::uint64_t random_resize_seed = 0);
   static Core sync(const Program& program, bool wire);
 
   /// Runs the program on one sequence per source column, or with `lazy` one iterable per

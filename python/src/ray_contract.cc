@@ -179,6 +179,16 @@ void RayBackendClient::replace(int pool, int actor, bool lost) const {
   backend_.attr("replace")(pool, actor, lost);
 }
 
+void RayBackendClient::start(int pool, int actor) const {
+  Gil gil;
+  backend_.attr("start")(pool, actor);
+}
+
+void RayBackendClient::retire(int pool, int actor) const {
+  Gil gil;
+  backend_.attr("retire")(pool, actor);
+}
+
 void RayBackendClient::stop() const {
   Gil gil;
   backend_.attr("stop")();

@@ -94,6 +94,10 @@ class RayBackendClient {
   /// The calls that finished, waiting up to `timeout_s` for the first.
   std::vector<FinishedCall> wait(double timeout_s) const;
   void replace(int pool, int actor, bool lost) const;
+  /// Starts an actor in the empty slot `actor` of a self-sizing pool (in the background).
+  void start(int pool, int actor) const;
+  /// Stops the ready, idle actor `actor` of a self-sizing pool; its slot is empty again.
+  void retire(int pool, int actor) const;
   void stop() const;
 
  private:

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "rayorch/errors.h"
+#include "rayorch/module_options.h"
 
 #include "execution/actor_block_cache.h"
 #include "runtime/protocol_codec.h"
@@ -54,6 +55,15 @@ class RayPools final : public rd::WorkerPools {
                                        actors_.size(), plan_->pools.size()));
     }
     for (std::size_t p = 0; p < actors_.size(); ++p) {
+      const bool auto_pool = sizes_itself(plan_->pools[p].options);
+      if (auto_pool && tasks_in_flight[p] > 1) {
+        throw ExecutionError(fmt::format(
+            "the Ray backend gives the self-sizing pool {} {} calls in flight per actor; it "
+            "takes one",
+            plan_->pools[p].name, tasks_in_flight[p]));
+      }
+      // A self-sizing pool's actors start when the driver asks (start_actor).
+      if (!auto_pool) starting_ += actors_[p];
       const int slots = actors_[p] * std::max(tasks_in_flight[p], 1);
       slots_.push_back(slots);
       epochs_.emplace_back(static_cast<std::size_t>(slots), 0);
@@ -62,7 +72,6 @@ class RayPools final : public rd::WorkerPools {
       total_ += static_cast<std::size_t>(slots);
     }
     cache_ = std::make_shared<ActorBlockCache>(actors_);
-    for (int n : actors_) starting_ += n;
   }
   RayPools(const RayPools&) = delete;
   RayPools& operator=(const RayPools&) = delete;
@@ -83,6 +92,31 @@ class RayPools final : public rd::WorkerPools {
   int actor_of(int pool, int slot) const override { return slot % actors_[pool]; }
   std::size_t max_outstanding() const override { return total_; }
   bool starts_in_background() const override { return true; }
+  bool resizable() const override { return true; }
+
+  void start_actor(int pool, int actor) override {
+    Gil gil;  // for the Python error, if any
+    try {
+      backend_.start(pool, actor);
+    } catch (const nb::python_error& e) {
+      throw ExecutionError(fmt::format("starting a Ray actor of pool {} failed: {}",
+                                       plan_->pools[pool].name, e.what()));
+    }
+    ++starting_;
+  }
+
+  void retire_actor(int pool, int actor) override {
+    // The actor is idle (the driver's rule): no call of it is pending or held.
+    ++actor_epochs_[pool][actor];
+    cache_->reset(pool, actor);
+    Gil gil;  // for the Python error, if any
+    try {
+      backend_.retire(pool, actor);
+    } catch (const nb::python_error& e) {
+      throw ExecutionError(fmt::format("retiring a Ray actor of pool {} failed: {}",
+                                       plan_->pools[pool].name, e.what()));
+    }
+  }
 
   void take_started(std::vector<rd::ActorStart>& out) override {
     const auto at = Clock::now();

@@ -207,9 +207,9 @@ def test_a_compiled_program_is_a_snapshot() -> None:
 def test_ray_actor_options_are_known_options() -> None:
     # Every actor option the Ray backend passes to Ray's .options(...) is accepted (and
     # ignored by the local executor), as are the ones it reads itself.
-    from rayorch_cpp import _ray_backend
+    from rayorch_cpp import _ray_placement
 
-    options: dict[str, Any] = {name: None for name in _ray_backend._ACTOR_OPTIONS}
+    options: dict[str, Any] = {name: None for name in _ray_placement._ACTOR_OPTIONS}
     module = ro.Module(Any1, max_tasks_in_flight_per_actor=1, name="Kept", **options)
     program = ro.compile(lambda x: module(x))
     assert "Kept#0" in program.explain_text()

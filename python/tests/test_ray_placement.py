@@ -1,4 +1,5 @@
-"""Where a replacement for an actor lost with its node may go (rayorch_cpp._ray_placement)."""
+"""Where a replacement for an actor lost with its node may go, and how many actor slots a
+self-sizing pool gets within its budget (rayorch_cpp._ray_placement)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ import pytest
 
 pytest.importorskip("ray")
 
-from rayorch_cpp._ray_placement import NODE_LABEL, options_avoiding  # noqa: E402
+import rayorch_cpp as ro  # noqa: E402
+from rayorch_cpp._ray_placement import (  # noqa: E402
+    NODE_LABEL,
+    cluster_budget,
+    options_avoiding,
+    self_sizing_slots,
+)
 
 
 def node(node_id: str, alive: bool = True, cpus: float = 4.0, gpus: float = 0.0) -> dict[str, Any]:
@@ -39,3 +46,34 @@ def test_a_placement_the_user_chose_is_never_overridden() -> None:
     assert options_avoiding({"label_selector": {NODE_LABEL: "x"}}, "dead", nodes) is None
     spread = options_avoiding({"scheduling_strategy": "SPREAD"}, "dead", nodes)
     assert spread is not None and "scheduling_strategy" not in spread
+
+
+def test_the_default_budget_is_the_clusters_resources_without_memory_and_node_entries() -> None:
+    resources = {
+        "CPU": 24.0,
+        "GPU": 2.0,
+        "memory": 1e10,
+        "object_store_memory": 1e9,
+        "node:127.0.0.1": 1.0,
+        "node:__internal_head__": 1.0,
+        "accelerator_type:H200": 1.0,
+        "disk": 3.0,
+    }
+    assert cluster_budget(resources) == {"CPU": 24.0, "GPU": 2.0, "disk": 3.0}
+
+
+def test_a_self_sizing_pool_gets_its_maximum_else_what_the_budget_holds() -> None:
+    budget = {"CPU": 24.0, "GPU": 2.0}
+    assert self_sizing_slots("Ocr", {"max_replicas": 5}, {"CPU": 1.0}, budget) == 5
+    assert self_sizing_slots("Ocr", {}, {"CPU": 4.0}, budget) == 6
+    assert self_sizing_slots("Ocr", {}, {"CPU": 1.0, "GPU": 0.5}, budget) == 4
+    assert self_sizing_slots("Ocr", {}, {}, budget) == 24  # asks nothing: one per CPU
+    # What cannot fit still gets its minimum (the driver then names the Module).
+    assert self_sizing_slots("Ocr", {"min_replicas": 2}, {"GPU": 1.0}, {"CPU": 8.0}) == 2
+    assert self_sizing_slots("Ocr", {}, {"GPU": 1.0}, {"CPU": 8.0}) == 1
+
+
+def test_a_self_sizing_pool_takes_one_call_at_a_time_per_actor() -> None:
+    with pytest.raises(ro.ExecutionError, match=r"Module<Ocr> has replicas='auto' and max_tasks"):
+        self_sizing_slots("Ocr", {"max_tasks_in_flight_per_actor": 2}, {}, {"CPU": 4.0})
+    assert self_sizing_slots("Ocr", {"max_tasks_in_flight_per_actor": 1}, {}, {"CPU": 4.0}) == 4

@@ -76,6 +76,34 @@ def test_eager_start_runs_calls_before_the_slowest_actor_is_ready(
     assert pool.started[0].actor == 0  # the quick one came first
 
 
+def test_a_self_sizing_pool_grows_on_ray_and_gives_the_local_outputs(cluster: Any) -> None:
+    # replicas="auto": the driver starts the Ocr actors as its backlog asks, within the
+    # executor's budget, and retires them; closing returns every CPU they held.
+    import ray
+
+    expected = local(u.documents(), DOCS)
+    pipeline = u.documents(ocr_replicas="auto", ocr_args=(0.3,), ocr_options={"max_replicas": 3})
+    with ro.Executor(pipeline, backend="ray", budget={"CPU": 6}) as ex:
+        result = ex.run(DOCS, progress=False)
+        again = ex.run(DOCS, input_batch_size=5, progress=False)
+    assert result.outputs == again.outputs == expected
+    ocr = next(p for p in result.pools if p.pool == "Ocr")
+    assert ocr.actors == 3  # its slots: max_replicas
+    assert max(n for _, n in ocr.actors_over_time) >= 2, ocr  # the backlog grew it
+    assert ocr.resizes and all(r.reason for r in ocr.resizes)
+    total = ray.cluster_resources()["CPU"]
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("CPU", 0) < total and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert ray.available_resources().get("CPU", 0) == total
+
+
+def test_a_self_sizing_minimum_beyond_the_budget_on_ray_names_the_module(cluster: Any) -> None:
+    pipeline = u.documents(ocr_replicas="auto", ocr_options={"min_replicas": 4})
+    with pytest.raises(ro.ExecutionError, match=r"Module<Ocr> sizes itself with min_replicas=4"):
+        ro.Executor(pipeline, backend="ray", budget={"CPU": 2})
+
+
 def test_streaming_delivers_every_row(cluster: Any) -> None:
     expected = local(u.documents(), DOCS)
     with on_ray(u.documents()) as ex:
@@ -157,5 +185,23 @@ def test_random_pipelines_agree_with_the_synchronous_core(cluster: Any) -> None:
         expected = sync_outputs(seed)
         draws = random.Random(1000 + seed)
         with on_ray(make_pipeline(seed, draws, queued_calls=True)) as ex:
+            for _ in range(2):
+                assert run_drawn(ex, seed_data(seed), draws) == expected, f"seed {seed}"
+
+
+def test_self_sizing_pools_resized_at_random_agree_with_the_synchronous_core(
+    cluster: Any,
+) -> None:
+    # Ray actors started and retired at random times (the random resize hook) under reports
+    # in Ray's own order: the synchronous core's outputs, run after run.
+    from test_schedule_independence import make_pipeline, run_drawn, seed_data, sync_outputs
+
+    for seed in (1,):  # each start is a process on the cluster: one pipeline, two runs
+        expected = sync_outputs(seed)
+        draws = random.Random(4000 + seed)
+        pipeline = make_pipeline(seed, draws, auto_pools=True)
+        with ro.Executor(
+            pipeline, backend="ray", budget={"CPU": 32}, _random_resize_seed=9000 + seed
+        ) as ex:
             for _ in range(2):
                 assert run_drawn(ex, seed_data(seed), draws) == expected, f"seed {seed}"

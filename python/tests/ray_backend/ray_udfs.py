@@ -150,7 +150,7 @@ class ReplicaIndex:
 
 
 def documents(
-    ocr_replicas: int = 2,
+    ocr_replicas: int | str = 2,
     ocr_batch: int = 3,
     ocr_args: tuple[Any, ...] = (),
     ocr_options: dict[str, Any] | None = None,

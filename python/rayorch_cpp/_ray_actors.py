@@ -1,0 +1,294 @@
+"""The lifecycle of the Ray backend's actors (rayorch_cpp._ray_backend): starting them in
+the background and reporting each start once, failing a pool that Ray cannot place in time,
+replacing a lost or hung actor, and starting and retiring the actors of a self-sizing pool
+(``replicas="auto"``) when the driver's sizing policy asks.
+
+Actor slots: every pool has a fixed number of them (``actors_per_pool``). A fixed pool fills
+them all when the backend is made; a self-sizing pool's slots stay empty (None) until the
+driver starts them (``start``) and empty again once it retires them (``retire``).
+
+Startup deadline (docs/RAY.md): a pool that has no ready actor gets the startup timeout to
+get one, counted from the backend's creation (fixed pools) or from the first start asked
+while it had none (self-sizing pools); past it, its pending actors are reported failed.
+Once a pool has a ready actor, its other actors join whenever Ray places them.
+
+Called from the driver's thread only, with the GIL.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from ._ray_contract import ObjectRef
+from ._ray_errors import constructor_error, error_text
+from ._ray_node_losses import NodeLossWatch
+from ._ray_placement import options_avoiding
+from ._ray_startup import actor_startup_error, asked_resources
+from ._values import ExecutionError
+
+# How long a replacement for a lost actor may take to start away from the lost actor's node
+# before it is placed anywhere.
+_ELSEWHERE_TIMEOUT_S = 30.0
+
+
+class _Unplaced(Exception):
+    """An actor died before its constructor ran (its node went away)."""
+
+
+class _NotReady(Exception):
+    """An actor did not finish its constructor within the time given."""
+
+
+class RayActors:
+    """The actor slots of every pool and their starts; RayBackend builds on it."""
+
+    _ray: Any
+    _cls: Any
+    _source_ref: ObjectRef
+    _optimize: bool
+    _explain: str
+    _pools: list[dict[str, Any]]
+    _options: list[dict[str, Any]]
+    _startup_timeout_s: float
+    _node_losses: NodeLossWatch
+
+    def _init_actors(self, slots: list[int], started: list[bool]) -> None:
+        """Makes `slots[p]` actor slots per pool, starting those of the pools with
+        `started[p]` (the fixed ones) now."""
+        now = time.monotonic()
+        # Every slot empty first: a start that raises leaves a state stop() can clear.
+        self._actors: list[list[Any]] = [[None] * n for n in slots]
+        self._methods: list[list[dict[int, Any]]] = [[{} for _ in range(n)] for n in slots]
+        self.nodes: list[list[str]] = [[""] * n for n in slots]
+        # Ray's binary id of each ready actor (how the node-loss watch knows it).
+        self.actor_ids: list[list[bytes]] = [[b""] * n for n in slots]
+        self._tasks_in_flight: list[list[int]] = [[0] * n for n in slots]
+        # (pool, actor) per `ready` ObjectRef of an actor still starting; the starts not
+        # taken yet; per pool its ready actors and, while it has none, its startup deadline.
+        self._starting: dict[ObjectRef, tuple[int, int]] = {}
+        self._started: list[tuple[int, int, str]] = []
+        self._ready_actors: list[int] = [0] * len(slots)
+        self._deadlines: list[float | None] = [None] * len(slots)
+        # actor_nodes() waits for the starts at most this long after the backend was made.
+        self._startup_deadline = now + self._startup_timeout_s
+        for p, start in enumerate(started):
+            for actor in range(slots[p] if start else 0):
+                self.start(p, actor)
+
+    def actors_per_pool(self) -> list[int]:
+        return [len(a) for a in self._actors]
+
+    def start(self, pool: int, actor: int) -> None:
+        """Starts the empty slot `actor` of `pool` in the background; its start is reported
+        through take_started."""
+        if self._actors[pool][actor] is not None:
+            raise ExecutionError(
+                f"actor {actor} of Module<{self._pools[pool]['name']}> was started twice"
+            )
+        fresh = self._new_actor(pool, actor)
+        self._actors[pool][actor] = fresh
+        self._methods[pool][actor] = {}
+        self._starting[fresh.ready.remote()] = (pool, actor)
+        if self._ready_actors[pool] == 0 and self._deadlines[pool] is None:
+            self._deadlines[pool] = time.monotonic() + self._startup_timeout_s
+
+    def retire(self, pool: int, actor: int) -> None:
+        """Stops the ready, idle actor `actor` of `pool` (the driver retires no other); its
+        slot is empty again."""
+        retired = self._actors[pool][actor]
+        if retired is None or self._tasks_in_flight[pool][actor] != 0:
+            raise ExecutionError(
+                f"actor {actor} of Module<{self._pools[pool]['name']}> cannot be retired: "
+                "it is not a ready, idle actor"
+            )
+        self._actors[pool][actor] = None
+        self._methods[pool][actor] = {}
+        self.nodes[pool][actor] = ""
+        self.actor_ids[pool][actor] = b""
+        self._ready_actors[pool] -= 1
+        self._kill(retired)
+
+    def _new_actor(self, pool: int, replica: int, avoid_node: str | None = None) -> Any:
+        options = self._options[pool]
+        if avoid_node is not None:
+            options = options_avoiding(options, avoid_node, self._ray.nodes()) or options
+        return self._cls.options(**options).remote(
+            self._source_ref, self._optimize, self._explain, pool, replica
+        )
+
+    def _startup_error(self, pools: list[int]) -> ExecutionError:
+        """The error for actors of `pools` (one entry per actor) not started in time."""
+        waiting: dict[str, tuple[int, dict[str, float]]] = {}
+        for pool, count in Counter(pools).items():
+            waiting[self._pools[pool]["name"]] = (count, asked_resources(self._options[pool]))
+        return actor_startup_error(
+            waiting,
+            self._startup_timeout_s,
+            self._ray.cluster_resources(),
+            self._ray.available_resources(),
+        )
+
+    def _await_ready(
+        self, actors: list[Any], pools: list[int], timeout: float | None = None
+    ) -> list[tuple[str, int, str]]:
+        """Each actor's (node, pid, actor id) once its constructor finished. Raises _NotReady when
+        `timeout` is given and passes first, ExecutionError after the startup timeout."""
+        refs = [a.ready.remote() for a in actors]
+        deadline = time.monotonic() + (self._startup_timeout_s if timeout is None else timeout)
+        pending = list(refs)
+        while pending:
+            left = deadline - time.monotonic()
+            _, pending = self._ray.wait(pending, num_returns=len(pending), timeout=max(left, 0))
+            if pending and left <= 0 and timeout is not None:
+                raise _NotReady()
+            if pending and left <= 0:
+                raise self._startup_error([pools[refs.index(ref)] for ref in pending])
+        out = []
+        for ref, pool in zip(refs, pools, strict=True):
+            try:
+                out.append(self._ray.get(ref))
+            except self._ray.exceptions.RayActorError as error:
+                if not error.actor_init_failed:
+                    raise _Unplaced(f"{type(error).__name__}: {error}") from None
+                raise ExecutionError(constructor_error(self._pools[pool]["name"], error)) from None
+        return out
+
+    def take_started(self) -> list[tuple[int, int, str]]:
+        """The actors that started since the last call (the contract's); past its startup
+        deadline, a pool without a ready actor gets its pending actors back failed, killed."""
+        if self._starting:
+            ready, _ = self._ray.wait(
+                list(self._starting), num_returns=len(self._starting), timeout=0
+            )
+            self._note_started(ready)
+        if self._starting:
+            self._fail_unplaced_pools()
+        out, self._started = self._started, []
+        return out
+
+    def await_started(self) -> None:
+        """Waits until every actor has started, or the startup timeout since the backend
+        was made passed; the starts stay for take_started (the driver's)."""
+        while self._starting and (left := self._startup_deadline - time.monotonic()) > 0:
+            refs = list(self._starting)
+            ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=left)
+            self._note_started(ready)
+
+    def _note_started(self, refs: list[ObjectRef]) -> None:
+        """Records the starts behind `ready` ObjectRefs that are in."""
+        for ref in refs:
+            pool, actor = self._starting.pop(ref)
+            try:
+                node, _pid, ray_id = self._ray.get(ref)
+            except self._ray.exceptions.RayActorError as error:
+                if error.actor_init_failed:
+                    self._started.append(
+                        (pool, actor, constructor_error(self._pools[pool]["name"], error))
+                    )
+                    continue
+                # Its node went away before the constructor ran: a fresh actor takes the place.
+                self._node_losses.loss(error_text(error))
+                self._kill(self._actors[pool][actor])
+                fresh = self._new_actor(pool, actor)
+                self._actors[pool][actor] = fresh
+                self._starting[fresh.ready.remote()] = (pool, actor)
+                continue
+            except Exception as error:  # noqa: BLE001 - reported as the actor's start failure
+                self._started.append((pool, actor, f"{type(error).__name__}: {error}"))
+                continue
+            self._joined(pool, actor, node, ray_id)
+            self._ready_actors[pool] += 1
+            self._deadlines[pool] = None
+            self._started.append((pool, actor, ""))
+
+    def _fail_unplaced_pools(self) -> None:
+        """Every pool past its startup deadline without a ready actor fails its pending
+        ones (they are killed), with the error naming what they ask for."""
+        now = time.monotonic()
+        late = [
+            (ref, pool, actor)
+            for ref, (pool, actor) in self._starting.items()
+            if self._ready_actors[pool] == 0
+            and (d := self._deadlines[pool]) is not None
+            and now >= d
+        ]
+        for pool in {pool for _, pool, _ in late}:
+            error = self._startup_error([p for _, p, _ in late if p == pool])
+            for ref, p, actor in late:
+                if p != pool:
+                    continue
+                del self._starting[ref]
+                self._kill(self._actors[pool][actor])
+                self._started.append((pool, actor, str(error)))
+            self._deadlines[pool] = None
+
+    def _kill(self, actor: Any) -> None:
+        try:
+            self._ray.kill(actor, no_restart=True)
+        except Exception:  # noqa: BLE001 - the actor may be gone with its node already
+            pass
+
+    def cached_blocks(self) -> list[list[int]]:
+        """Per pool and actor: how many blocks it holds from earlier calls (0 for an empty
+        slot of a self-sizing pool)."""
+        out = []
+        for pool in self._actors:
+            held = self._ray.get([a.cached_blocks.remote() for a in pool if a is not None])
+            out.append([0 if a is None else held.pop(0) for a in pool])
+        return out
+
+    def replace(self, pool: int, actor: int, lost: bool = False) -> None:
+        """Kills `actor` of `pool` and puts a fresh one, fully built, in its place.
+
+        After a loss (`lost`), the fresh actor is placed on another live node when one can
+        host it: until the head marks a killed node dead (12-17 s), Ray may otherwise place
+        the replacement there, and it is lost in turn. When it cannot start elsewhere within
+        _ELSEWHERE_TIMEOUT_S (say the other nodes are full), it is placed as usual.
+        """
+        avoid = self.nodes[pool][actor] if lost else None
+        self._kill(self._actors[pool][actor])
+        deadline = time.monotonic() + self._startup_timeout_s
+        while True:
+            fresh = self._new_actor(pool, actor, avoid)
+            try:
+                timeout = _ELSEWHERE_TIMEOUT_S if avoid is not None else None
+                (node, _pid, ray_id) = self._await_ready([fresh], [pool], timeout)[0]
+                break
+            except _NotReady:
+                self._kill(fresh)  # not placed elsewhere in time: anywhere, then
+                avoid = None
+            except _Unplaced as error:
+                # Placed on a node that died before Ray marked it dead: try again until
+                # the scheduler knows (a constructor that raises is not retried).
+                self._kill(fresh)
+                if time.monotonic() > deadline:
+                    raise ExecutionError(
+                        f"no replacement actor of Module<{self._pools[pool]['name']}> could be "
+                        f"started within {self._startup_timeout_s:g} s: {error}"
+                    ) from None
+                time.sleep(0.5)
+            except BaseException:
+                self._kill(fresh)
+                raise
+        self._actors[pool][actor] = fresh
+        self._methods[pool][actor] = {}
+        self._joined(pool, actor, node, ray_id)
+
+    def _joined(self, pool: int, actor: int, node: str, ray_id: str) -> None:
+        """Records where a ready actor runs and who it is to Ray."""
+        self.nodes[pool][actor] = node
+        self.actor_ids[pool][actor] = bytes.fromhex(ray_id)
+        self._node_losses.actor_on(node, self.actor_ids[pool][actor])
+
+    def _stop_actors(self) -> None:
+        """Kills every actor (idempotent)."""
+        for pool in self._actors:
+            for actor in pool:
+                if actor is not None:
+                    self._kill(actor)
+            pool.clear()
+        self._starting.clear()
+        for counts in self._tasks_in_flight:
+            counts.clear()
