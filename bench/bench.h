@@ -35,7 +35,9 @@ inline nlohmann::json topology_json(const Topology& t) {
           {"ocr_batch", t.ocr_batch},
           {"ocr_batch_wait_ms", t.ocr_batch_wait_ms},
           {"assemble_replicas", t.assemble_replicas},
-          {"ray_tasks_in_flight", t.ray_tasks_in_flight}};
+          {"ray_tasks_in_flight", t.ray_tasks_in_flight},
+          {"auto_replicas", t.auto_replicas},
+          {"budget_cpus", t.budget_cpus}};
 }
 
 /// What a benchmark produced.
@@ -111,7 +113,7 @@ Report run_scaling(const ScalingOptions& options);
 /// "rayorch-ray" is this project on Ray, and the targets are evaluated with it when it ran.
 struct CompareOptions {
   WorkloadOptions workload;
-  std::string regime = "overhead";    ///< overhead | realistic | payload (set by the CLI)
+  std::string regime = "overhead";    ///< overhead | realistic | payload | startup | untuned
   std::size_t payload_max_bytes = 0;  ///< payload regime: largest page payload (0: none)
   std::string peers = "rayorch-ray,ray:groupby,ray:driver,daft:groupby,daft:driver,reference";
   std::vector<std::string> peer_args;  ///< extra arguments for every peer script
@@ -126,6 +128,11 @@ struct CompareOptions {
   /// measure each arm with its fastest count.
   std::uint64_t tune_seed = 0;
   std::vector<int> tune_partitions;  ///< candidates; empty: default_partition_candidates
+  /// The untuned regime (workload.topology.auto_replicas): the grid of fixed allocations of
+  /// workload.topology.budget_cpus that this project's self-sizing pools are measured against
+  /// (every render count with every assemble count, OCR gets the rest).
+  std::vector<int> grid_render = {2, 3, 4, 5, 6};
+  std::vector<int> grid_assemble = {1, 2};
 };
 Report run_compare(const CompareOptions& options);
 

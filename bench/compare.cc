@@ -15,6 +15,7 @@
 
 #include "bench.h"
 #include "compare_results.h"
+#include "compare_untuned.h"
 #include "systems.h"
 #include <fmt/format.h>
 
@@ -34,10 +35,11 @@ Report run_compare(const CompareOptions& o) {
   env.extra_args = o.peer_args;
   const fs::path& work = env.work;
 
-  auto write_corpus = [&](const std::vector<Doc>& documents, const fs::path& path) {
+  auto write_corpus = [&](const std::vector<Doc>& documents, const fs::path& path,
+                          const Topology& topology) {
     nlohmann::json corpus = {{"documents", nlohmann::json::array()},
                              {"costs_ms", costs_json(o.workload.costs)},
-                             {"topology", topology_json(o.workload.topology)},
+                             {"topology", topology_json(topology)},
                              {"input_batch_size", o.workload.input_batch_size},
                              {"max_active_input_batches", o.workload.max_active_input_batches},
                              {"payload", {{"max_bytes", o.payload_max_bytes}}},
@@ -47,7 +49,7 @@ Report run_compare(const CompareOptions& o) {
     std::ofstream(path) << corpus.dump();
   };
   const fs::path corpus_path = work / "corpus.json";
-  write_corpus(docs, corpus_path);
+  write_corpus(docs, corpus_path, o.workload.topology);
 
   const std::vector<SystemSpec> systems = parse_systems(o.peers, true);
   // Per system: extra arguments the tuning chose (groupby partitions).
@@ -65,7 +67,7 @@ Report run_compare(const CompareOptions& o) {
     tune_workload.corpus.seed = o.tune_seed;
     const auto tune_pages = make_corpus(tune_workload.corpus);
     const fs::path tune_path = work / "tuning-corpus.json";
-    write_corpus(make_docs(tune_pages), tune_path);
+    write_corpus(make_docs(tune_pages), tune_path, o.workload.topology);
     const std::vector<int> candidates =
         o.tune_partitions.empty()
             ? default_partition_candidates(o.workload.topology.assemble_replicas)
@@ -115,6 +117,17 @@ Report run_compare(const CompareOptions& o) {
         o.tune_seed, o.workload.corpus.seed,
         tuning_json.empty() ? std::string("(no groupby arm among the systems)\n") : table.str(),
         chosen.empty() ? "" : "chosen:\n" + chosen);
+  }
+  // The untuned regime: the grid of fixed allocations, before the measured runs.
+  std::optional<AllocationGrid> grid;
+  if (o.workload.topology.auto_replicas) {
+    if (systems.empty() || systems[0].family != "rayorch")
+      throw std::logic_error("the untuned regime needs this project's local executor");
+    grid = run_allocation_grid(
+        env, systems[0],
+        allocation_grid(o.workload.topology.budget_cpus, o.grid_render, o.grid_assemble),
+        o.workload.topology, pages,
+        [&](const Topology& t, const fs::path& path) { write_corpus(docs, path, t); });
   }
   std::vector<std::vector<Measured>> runs(systems.size());
   const int repeats = std::max(1, o.repeats);
@@ -192,6 +205,9 @@ Report run_compare(const CompareOptions& o) {
     if (s.actors)
       plots += fmt::format("{}: OCR actors ready / busy over its run\n{}", systems[i].label,
                            actors_over_time(*s.actors, s.actors_e2e));
+    if (grid && !s.calls.empty())
+      plots += fmt::format("{}: each pool's target actors over its run\n{}", systems[i].label,
+                           calls_over_time(s.calls));
     const Stats e = stats_of(s.e2e);
     sys_json.push_back(
         {{"system", systems[i].label},
@@ -302,6 +318,7 @@ Report run_compare(const CompareOptions& o) {
     targets["ocr_busy_from_own_readiness"] = {
         {"value", ours.own_least}, {"min", 0.95}, {"met", busy}};
   }
+  if (grid) untuned_targets(*grid, systems, sums, mine_index, rep, targets, lines);
   if (ours.ran && o.regime == "payload") {
     target("peak_rss_vs_best_peer", "peak RSS vs the best peer's",
            least_of_peers([](const Summary& s) { return s.rss; }), ours.rss, 0.5);
@@ -336,6 +353,7 @@ Report run_compare(const CompareOptions& o) {
       identical ? "yes" : "NO");
   rep.text += lines;
   if (!tuning_text.empty()) rep.text = tuning_text + "\n" + rep.text;
+  if (grid) rep.text = grid->text + "\n" + rep.text;
   rep.json = {{"benchmark", "compare"},
               {"tuning", {{"seed", o.tune_seed}, {"systems", tuning_json}}},
               {"regime", o.regime},
@@ -350,6 +368,11 @@ Report run_compare(const CompareOptions& o) {
               {"targets_system", systems[mine_index].label},
               {"targets_same_deployment", same_deployment},
               {"targets", targets}};
+  if (grid) {
+    rep.json["untuned"] = {{"budget_cpus", o.workload.topology.budget_cpus},
+                           {"grid", grid->json},
+                           {"best", grid->best ? grid->json[*grid->best] : nlohmann::json()}};
+  }
   return rep;
 }
 

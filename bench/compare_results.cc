@@ -47,6 +47,7 @@ void read_result(const nlohmann::json& j, const std::vector<std::uint32_t>& page
   }
   if (got.size() != pages.size()) m.mismatches += 1;
   m.actors = read_actor_timeline(j);
+  m.calls = j.value("calls", nlohmann::json::array());
   if (m.actors) m.own = own_busy(*m.actors);
 }
 
@@ -89,6 +90,7 @@ Summary summarize(const std::vector<Measured>& runs) {
       v["own_median"].push_back(m.own.median);
       if (!s.actors) s.actors = m.actors, s.actors_e2e = m.e2e;
     }
+    if (s.calls.empty() && !m.calls.empty()) s.calls = m.calls;
     s.mismatches = std::max(s.mismatches, m.mismatches);
     s.exit_failed = s.exit_failed || !m.exit_note.empty();
   }

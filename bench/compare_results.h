@@ -26,6 +26,7 @@ struct Measured {
   std::string exit_note;
   std::optional<ActorTimeline> actors;  // when the system wrote its OCR actors one by one
   OwnBusy own;
+  nlohmann::json calls;  // per Call: busy time and actors held (bench compare-system only)
 };
 
 /// Reads a system's result file and derives the metrics; counts the documents whose values
@@ -48,6 +49,7 @@ struct Summary {
   bool exit_failed = false;
   std::optional<ActorTimeline> actors;  // of the first run that has them
   double actors_e2e = 0;
+  nlohmann::json calls;  // of the first run that has them
 };
 Summary summarize(const std::vector<Measured>& runs);
 

@@ -73,7 +73,9 @@ nlohmann::json run_system(const std::vector<Doc>& docs, const WorkloadOptions& w
   auto program = ro::compile(pipeline);
   // ActorStartEvent::seconds count from here; the actors' constructors run in the background.
   const double made = std::chrono::duration<double>(Clock::now() - t0).count();
-  ro::Executor<Pipeline> executor(program);
+  ro::LocalBackend backend;
+  backend.budget.cpus = w.topology.budget_cpus;
+  ro::Executor<Pipeline> executor(program, backend);
   const double built = std::chrono::duration<double>(Clock::now() - t0).count();
   ro::RunOptions options;
   options.input_batch_size = w.input_batch_size;
@@ -110,6 +112,21 @@ nlohmann::json run_system(const std::vector<Doc>& docs, const WorkloadOptions& w
   out["ocr_ready_seconds"] = ready;
   out["ocr_batches"] = batches;
   out["ocr_actors"] = actors;
+  // Per Call: its busy time and the actors its pool held over the run (a self-sizing pool's
+  // targets; a fixed pool's replicas throughout), for the untuned regime's report.
+  nlohmann::json calls = nlohmann::json::array();
+  for (const auto& c : run.metrics.calls) {
+    nlohmann::json held = nlohmann::json::array();
+    for (const auto& p : run.metrics.pools)
+      if (p.pool == c.udf)
+        for (const auto& [at, n] : p.actors_over_time) held.push_back({at, n});
+    if (held.empty()) held.push_back({0.0, c.actors});
+    calls.push_back({{"call", c.call},
+                     {"busy_seconds", c.busy_seconds},
+                     {"run_seconds", run.metrics.elapsed_seconds},
+                     {"actors_over_time", held}});
+  }
+  out["calls"] = calls;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     const auto& o = run.outputs[i];
     if (!o.ok()) throw std::runtime_error(fmt::format("document {}: {}", i, o.issue().cause));
@@ -134,6 +151,8 @@ void run_compare_system(const std::string& corpus_path, const std::string& out_p
   w.topology.ocr_batch = t.at("ocr_batch");
   w.topology.ocr_batch_wait_ms = t.value("ocr_batch_wait_ms", 0);
   w.topology.assemble_replicas = t.at("assemble_replicas");
+  w.topology.auto_replicas = t.value("auto_replicas", false);
+  w.topology.budget_cpus = t.value("budget_cpus", 0);
   const auto startup = corpus.value("startup", nlohmann::json::object());
   w.startup = StartupCosts{startup.value("render_ms", 0.0), startup.value("ocr_ms", 0.0),
                            startup.value("ocr_slow_ms", 0.0), startup.value("ocr_slow_every", 0)};

@@ -91,6 +91,11 @@ std::string describe_workload(const WorkloadOptions& w, const std::vector<std::u
              c.assemble_per_page,
              w.input_batch_size == 0 ? std::string("all") : std::to_string(w.input_batch_size),
              w.max_active_input_batches) +
+         (t.auto_replicas
+              ? fmt::format("; this project's pools size themselves (replicas=auto) within {} "
+                            "CPUs, one per actor (the peers: the actor counts above)",
+                            t.budget_cpus)
+              : std::string()) +
          describe_startup(w.startup);
 }
 

@@ -4,12 +4,14 @@
 // benchmarks' statistics.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "synthetic/documents.h"
@@ -90,7 +92,22 @@ struct Topology {
   /// This project on Ray only (rayorch-ray): max_tasks_in_flight_per_actor of every Module;
   /// 0 leaves the Ray backend's default.
   int ray_tasks_in_flight = 0;
+  /// This project only (the untuned regime of bench compare): every Module sizes itself
+  /// (auto_replicas, up to budget_cpus actors each) within a budget of budget_cpus CPUs, one
+  /// per actor; the *_replicas above are then unused. Peers keep their fixed counts.
+  bool auto_replicas = false;
+  int budget_cpus = 0;
 };
+
+/// `module` with its pool sized as `t` says: `replicas` actors, or sizing itself.
+template <class M>
+M sized(M&& module, int replicas, const Topology& t) {
+  if (t.auto_replicas)
+    module.auto_replicas(0, std::max(1, t.budget_cpus));
+  else
+    module.replicas(replicas);
+  return std::forward<M>(module);
+}
 
 /// A source row.
 struct Doc {
@@ -169,15 +186,12 @@ struct DocumentPipeline : ro::Pipeline {
   template <class... OcrArgs>
   DocumentPipeline(const Costs& costs, const Topology& t, const ModelLoads& loads,
                    OcrArgs... ocr_args)
-      : render(ro::Module<RenderUdf>(costs, loads.render)
-                   .replicas(t.render_replicas)
+      : render(sized(ro::Module<RenderUdf>(costs, loads.render), t.render_replicas, t)
                    .batch_size(t.render_batch)),
-        ocr(ro::Module<Ocr>(costs, loads.ocr, ocr_args...)
-                .replicas(t.ocr_replicas)
+        ocr(sized(ro::Module<Ocr>(costs, loads.ocr, ocr_args...), t.ocr_replicas, t)
                 .batch_size(t.ocr_batch)
                 .batch_wait(std::chrono::milliseconds(t.ocr_batch_wait_ms))),
-        assemble(ro::Module<Assemble>(costs)
-                     .replicas(t.assemble_replicas)
+        assemble(sized(ro::Module<Assemble>(costs), t.assemble_replicas, t)
                      .batch_size(t.assemble_batch)) {}
 
   ro::Module<RenderUdf> render;

@@ -28,7 +28,11 @@ except ImportError as error:
         "run scripts/python-env.sh and pass its .venv/bin/python (--project-python)"
     ) from None
 
-common.start_local_ray(ray, topo)
+# The untuned regime: every Module sizes itself within the cluster's CPUs (the executor's
+# default budget on Ray), one call per actor at a time; the cluster has the budget's CPUs.
+AUTO = bool(topo.get("auto_replicas", False))
+BUDGET_CPUS = int(topo.get("budget_cpus", 0))
+common.start_local_ray(ray, topo, BUDGET_CPUS if AUTO and BUDGET_CPUS > 0 else None)
 
 with open(args.corpus) as f:
     _corpus = json.load(f)
@@ -41,6 +45,13 @@ OCR_BATCH_WAIT_S = float(topo.get("ocr_batch_wait_ms", 0)) / 1000.0
 IN_FLIGHT = int(topo.get("ray_tasks_in_flight", 0))
 QUEUE = {"max_tasks_in_flight_per_actor": IN_FLIGHT} if IN_FLIGHT > 0 else {}
 
+
+def sized(replicas):
+    if AUTO:
+        return {"replicas": "auto", "max_replicas": max(1, BUDGET_CPUS)}
+    return {"replicas": replicas, **QUEUE}
+
+
 PAYLOAD = common.payload_bytes(args.corpus)
 POISONED = common.poisoned_documents(docs)
 Render, Ocr, Assemble = ray_module_stages.make_stages(
@@ -50,15 +61,15 @@ Render, Ocr, Assemble = ray_module_stages.make_stages(
 
 class Documents(ro.Pipeline):
     def __init__(self):
-        ocr_options = {"replicas": topo["ocr_replicas"], "batch_size": topo["ocr_batch"], **QUEUE}
+        ocr_options = {**sized(topo["ocr_replicas"]), "batch_size": topo["ocr_batch"]}
         if OCR_BATCH_WAIT_S > 0:
             ocr_options["batch_wait"] = OCR_BATCH_WAIT_S
         self.render = ro.RayModule(Render).ray_options(
-            replicas=topo["render_replicas"], batch_size=1, **QUEUE
+            **sized(topo["render_replicas"]), batch_size=1
         )
         self.ocr = ro.RayModule(Ocr).pre_init(args.events_dir, POISONED).ray_options(**ocr_options)
         self.assemble = ro.RayModule(Assemble).ray_options(
-            replicas=topo["assemble_replicas"], batch_size=1, **QUEUE
+            **sized(topo["assemble_replicas"]), batch_size=1
         )
 
     def forward(self, doc):

@@ -60,7 +60,7 @@ class RayModule:
         """Records execution options and returns this Module.
 
         The engine reads ``replicas`` (>= 1, or ``"auto"`` with ``min_replicas`` and
-        ``max_replicas``: a self-sizing pool on the local backend, see Executor),
+        ``max_replicas``: a self-sizing pool, see Executor),
         ``batch_size`` (>= 1), ``num_cpus``,
         ``num_gpus``, ``resources`` (a dict of name -> amount), ``recovery``
         (a RecoveryPolicy) and, beyond the reference, ``name`` (the Call name in

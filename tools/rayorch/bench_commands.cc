@@ -258,8 +258,11 @@ void add_compare(CLI::App* bench) {
                   "overhead: today's stage costs; realistic: every stage cost 100x and the "
                   "368-document corpus (runs of about two minutes); payload: OCR results carry "
                   "64 KiB-1 MiB payloads; startup: realistic, and every constructor a model load "
-                  "(OCR 20 s, one in eight 120 s; render 1 s)")
-      ->check(CLI::IsMember({"overhead", "realistic", "payload", "startup"}))
+                  "(OCR 20 s, one in eight 120 s; render 1 s); untuned: realistic costs on 96 "
+                  "documents, this project's pools sizing themselves (replicas=auto) within "
+                  "--budget-cpus against a grid of fixed allocations of it, the peers at the "
+                  "stages' actor counts")
+      ->check(CLI::IsMember({"overhead", "realistic", "payload", "startup", "untuned"}))
       ->capture_default_str();
   auto& load = o->workload.startup;
   sub->add_option("--render-startup-ms", load.render_ms, "Each render constructor's model load");
@@ -269,6 +272,19 @@ void add_compare(CLI::App* bench) {
   sub->add_option("--ocr-slow-every", load.ocr_slow_every,
                   "One OCR constructor in this many takes --ocr-slow-startup-ms (0: none)")
       ->check(CLI::NonNegativeNumber);
+  auto budget = std::make_shared<int>(0);
+  sub->add_option("--budget-cpus", *budget,
+                  "untuned regime: the CPUs (one per actor) every allocation spends (default: the "
+                  "stages' actor counts summed, 14)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--grid-render", o->grid_render,
+                  "untuned regime: the render actor counts of the grid of fixed allocations")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--grid-assemble", o->grid_assemble,
+                  "untuned regime: the assemble actor counts of the grid (OCR gets the rest)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   sub->add_option("--payload-max-kib", *payload_kib,
                   "payload regime: the largest page payload (the smallest is 1/16 of it)")
       ->capture_default_str();
@@ -292,8 +308,18 @@ void add_compare(CLI::App* bench) {
   sub->add_option("--tune-partitions", o->tune_partitions,
                   "Partition counts to try (default: the assemble actors x 1/2, 1, 2, 4)")
       ->check(CLI::PositiveNumber);
-  sub->callback([sub, o, c, full, no_peers, payload_kib] {
+  sub->callback([sub, o, c, full, no_peers, payload_kib, budget] {
     if (*full) quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
+    if (o->regime == "untuned") {
+      // 96 documents keep the grid's runs (one per allocation) to minutes.
+      if (!*full) quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{96});
+      auto& t = o->workload.topology;
+      t.auto_replicas = true;
+      t.budget_cpus =
+          *budget > 0 ? *budget : t.render_replicas + t.ocr_replicas + t.assemble_replicas;
+    } else if (*budget > 0) {
+      throw CLI::ValidationError("--budget-cpus", "applies to --regime untuned only");
+    }
     if (*no_peers) o->peers.clear();
     if (o->regime == "startup") {
       auto& l = o->workload.startup;
@@ -302,10 +328,11 @@ void add_compare(CLI::App* bench) {
       quick_default(sub, "--ocr-slow-startup-ms", l.ocr_slow_ms, 120000.0);
       quick_default(sub, "--ocr-slow-every", l.ocr_slow_every, 8);
     }
-    if (o->regime == "realistic" || o->regime == "startup") {
+    if (o->regime == "realistic" || o->regime == "startup" || o->regime == "untuned") {
       // Every stage cost the user did not set, 100 times today's.
       auto& k = o->workload.costs;
-      quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
+      if (o->regime != "untuned" || *full)
+        quick_default(sub, "--docs", o->workload.corpus.documents, std::size_t{368});
       quick_default(sub, "--render-ms-per-page", k.render_per_page, k.render_per_page * 100);
       quick_default(sub, "--ocr-ms-per-batch", k.ocr_per_batch, k.ocr_per_batch * 100);
       quick_default(sub, "--ocr-ms-per-page", k.ocr_per_page, k.ocr_per_page * 100);
