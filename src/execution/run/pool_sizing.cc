@@ -148,17 +148,21 @@ std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools,
       }
       continue;
     }
-    if (want[p] >= d.actors) {
+    // While work can still reach it, an idle pool keeps one actor, so that work does not wait
+    // for a start-up (a pool starved of budget may still take it: it wants none, below).
+    const int keep = std::max(want[p], d.more_can_arrive ? std::min(d.actors, 1) : 0);
+    if (keep >= d.actors) {
       below_since_[p] = -1;
       continue;
     }
     if (below_since_[p] < 0) below_since_[p] = now;
-    if (d.actors - want[p] >= config_.shrink_margin &&
+    if (d.actors - keep >= config_.shrink_margin &&
         now - below_since_[p] >= config_.dwell_seconds &&
         now - changed_at_[p] >= config_.dwell_seconds) {
-      target[p] = want[p];
+      target[p] = keep;
       reason[p] = fmt::format("its backlog ({} ready, {} waiting) needs {} for {:.1f} s", d.ready,
                               d.pending, want[p], now - below_since_[p]);
+      if (keep > want[p]) reason[p] += "; one kept while work can still reach it";
     }
   }
 

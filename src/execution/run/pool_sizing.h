@@ -12,10 +12,12 @@
 // - Grows at once, by as many actors as wanted (not one at a time), largest deficit first.
 // - Shrinks to 0 at once when nothing more can reach the pool (no work, nothing in flight,
 //   nothing upstream unsealed, no source rows left to admit); otherwise shrinks to the wanted
-//   count (never below min_replicas) only after it wanted fewer by at least `shrink_margin` for
-//   `dwell_seconds`, and not within `dwell_seconds` of its last change (hysteresis).
+//   count (never below min_replicas, nor below one actor while work can still reach it) only
+//   after it wanted fewer by at least `shrink_margin` for `dwell_seconds`, and not within
+//   `dwell_seconds` of its last change (hysteresis).
 // - A pool with work and no actor that the budget cannot fit takes capacity from pools holding
-//   more actors than they want (their dwell waived).
+//   more actors than they want, the one kept for work that may come included (their dwell
+//   waived).
 // - Budget exhaustion is a decision too (from == to or a partial grow) whose reason names the
 //   resource and who holds it.
 //

@@ -83,6 +83,47 @@ TEST(PoolSizing, ShrinksToMinReplicasAfterTheDwellOnlyWhileWorkCanStillCome) {
   EXPECT_EQ(ds[0].to, 1);
 }
 
+TEST(PoolSizing, KeepsOneActorAfterTheDwellWhileWorkCanStillCome) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  rd::PoolSizer sizer(cpus(16), config, 1);
+  rd::PoolDemand ocr = pool("Ocr", 8);
+  ocr.actors = 4;
+  ocr.more_can_arrive = true;  // a long document is still rendering upstream
+  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
+  const auto ds = sizer.decide(std::span(&ocr, 1), 2.0);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].to, 1);
+  EXPECT_NE(ds[0].reason.find("one kept while work can still reach it"), std::string::npos)
+      << ds[0].reason;
+  // Kept, not shrunk further, however long it waits.
+  ocr.actors = 1;
+  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 60.0).empty());
+  // Once nothing can reach it, it goes.
+  ocr.more_can_arrive = false;
+  const auto end = sizer.decide(std::span(&ocr, 1), 61.0);
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_EQ(end[0].to, 0);
+}
+
+TEST(PoolSizing, AStarvedPoolTakesTheActorKeptForWorkThatMayCome) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 100.0;
+  rd::PoolSizer sizer(cpus(1), config, 2);
+  std::vector<rd::PoolDemand> ps{pool("Render", 4), pool("Ocr", 4)};
+  ps[0].actors = 1;
+  ps[0].more_can_arrive = true;  // kept: its work may come, but it has none
+  ps[1].ready = 3;
+  ps[1].more_can_arrive = true;
+  const auto ds = sizer.decide(ps, 0.0);
+  const auto* render = decision_for(ds, 0);
+  const auto* ocr = decision_for(ds, 1);
+  ASSERT_NE(render, nullptr);
+  ASSERT_NE(ocr, nullptr);
+  EXPECT_EQ(render->to, 0);
+  EXPECT_EQ(ocr->to, 1);
+}
+
 TEST(PoolSizing, HysteresisKeepsAPoolFromThrashing) {
   rd::SizingConfig config;
   config.dwell_seconds = 2.0;
