@@ -95,13 +95,7 @@ class RayPools final : public rd::WorkerPools {
   bool resizable() const override { return true; }
 
   void start_actor(int pool, int actor) override {
-    Gil gil;  // for the Python error, if any
-    try {
-      backend_.start(pool, actor);
-    } catch (const nb::python_error& e) {
-      throw ExecutionError(fmt::format("starting a Ray actor of pool {} failed: {}",
-                                       plan_->pools[pool].name, e.what()));
-    }
+    on_backend("starting", pool, [&] { backend_.start(pool, actor); });
     ++starting_;
   }
 
@@ -109,13 +103,7 @@ class RayPools final : public rd::WorkerPools {
     // The actor is idle (the driver's rule): no call of it is pending or held.
     ++actor_epochs_[pool][actor];
     cache_->reset(pool, actor);
-    Gil gil;  // for the Python error, if any
-    try {
-      backend_.retire(pool, actor);
-    } catch (const nb::python_error& e) {
-      throw ExecutionError(fmt::format("retiring a Ray actor of pool {} failed: {}",
-                                       plan_->pools[pool].name, e.what()));
-    }
+    on_backend("retiring", pool, [&] { backend_.retire(pool, actor); });
   }
 
   void take_started(std::vector<rd::ActorStart>& out) override {
@@ -246,6 +234,19 @@ class RayPools final : public rd::WorkerPools {
   }
 
  private:
+  // Runs `call` (a call of the Python backend that starts or retires an actor of `pool`) with
+  // the GIL held; a Python error becomes an ExecutionError naming the pool and `doing`.
+  template <class Call>
+  void on_backend(const char* doing, int pool, Call call) {
+    Gil gil;
+    try {
+      call();
+    } catch (const nb::python_error& e) {
+      throw ExecutionError(fmt::format("{} a Ray actor of pool {} failed: {}", doing,
+                                       plan_->pools[pool].name, e.what()));
+    }
+  }
+
   struct Pending {
     std::uint64_t run = 0;
     int pool = -1;
