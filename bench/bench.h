@@ -37,7 +37,8 @@ inline nlohmann::json topology_json(const Topology& t) {
           {"assemble_replicas", t.assemble_replicas},
           {"ray_tasks_in_flight", t.ray_tasks_in_flight},
           {"auto_replicas", t.auto_replicas},
-          {"budget_cpus", t.budget_cpus}};
+          {"budget_cpus", t.budget_cpus},
+          {"peer_defaults", t.peer_defaults}};
 }
 
 /// What a benchmark produced.

@@ -51,7 +51,11 @@ Report run_compare(const CompareOptions& o) {
   const fs::path corpus_path = work / "corpus.json";
   write_corpus(docs, corpus_path, o.workload.topology);
 
-  const std::vector<SystemSpec> systems = parse_systems(o.peers, true);
+  std::vector<SystemSpec> systems = parse_systems(o.peers, true);
+  if (o.workload.topology.peer_defaults) {
+    for (SystemSpec& s : systems)
+      if (!s.peer.empty() && s.family != kRayorchOnRay) s.label += " [own defaults]";
+  }
   // Per system: extra arguments the tuning chose (groupby partitions).
   std::vector<std::vector<std::string>> tuned_args(systems.size());
   nlohmann::json tuning_json = nlohmann::json::array();

@@ -93,8 +93,10 @@ std::string describe_workload(const WorkloadOptions& w, const std::vector<std::u
              w.max_active_input_batches) +
          (t.auto_replicas
               ? fmt::format("; this project's pools size themselves (replicas=auto) within {} "
-                            "CPUs, one per actor (the peers: the actor counts above)",
-                            t.budget_cpus)
+                            "CPUs, one per actor (the peers: {})",
+                            t.budget_cpus,
+                            t.peer_defaults ? "their own defaults on a Ray of as many CPUs"
+                                            : "the actor counts above")
               : std::string()) +
          describe_startup(w.startup);
 }

@@ -97,6 +97,10 @@ struct Topology {
   /// per actor; the *_replicas above are then unused. Peers keep their fixed counts.
   bool auto_replicas = false;
   int budget_cpus = 0;
+  /// The untuned regime: the peers run at their own defaults (no actor or task counts; the
+  /// reference's one actor per Module, Ray Data's default pools) on a Ray of budget_cpus CPUs,
+  /// instead of at the counts above.
+  bool peer_defaults = false;
 };
 
 /// `module` with its pool sized as `t` says: `replicas` actors, or sizing itself.

@@ -210,12 +210,26 @@ def require_ray_on_loopback(ray):
         raise SystemExit(f"a Ray node is not on loopback: {addresses}")
 
 
+def peer_defaults(topo):
+    """True when the peers run at their own defaults (the untuned regime's --peer-defaults):
+    no actor or task counts of their own, within a cluster of the budget's CPUs."""
+    return bool(topo.get("peer_defaults", False))
+
+
+def peer_label(system, topo):
+    """`system` as a result names it: with "own defaults" when the peer runs at them."""
+    return f"{system} [own defaults]" if peer_defaults(topo) else system
+
+
 def start_local_ray(ray, topo=None, num_cpus=None):
     """Starts a new local Ray cluster for a peer: only inside a loopback-only network
     namespace, on 127.0.0.1, never joining a cluster another process left in /tmp/ray, and
     checking that every node is on 127.0.0.1. Its logical CPUs: `num_cpus`, or as many as the
-    simulated pipeline `topo` has actors and tasks (its stages only sleep)."""
+    simulated pipeline `topo` has actors and tasks (its stages only sleep), or the budget's
+    when the peers run at their own defaults."""
     require_loopback_only()
+    if num_cpus is None and peer_defaults(topo) and int(topo.get("budget_cpus", 0)) > 0:
+        num_cpus = int(topo["budget_cpus"])
     if num_cpus is None:
         num_cpus = topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"]
     ray.init(
@@ -294,7 +308,9 @@ def read_ocr_events(events_dir, wall_start):
     return actors
 
 
-def write_result(path, system, version, clock, documents, events_dir="", completions=None):
+def write_result(
+    path, system, version, clock, documents, events_dir="", completions=None, calls=None
+):
     end = time.perf_counter()
     actors = read_ocr_events(events_dir, clock.wall_start)
     result = {
@@ -314,6 +330,8 @@ def write_result(path, system, version, clock, documents, events_dir="", complet
         "ocr_actors": actors,
         "documents": {str(int(k)): [int(x) for x in v] for k, v in documents.items()},
     }
+    if calls is not None:  # per Call: busy seconds and the pool's actors over the run
+        result["calls"] = calls
     with open(path + ".tmp", "w") as f:
         json.dump(result, f)
     os.replace(path + ".tmp", path)

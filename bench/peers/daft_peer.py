@@ -50,12 +50,17 @@ EVENTS_DIR = args.events_dir
 LOAD = common.model_loader(args.corpus, args.events_dir)
 
 
+def concurrency(replicas):
+    # At its own defaults a Daft class UDF gets no max_concurrency (Daft picks it).
+    return {} if common.peer_defaults(topo) else {"max_concurrency": topo[replicas]}
+
+
 def payload_size(doc, page):
     # common.payload_size, inlined.
     return PAYLOAD_MIN + (int(doc) * 7919 + int(page) * 104729) % (PAYLOAD - PAYLOAD_MIN + 1)
 
 
-@daft.cls(max_concurrency=topo["render_replicas"])
+@daft.cls(**concurrency("render_replicas"))
 class Render:
     def __init__(self):
         LOAD("render")
@@ -69,7 +74,7 @@ class Render:
 OCR_TYPE = DataType.struct({"value": DataType.int64(), "payload": DataType.binary()})
 
 
-@daft.cls(max_concurrency=topo["ocr_replicas"])
+@daft.cls(**concurrency("ocr_replicas"))
 class Ocr:
     def __init__(self):
         LOAD("ocr")
@@ -104,7 +109,7 @@ def assemble_values(pages, values, lengths):
     return ordered, int(sum(lengths))
 
 
-@daft.cls(max_concurrency=topo["assemble_replicas"])
+@daft.cls(**concurrency("assemble_replicas"))
 class Assemble:
     @daft.method(return_dtype=DataType.list(DataType.int64()))
     def __call__(self, pages: list, values: list, lengths: list):
@@ -150,7 +155,7 @@ if PAYLOAD:
     common.check_payload_totals(docs, payload_totals, PAYLOAD)
 common.write_result(
     args.out,
-    f"daft ({args.arm}, {RUNNER} runner)",
+    common.peer_label(f"daft ({args.arm}, {RUNNER} runner)", topo),
     daft.__version__,
     clock,
     documents,

@@ -116,31 +116,41 @@ def assemble(group):
     }
 
 
+DEFAULTS = common.peer_defaults(topo)
+
+
+def compute(strategy, replicas):
+    """The pool of a stage: `strategy` of the topology's `replicas`, or Ray Data's default at
+    its own defaults (compute=None: an autoscaling actor pool from one actor for a class, an
+    unbounded task pool for a function)."""
+    return None if DEFAULTS else strategy(size=topo[replicas])
+
+
 clock.begin()
 ds = ray.data.from_items(
     [{"doc": d["id"], "pages": d["pages"]} for d in docs], override_num_blocks=len(docs)
 )
 if RENDER_LOADS_A_MODEL:
-    pages = ds.flat_map(Render, compute=ray.data.ActorPoolStrategy(size=topo["render_replicas"]))
+    pages = ds.flat_map(Render, compute=compute(ray.data.ActorPoolStrategy, "render_replicas"))
 else:
-    pages = ds.flat_map(render, compute=ray.data.TaskPoolStrategy(size=topo["render_replicas"]))
+    pages = ds.flat_map(render, compute=compute(ray.data.TaskPoolStrategy, "render_replicas"))
 # Streaming (no shuffle): blocks of exactly one OCR batch.
 pages = pages.repartition(target_num_rows_per_block=topo["ocr_batch"], strict=True)
 ocr = pages.map_batches(
     Ocr,
     batch_size=topo["ocr_batch"],
-    compute=ray.data.ActorPoolStrategy(size=topo["ocr_replicas"]),
+    compute=compute(ray.data.ActorPoolStrategy, "ocr_replicas"),
     batch_format="numpy",
     fn_constructor_args=(args.events_dir,),
 )
 documents = {}
 payload_totals = {}
 if args.arm == "groupby":
-    partitions = args.partitions or topo["assemble_replicas"]
+    partitions = args.partitions or (None if DEFAULTS else topo["assemble_replicas"])
     assembled = ocr.groupby("doc", num_partitions=partitions).map_groups(
         assemble,
         batch_format="numpy",
-        compute=ray.data.TaskPoolStrategy(size=topo["assemble_replicas"]),
+        compute=compute(ray.data.TaskPoolStrategy, "assemble_replicas"),
     )
     for row in assembled.iter_rows():
         clock.document_done()
@@ -159,6 +169,11 @@ else:
 if PAYLOAD:
     common.check_payload_totals(docs, payload_totals, PAYLOAD)
 common.write_result(
-    args.out, f"ray-data ({args.arm})", ray.__version__, clock, documents, args.events_dir
+    args.out,
+    common.peer_label(f"ray-data ({args.arm})", topo),
+    ray.__version__,
+    clock,
+    documents,
+    args.events_dir,
 )
 ray.shutdown()

@@ -76,13 +76,39 @@ class Documents(ro.Pipeline):
         return self.assemble(ro.F.reduce(self.ocr(ro.F.expand(self.render(doc)))), doc)
 
 
+def calls_of(report_path):
+    """Per Call of the run's JSON report: its busy seconds and the actors its pool held over
+    the run (a self-sizing pool's targets, else its actors throughout), as `bench
+    compare-system` writes them for the local executor."""
+    with open(report_path) as f:
+        report = json.load(f)
+    held = {p["pool"]: p.get("actors_over_time") or [[0.0, p["actors"]]] for p in report["pools"]}
+    return [
+        {
+            "call": c["call"],
+            "busy_seconds": c["busy_seconds"],
+            "run_seconds": report["elapsed_seconds"],
+            "actors_over_time": held.get(c["udf"], [[0.0, c["actors"]]]),
+            "resizes": next(
+                (p.get("resizes", []) for p in report["pools"] if p["pool"] == c["udf"]), []
+            ),
+        }
+        for c in report["calls"]
+    ]
+
+
+REPORT = args.out + ".report.json"
 rows = [(d["id"], d["pages"]) for d in docs]
 clock.begin()
 # Builds every actor pool on the Ray initialised above: inside the clock.
 executor = ro.Executor(Documents(), backend="ray")
 documents = {}
 for _, out in executor.stream(
-    rows, input_batch_size=INPUT_BATCH, max_active_input_batches=MAX_ACTIVE, progress=False
+    rows,
+    input_batch_size=INPUT_BATCH,
+    max_active_input_batches=MAX_ACTIVE,
+    progress=False,
+    report=REPORT,
 ):
     # A suppressed document (its page 0 failed) is an OutputIssue, not a (doc, values) pair.
     if isinstance(out, ro.OutputIssue):
@@ -99,5 +125,6 @@ common.write_result(
     clock,
     documents,
     args.events_dir,
+    calls=calls_of(REPORT),
 )
 ray.shutdown()

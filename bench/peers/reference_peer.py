@@ -28,18 +28,26 @@ Render, Ocr, Assemble = ray_module_stages.make_stages(
 )
 
 
+DEFAULTS = common.peer_defaults(topo)
+
+
+def replicas(count):
+    # At its own defaults the reference gets no replica count (its default: one actor).
+    return {} if DEFAULTS else {"replicas": count}
+
+
 class Documents(ro.Pipeline):
     def __init__(self):
         self.render = ro.RayModule(Render).ray_options(
-            replicas=topo["render_replicas"], batch_size=1
+            **replicas(topo["render_replicas"]), batch_size=1
         )
         self.ocr = (
             ro.RayModule(Ocr)
             .pre_init(args.events_dir, POISONED)
-            .ray_options(replicas=topo["ocr_replicas"], batch_size=topo["ocr_batch"])
+            .ray_options(**replicas(topo["ocr_replicas"]), batch_size=topo["ocr_batch"])
         )
         self.assemble = ro.RayModule(Assemble).ray_options(
-            replicas=topo["assemble_replicas"], batch_size=1
+            **replicas(topo["assemble_replicas"]), batch_size=1
         )
 
     def forward(self, doc):
@@ -62,7 +70,7 @@ end = clock.elapsed(time.perf_counter())
 executor.close()
 common.write_result(
     args.out,
-    "reference",
+    common.peer_label("reference", topo),
     importlib.metadata.version("rayorch"),
     clock,
     documents,

@@ -277,6 +277,10 @@ void add_compare(CLI::App* bench) {
                   "untuned regime: the CPUs (one per actor) every allocation spends (default: the "
                   "stages' actor counts summed, 14)")
       ->check(CLI::PositiveNumber);
+  sub->add_flag("--peer-defaults", o->workload.topology.peer_defaults,
+                "untuned regime: the peers at their own defaults (no actor or task counts: the "
+                "reference's one actor per Module, Ray Data's and Daft's default pools) on a Ray "
+                "of --budget-cpus CPUs, instead of at the stages' actor counts");
   sub->add_option("--grid-render", o->grid_render,
                   "untuned regime: the render actor counts of the grid of fixed allocations")
       ->delimiter(',')
@@ -319,6 +323,8 @@ void add_compare(CLI::App* bench) {
           *budget > 0 ? *budget : t.render_replicas + t.ocr_replicas + t.assemble_replicas;
     } else if (*budget > 0) {
       throw CLI::ValidationError("--budget-cpus", "applies to --regime untuned only");
+    } else if (o->workload.topology.peer_defaults) {
+      throw CLI::ValidationError("--peer-defaults", "applies to --regime untuned only");
     }
     if (*no_peers) o->peers.clear();
     if (o->regime == "startup") {

@@ -134,7 +134,13 @@ std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools,
   std::vector<std::string> reason(n);
   for (std::size_t p = 0; p < n; ++p) target[p] = pools[p].actors;
 
-  // Shrinks first: they free budget for the grows.
+  // Shrinks first: they free budget for the grows. A pool that nothing more can reach goes at
+  // once; one whose backlog is gone while work can still reach it keeps its actors (a new
+  // wave would otherwise wait for start-ups) and only lends its surplus: to pools that want
+  // more, once it wanted fewer for the dwell (below), or to the budget after
+  // `idle_release_seconds`.
+  std::vector<int> keep(n, 0);
+  std::vector<bool> lendable(n, false);
   for (std::size_t p = 0; p < n; ++p) {
     const PoolDemand& d = pools[p];
     if (!d.sizes_itself) continue;
@@ -150,19 +156,23 @@ std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools,
     }
     // While work can still reach it, an idle pool keeps one actor, so that work does not wait
     // for a start-up (a pool starved of budget may still take it: it wants none, below).
-    const int keep = std::max(want[p], d.more_can_arrive ? std::min(d.actors, 1) : 0);
-    if (keep >= d.actors) {
+    keep[p] = std::max(want[p], d.more_can_arrive ? std::min(d.actors, 1) : 0);
+    if (keep[p] >= d.actors) {
       below_since_[p] = -1;
       continue;
     }
     if (below_since_[p] < 0) below_since_[p] = now;
-    if (d.actors - keep >= config_.shrink_margin &&
-        now - below_since_[p] >= config_.dwell_seconds &&
-        now - changed_at_[p] >= config_.dwell_seconds) {
-      target[p] = keep;
+    const double below = now - below_since_[p];
+    const bool settled = d.actors - keep[p] >= config_.shrink_margin &&
+                         below >= config_.dwell_seconds &&
+                         now - changed_at_[p] >= config_.dwell_seconds;
+    lendable[p] = settled;
+    const bool release = settled && (!d.more_can_arrive || below >= config_.idle_release_seconds);
+    if (release) {
+      target[p] = keep[p];
       reason[p] = fmt::format("its backlog ({} ready, {} waiting) needs {} for {:.1f} s", d.ready,
-                              d.pending, want[p], now - below_since_[p]);
-      if (keep > want[p]) reason[p] += "; one kept while work can still reach it";
+                              d.pending, want[p], below);
+      if (keep[p] > want[p]) reason[p] += "; one kept while work can still reach it";
     }
   }
 
@@ -180,24 +190,31 @@ std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools,
   });
   Resources used;
   for (std::size_t p = 0; p < n; ++p) add_resources(used, pools[p].per_actor, target[p]);
+  // Moves actors of pool q (down to `floor`) to `to` until `more` of its actors fit.
+  auto take = [&](std::size_t q, int floor, const PoolDemand& to, int more, const char* why) {
+    while (target[q] > floor && fitting(to, used, more) < more) {
+      --target[q];
+      add_resources(used, pools[q].per_actor, -1);
+      reason[q] = fmt::format("its actors go to Module '{}', which {}", to.name, why);
+    }
+  };
   std::vector<std::string> refusal(n);
   for (std::size_t p : order) {
     const PoolDemand& d = pools[p];
     if (!d.sizes_itself || want[p] <= target[p]) continue;
     const int more = want[p] - target[p];
-    int k = fitting(d, used, more);
-    if (k == 0 && target[p] == 0) {
-      // Starved: take capacity from pools holding more actors than they want.
-      for (std::size_t q = 0; q < n && fitting(d, used, more) < more; ++q) {
-        if (q == p || !pools[q].sizes_itself) continue;
-        while (target[q] > want[q] && fitting(d, used, more) < more) {
-          --target[q];
-          add_resources(used, pools[q].per_actor, -1);
-          reason[q] = fmt::format("its actors go to Module '{}', which has work and none", d.name);
-        }
-      }
-      k = fitting(d, used, more);
+    for (std::size_t q = 0; q < n && fitting(d, used, more) < more; ++q) {
+      // The surplus of pools that wanted fewer for the dwell.
+      if (q != p && lendable[q]) take(q, keep[q], d, more, "wants more");
     }
+    if (target[p] == 0) {
+      // Starved: take capacity from pools holding more actors than they want, the dwell and
+      // the actor kept for work that may come included.
+      for (std::size_t q = 0; q < n && fitting(d, used, more) < more; ++q) {
+        if (q != p && pools[q].sizes_itself) take(q, want[q], d, more, "has work and none");
+      }
+    }
+    const int k = fitting(d, used, more);
     target[p] += k;
     add_resources(used, d.per_actor, k);
     if (k < more) refusal[p] = shortfall(pools, target, static_cast<int>(p), more - k);

@@ -11,10 +11,12 @@
 //   Clamped to [min_replicas, max_replicas]; at least 1 while the pool has work.
 // - Grows at once, by as many actors as wanted (not one at a time), largest deficit first.
 // - Shrinks to 0 at once when nothing more can reach the pool (no work, nothing in flight,
-//   nothing upstream unsealed, no source rows left to admit); otherwise shrinks to the wanted
-//   count (never below min_replicas, nor below one actor while work can still reach it) only
-//   after it wanted fewer by at least `shrink_margin` for `dwell_seconds`, and not within
-//   `dwell_seconds` of its last change (hysteresis).
+//   nothing upstream unsealed, no source rows left to admit). While work can still reach it, a
+//   pool that wanted fewer by at least `shrink_margin` for `dwell_seconds`, and has not
+//   changed within `dwell_seconds` (hysteresis), lends its surplus (down to the wanted count,
+//   never below min_replicas nor below one actor) to pools that want more than the budget
+//   fits, and gives it back to the budget only after `idle_release_seconds`: the next wave of
+//   work (a long document's pages) then finds its actors started.
 // - A pool with work and no actor that the budget cannot fit takes capacity from pools holding
 //   more actors than they want, the one kept for work that may come included (their dwell
 //   waived).
@@ -79,6 +81,9 @@ struct SizingConfig {
   double dwell_seconds = 2.0;    ///< a pool keeps a size at least this long before shrinking
   int shrink_margin = 1;         ///< shrink only when wanting this many fewer actors
   double horizon_seconds = 0.5;  ///< drain the backlog within max(this, start-up time)
+  /// A surplus no other pool wants goes back to the budget after this long (while work can
+  /// still reach the pool; at once when none can).
+  double idle_release_seconds = 30.0;
   /// Non-zero: a test hook; targets are drawn at random from this seed (at least 1 actor for a
   /// pool with work, as the real policy), for the schedule-independence suites.
   std::uint64_t random_seed = 0;

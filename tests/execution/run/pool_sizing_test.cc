@@ -68,30 +68,34 @@ TEST(PoolSizing, ShrinksToZeroAtOnceWhenNothingCanReachThePool) {
   EXPECT_EQ(ds[0].reason, "nothing more can reach it");
 }
 
-TEST(PoolSizing, ShrinksToMinReplicasAfterTheDwellOnlyWhileWorkCanStillCome) {
+TEST(PoolSizing, WhileWorkCanStillComeAnIdlePoolGivesItsSurplusBackOnlyAfterTheIdleRelease) {
   rd::SizingConfig config;
   config.dwell_seconds = 2.0;
+  config.idle_release_seconds = 30.0;
   rd::PoolSizer sizer(cpus(16), config, 1);
   rd::PoolDemand ocr = pool("Ocr", 8);
-  ocr.min_replicas = 1;
-  ocr.actors = 4;
-  ocr.more_can_arrive = true;  // upstream is unsealed, the backlog is empty now
-  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
-  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 1.9).empty());
-  const auto ds = sizer.decide(std::span(&ocr, 1), 2.0);
-  ASSERT_EQ(ds.size(), 1u);
-  EXPECT_EQ(ds[0].to, 1);
-}
-
-TEST(PoolSizing, KeepsOneActorAfterTheDwellWhileWorkCanStillCome) {
-  rd::SizingConfig config;
-  config.dwell_seconds = 2.0;
-  rd::PoolSizer sizer(cpus(16), config, 1);
-  rd::PoolDemand ocr = pool("Ocr", 8);
+  ocr.min_replicas = 2;
   ocr.actors = 4;
   ocr.more_can_arrive = true;  // a long document is still rendering upstream
   EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
-  const auto ds = sizer.decide(std::span(&ocr, 1), 2.0);
+  // Past the dwell nobody wants its actors: it keeps them for the next wave.
+  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 2.0).empty());
+  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 29.9).empty());
+  const auto ds = sizer.decide(std::span(&ocr, 1), 30.0);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].to, 2);  // min_replicas
+}
+
+TEST(PoolSizing, KeepsOneActorAfterTheIdleReleaseWhileWorkCanStillCome) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  config.idle_release_seconds = 5.0;
+  rd::PoolSizer sizer(cpus(16), config, 1);
+  rd::PoolDemand ocr = pool("Ocr", 8);
+  ocr.actors = 4;
+  ocr.more_can_arrive = true;
+  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
+  const auto ds = sizer.decide(std::span(&ocr, 1), 5.0);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].to, 1);
   EXPECT_NE(ds[0].reason.find("one kept while work can still reach it"), std::string::npos)
@@ -104,6 +108,41 @@ TEST(PoolSizing, KeepsOneActorAfterTheDwellWhileWorkCanStillCome) {
   const auto end = sizer.decide(std::span(&ocr, 1), 61.0);
   ASSERT_EQ(end.size(), 1u);
   EXPECT_EQ(end[0].to, 0);
+}
+
+TEST(PoolSizing, ShrinksAfterTheDwellWhenNothingMoreCanComeButWorkRemains) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  rd::PoolSizer sizer(cpus(16), config, 1);
+  rd::PoolDemand ocr = pool("Ocr", 8);
+  ocr.actors = 4;
+  ocr.ready = 1;  // the tail: one batch left, nothing upstream
+  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
+  const auto ds = sizer.decide(std::span(&ocr, 1), 2.0);
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].to, 1);
+}
+
+TEST(PoolSizing, APoolThatWantsMoreTakesTheSurplusOfOneThatWantedFewerForTheDwell) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  rd::PoolSizer sizer(cpus(6), config, 2);
+  std::vector<rd::PoolDemand> ps{pool("Ocr", 6), pool("Assemble", 6)};
+  ps[0].actors = 5;
+  ps[0].more_can_arrive = true;  // idle now; a long document still rendering upstream
+  ps[1].actors = 1;
+  ps[1].ready = 3;
+  ps[1].more_can_arrive = true;  // wants 3: two more than the budget fits
+  EXPECT_EQ(decision_for(sizer.decide(ps, 0.0), 0), nullptr);  // within the dwell: kept
+  const auto ds = sizer.decide(ps, 2.0);
+  const auto* ocr = decision_for(ds, 0);
+  const auto* assemble = decision_for(ds, 1);
+  ASSERT_NE(ocr, nullptr);
+  ASSERT_NE(assemble, nullptr);
+  EXPECT_EQ(ocr->to, 3);  // only what Assemble wants, not down to one
+  EXPECT_EQ(assemble->to, 3);
+  EXPECT_NE(ocr->reason.find("go to Module 'Assemble', which wants more"), std::string::npos)
+      << ocr->reason;
 }
 
 TEST(PoolSizing, AStarvedPoolTakesTheActorKeptForWorkThatMayCome) {
