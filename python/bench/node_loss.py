@@ -59,18 +59,23 @@ def pipeline(ro: Any, page_bytes: int) -> Any:
 
 def run_once(
     ro: Any, cluster: Any, docs: list[tuple[int, int]], page_bytes: int, lose: bool
-) -> tuple[float, Any]:
+) -> tuple[float, Any, list[float]]:
     """One run on a fresh executor; with `lose`, the node holding the most render actors is
-    removed without grace once half the documents are done. Returns (E2E seconds, result)."""
+    removed without grace once half the documents are done. Returns (E2E seconds, result,
+    the seconds after the loss at which actors that started after it were ready)."""
     with ro.Executor(pipeline(ro, page_bytes), backend="ray") as ex:
+        made = time.perf_counter()
         ex.run(docs[:4], progress=False)  # every actor started, warm
         render_nodes = ex.actor_nodes()[0]
         victim_id = max(set(render_nodes), key=render_nodes.count)
         victim = next(n for n in cluster.worker_nodes if n.node_id == victim_id)
         fired = threading.Event()
 
+        fired_at = [0.0]
+
         def progress(done: int, total: int | None) -> None:
             if lose and not fired.is_set() and total and done >= total // 2:
+                fired_at[0] = time.perf_counter() - made
                 fired.set()
                 threading.Thread(
                     target=cluster.remove_node, args=(victim,), kwargs={"allow_graceful": False}
@@ -79,6 +84,13 @@ def run_once(
         start = time.perf_counter()
         result = ex.run(docs, progress=progress)
         e2e = time.perf_counter() - start
+        # When the replacements of the lost actors were ready, after the node went.
+        ready_after = sorted(
+            s.started_s - fired_at[0]
+            for p in result.pools
+            for s in p.started
+            if lose and s.ready and s.started_s > fired_at[0]
+        )
     differing = [
         (doc, out)
         for out, (doc, n) in zip(result.outputs, docs, strict=True)
@@ -92,7 +104,7 @@ def run_once(
         )
     if lose:
         assert fired.is_set(), "the run ended before half its documents were done"
-    return e2e, result
+    return e2e, result, ready_after
 
 
 def measure(
@@ -106,8 +118,8 @@ def measure(
         "one node removed without grace at half the documents"
     )
     for k in range(repeat):
-        base, _ = run_once(ro, cluster, docs, page_bytes, lose=False)
-        lossy, r = run_once(ro, cluster, docs, page_bytes, lose=True)
+        base, _, _ = run_once(ro, cluster, docs, page_bytes, lose=False)
+        lossy, r, ready_after = run_once(ro, cluster, docs, page_bytes, lose=True)
         lost = ", ".join(
             f"{n.node[:8]} at {n.address} ({n.detected_s:.2f} s)" for n in r.node_losses
         )
@@ -115,7 +127,9 @@ def measure(
             f"  [{k + 1}] no loss {base:.2f} s; one node lost {lossy:.2f} s "
             f"(+{lossy - base:.2f} s, {lossy / base - 1:+.0%}); re-done: "
             f"{r.values_rebuilt} values rebuilt, {r.grains_reexecuted} Grains re-executed "
-            f"over {r.rebuild_s:.2f} s, {r.actors_replaced} actors replaced; "
+            f"over {r.rebuild_s:.2f} s, {r.actors_replaced} actors replaced (ready "
+            f"{', '.join(f'{t:.1f}' for t in ready_after) or '-'} s after the "
+            "loss); "
             f"nodes reported lost: {lost or 'none'}"
         )
         # A fresh node takes the lost one's place for the next repetition.

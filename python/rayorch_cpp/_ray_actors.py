@@ -1,7 +1,7 @@
 """The lifecycle of the Ray backend's actors (rayorch_cpp._ray_backend): starting them in
 the background and reporting each start once, failing a pool that Ray cannot place in time,
-replacing a lost or hung actor, and starting and retiring the actors of a self-sizing pool
-(``replicas="auto"``) when the driver's sizing policy asks.
+replacing a hung actor, restarting a lost one in the background, and starting and retiring
+the actors of a self-sizing pool (``replicas="auto"``) when the driver's sizing policy asks.
 
 Actor slots: every pool has a fixed number of them (``actors_per_pool``). A fixed pool fills
 them all when the backend is made; a self-sizing pool's slots stay empty (None) until the
@@ -37,10 +37,6 @@ class _Unplaced(Exception):
     """An actor died before its constructor ran (its node went away)."""
 
 
-class _NotReady(Exception):
-    """An actor did not finish its constructor within the time given."""
-
-
 class RayActors:
     """The actor slots of every pool and their starts; RayBackend builds on it."""
 
@@ -68,6 +64,10 @@ class RayActors:
         # (pool, actor) per `ready` ObjectRef of an actor still starting; the starts not
         # taken yet; per pool its ready actors and, while it has none, its startup deadline.
         self._starting: dict[ObjectRef, tuple[int, int]] = {}
+        # Of those, restarts of lost actors placed away from their node, and until when.
+        self._elsewhere: dict[ObjectRef, float] = {}
+        # How many lost nodes restart_idle_lost has seen.
+        self._lost_nodes_seen = 0
         self._started: list[tuple[int, int, str]] = []
         self._ready_actors: list[int] = [0] * len(slots)
         self._deadlines: list[float | None] = [None] * len(slots)
@@ -130,19 +130,15 @@ class RayActors:
             self._ray.available_resources(),
         )
 
-    def _await_ready(
-        self, actors: list[Any], pools: list[int], timeout: float | None = None
-    ) -> list[tuple[str, int, str]]:
-        """Each actor's (node, pid, actor id) once its constructor finished. Raises _NotReady when
-        `timeout` is given and passes first, ExecutionError after the startup timeout."""
+    def _await_ready(self, actors: list[Any], pools: list[int]) -> list[tuple[str, int, str]]:
+        """Each actor's (node, pid, actor id) once its constructor finished; ExecutionError
+        after the startup timeout."""
         refs = [a.ready.remote() for a in actors]
-        deadline = time.monotonic() + (self._startup_timeout_s if timeout is None else timeout)
+        deadline = time.monotonic() + self._startup_timeout_s
         pending = list(refs)
         while pending:
             left = deadline - time.monotonic()
             _, pending = self._ray.wait(pending, num_returns=len(pending), timeout=max(left, 0))
-            if pending and left <= 0 and timeout is not None:
-                raise _NotReady()
             if pending and left <= 0:
                 raise self._startup_error([pools[refs.index(ref)] for ref in pending])
         out = []
@@ -163,6 +159,8 @@ class RayActors:
                 list(self._starting), num_returns=len(self._starting), timeout=0
             )
             self._note_started(ready)
+        if self._elsewhere:
+            self._place_anywhere()
         if self._starting:
             self._fail_unplaced_pools()
         out, self._started = self._started, []
@@ -180,6 +178,7 @@ class RayActors:
         """Records the starts behind `ready` ObjectRefs that are in."""
         for ref in refs:
             pool, actor = self._starting.pop(ref)
+            self._elsewhere.pop(ref, None)
             try:
                 node, _pid, ray_id = self._ray.get(ref)
             except self._ray.exceptions.RayActorError as error:
@@ -220,6 +219,7 @@ class RayActors:
                 if p != pool:
                     continue
                 del self._starting[ref]
+                self._elsewhere.pop(ref, None)
                 self._kill(self._actors[pool][actor])
                 self._started.append((pool, actor, str(error)))
             self._deadlines[pool] = None
@@ -239,26 +239,16 @@ class RayActors:
             out.append([0 if a is None else held.pop(0) for a in pool])
         return out
 
-    def replace(self, pool: int, actor: int, lost: bool = False) -> None:
-        """Kills `actor` of `pool` and puts a fresh one, fully built, in its place.
-
-        After a loss (`lost`), the fresh actor is placed on another live node when one can
-        host it: until the head marks a killed node dead (12-17 s), Ray may otherwise place
-        the replacement there, and it is lost in turn. When it cannot start elsewhere within
-        _ELSEWHERE_TIMEOUT_S (say the other nodes are full), it is placed as usual.
-        """
-        avoid = self.nodes[pool][actor] if lost else None
+    def replace(self, pool: int, actor: int) -> None:
+        """Kills `actor` of `pool` (a hung one) and puts a fresh one, fully built, in its
+        place, where Ray places it."""
         self._kill(self._actors[pool][actor])
         deadline = time.monotonic() + self._startup_timeout_s
         while True:
-            fresh = self._new_actor(pool, actor, avoid)
+            fresh = self._new_actor(pool, actor)
             try:
-                timeout = _ELSEWHERE_TIMEOUT_S if avoid is not None else None
-                (node, _pid, ray_id) = self._await_ready([fresh], [pool], timeout)[0]
+                (node, _pid, ray_id) = self._await_ready([fresh], [pool])[0]
                 break
-            except _NotReady:
-                self._kill(fresh)  # not placed elsewhere in time: anywhere, then
-                avoid = None
             except _Unplaced as error:
                 # Placed on a node that died before Ray marked it dead: try again until
                 # the scheduler knows (a constructor that raises is not retried).
@@ -276,6 +266,66 @@ class RayActors:
         self._methods[pool][actor] = {}
         self._joined(pool, actor, node, ray_id)
 
+    def restart_lost(self, pool: int, actor: int) -> None:
+        """Kills `actor` of `pool`, which Ray reported lost, and starts a fresh one in its
+        slot in the background: its start comes through take_started, as any start does,
+        and the driver goes on meanwhile (a replacement's start is seconds of a model load;
+        a node takes several actors with it).
+
+        The fresh actor is placed on another live node when one can host it: until the head
+        marks a killed node dead (12-17 s), Ray may otherwise place it there, and it is lost
+        in turn. Not started elsewhere within _ELSEWHERE_TIMEOUT_S (say the other nodes are
+        full), it is placed anywhere (take_started)."""
+        avoid = self.nodes[pool][actor] or None
+        self._kill(self._actors[pool][actor])
+        self.nodes[pool][actor] = ""
+        self.actor_ids[pool][actor] = b""
+        self._ready_actors[pool] -= 1
+        fresh = self._new_actor(pool, actor, avoid)
+        self._actors[pool][actor] = fresh
+        self._methods[pool][actor] = {}
+        ready = fresh.ready.remote()
+        self._starting[ready] = (pool, actor)
+        if avoid is not None:
+            self._elsewhere[ready] = time.monotonic() + _ELSEWHERE_TIMEOUT_S
+        if self._ready_actors[pool] == 0 and self._deadlines[pool] is None:
+            self._deadlines[pool] = time.monotonic() + self._startup_timeout_s
+
+    def restart_idle_lost(self) -> list[tuple[int, int]]:
+        """Restarts (as restart_lost) every ready actor without a call that ran on a node found
+        lost since the last call, and returns them as (pool, actor): a call sent there would
+        only be lost, and count against its Grains' replays. An actor with calls is restarted
+        when they come back lost."""
+        found = self._node_losses.nodes_found_lost
+        if found == self._lost_nodes_seen:
+            return []
+        self._lost_nodes_seen = found
+        out = [
+            (p, a)
+            for p, ids in enumerate(self.actor_ids)
+            for a, actor_id in enumerate(ids)
+            if actor_id
+            and self._tasks_in_flight[p][a] == 0
+            and self._node_losses.lost_node_of(actor_id) is not None
+        ]
+        for pool, actor in out:
+            self.restart_lost(pool, actor)
+        return out
+
+    def _place_anywhere(self) -> None:
+        """Restarts placed away from a lost node that have not started within
+        _ELSEWHERE_TIMEOUT_S start again where Ray places them."""
+        now = time.monotonic()
+        for ready, deadline in list(self._elsewhere.items()):
+            if now < deadline:
+                continue
+            del self._elsewhere[ready]
+            pool, actor = self._starting.pop(ready)
+            self._kill(self._actors[pool][actor])
+            fresh = self._new_actor(pool, actor)
+            self._actors[pool][actor] = fresh
+            self._starting[fresh.ready.remote()] = (pool, actor)
+
     def _joined(self, pool: int, actor: int, node: str, ray_id: str) -> None:
         """Records where a ready actor runs and who it is to Ray."""
         self.nodes[pool][actor] = node
@@ -290,5 +340,6 @@ class RayActors:
                     self._kill(actor)
             pool.clear()
         self._starting.clear()
+        self._elsewhere.clear()
         for counts in self._tasks_in_flight:
             counts.clear()

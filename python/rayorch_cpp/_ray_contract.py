@@ -121,10 +121,21 @@ class RayBackendProtocol(Protocol):
         same token (any report) says Ray ended it."""
         ...
 
-    def replace(self, pool: int, actor: int, lost: bool) -> None:
-        """Kills ``actor`` of ``pool`` and puts a fresh one, fully built, in its place;
-        ``lost``: Ray reported it lost, so start the fresh one on another node if one can
-        host it. Raises when no fresh actor can be started."""
+    def replace(self, pool: int, actor: int) -> None:
+        """Kills ``actor`` of ``pool`` (a hung one) and puts a fresh one, fully built, in its
+        place. Raises when no fresh actor can be started."""
+        ...
+
+    def restart_lost(self, pool: int, actor: int) -> None:
+        """Kills ``actor`` of ``pool``, which Ray reported lost, and starts a fresh one in its
+        slot in the background, on another node if one can host it: its start (ready, or why
+        it cannot start) comes through :meth:`take_started`, and :meth:`wait` returns early
+        when it did."""
+        ...
+
+    def restart_idle_lost(self) -> list[tuple[int, int]]:
+        """Restarts, as :meth:`restart_lost`, every ready actor without a call that ran on a
+        node found lost since the last call, and returns them as ``(pool, actor)``."""
         ...
 
     def stop(self) -> None:

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -174,9 +175,19 @@ std::vector<FinishedCall> RayBackendClient::wait(double timeout_s) const {
   return out;
 }
 
-void RayBackendClient::replace(int pool, int actor, bool lost) const {
+void RayBackendClient::replace(int pool, int actor) const {
   Gil gil;
-  backend_.attr("replace")(pool, actor, lost);
+  backend_.attr("replace")(pool, actor);
+}
+
+void RayBackendClient::restart_lost(int pool, int actor) const {
+  Gil gil;
+  backend_.attr("restart_lost")(pool, actor);
+}
+
+std::vector<std::pair<int, int>> RayBackendClient::restart_idle_lost() const {
+  Gil gil;
+  return nb::cast<std::vector<std::pair<int, int>>>(backend_.attr("restart_idle_lost")());
 }
 
 void RayBackendClient::start(int pool, int actor) const {

@@ -93,7 +93,14 @@ class RayBackendClient {
                           const std::string& task, nanobind::tuple blocks) const;
   /// The calls that finished, waiting up to `timeout_s` for the first.
   std::vector<FinishedCall> wait(double timeout_s) const;
-  void replace(int pool, int actor, bool lost) const;
+  /// Kills a hung actor and puts a fresh one, fully built, in its place.
+  void replace(int pool, int actor) const;
+  /// Kills an actor Ray reported lost and starts a fresh one in its slot in the background
+  /// (elsewhere if it can); its start comes through take_started().
+  void restart_lost(int pool, int actor) const;
+  /// Restarts, as restart_lost(), every ready actor without a call that ran on a node found
+  /// lost since the last call; returns them as (pool, actor).
+  std::vector<std::pair<int, int>> restart_idle_lost() const;
   /// Starts an actor in the empty slot `actor` of a self-sizing pool (in the background).
   void start(int pool, int actor) const;
   /// Stops the ready, idle actor `actor` of a self-sizing pool; its slot is empty again.

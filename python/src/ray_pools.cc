@@ -111,6 +111,21 @@ class RayPools final : public rd::WorkerPools {
     for (const auto& [pool, actor] : resumed_)
       out.push_back(rd::ActorStart{.pool = pool, .actor = actor, .at = at, .resumed = true});
     resumed_.clear();
+    if (!stopped_) {
+      Gil gil;  // for the Python error, if any
+      std::vector<std::pair<int, int>> lost;
+      try {
+        lost = backend_.restart_idle_lost();
+      } catch (const nb::python_error& e) {
+        throw ExecutionError(
+            fmt::format("restarting Ray actors lost with their node failed: {}", e.what()));
+      }
+      for (const auto& [pool, actor] : lost) {
+        forget_actor(pool, actor);
+        ++starting_;
+        out.push_back(rd::ActorStart{.pool = pool, .actor = actor, .at = at, .restarting = true});
+      }
+    }
     if (starting_ == 0) return;
     for (auto& [pool, actor, error] : backend_.take_started()) {
       --starting_;
@@ -211,7 +226,7 @@ class RayPools final : public rd::WorkerPools {
     cache_->reset(pool, actor);
     Gil gil;  // for the Python error, if any
     try {
-      backend_.replace(pool, actor, /*lost=*/false);
+      backend_.replace(pool, actor);
     } catch (const nb::python_error& e) {
       throw ExecutionError(fmt::format("replacing a Ray actor of pool {} failed: {}",
                                        plan_->pools[pool].name, e.what()));
@@ -323,7 +338,7 @@ class RayPools final : public rd::WorkerPools {
         a.error = report.error;
         if (same_actor) {
           r.rebuilt = true;
-          replace_lost(p.pool, p.actor, r);
+          restart_lost(p.pool, p.actor, r);
         } else {
           r.loss_counted = true;
         }
@@ -346,17 +361,29 @@ class RayPools final : public rd::WorkerPools {
     r.actor_held = held_calls_[pool][actor]++ == 0;
   }
 
-  // Replaces an actor that Ray reported lost, on another node where it can (the caller holds
-  // the GIL).
-  void replace_lost(int pool, int actor, rd::WorkerResult& r) {
+  // A new actor takes the place of (pool, actor): what the old one held (blocks, calls held at
+  // it) is gone with it.
+  void forget_actor(int pool, int actor) {
     ++actor_epochs_[pool][actor];
     cache_->reset(pool, actor);
+    std::erase_if(held_, [&](const auto& h) { return h.second == std::pair{pool, actor}; });
+    held_calls_[pool][actor] = 0;
+  }
+
+  // Restarts an actor that Ray reported lost, in the background and on another node where it
+  // can: the driver takes it for a starting actor until take_started() reports it (the caller
+  // holds the GIL). Calls held at the lost actor hold nothing any more.
+  void restart_lost(int pool, int actor, rd::WorkerResult& r) {
+    forget_actor(pool, actor);
     try {
-      backend_.replace(pool, actor, /*lost=*/true);
+      backend_.restart_lost(pool, actor);
     } catch (const nb::python_error& e) {
       r.fatal = fmt::format("replacing a lost Ray actor of pool {} failed: {}",
                             plan_->pools[pool].name, e.what());
+      return;
     }
+    ++starting_;
+    r.actor_restarting = true;
   }
 
   std::shared_ptr<const rd::RuntimePlan> plan_;

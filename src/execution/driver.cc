@@ -181,6 +181,8 @@ void Driver::drain() {
     w.current.reset();
     w.deadline = Clock::time_point::max();
     --outstanding_;
+    if (r.actor_restarting)
+      restart_actor(static_cast<std::size_t>(r.pool), pools_->actor_of(r.pool, r.slot));
   };
   try {
     for (const WorkerResult& r : results_) release(r);
@@ -264,6 +266,7 @@ void Driver::handle(RunState& state, WorkerResult& r) {
   if (options_.keep_rpc_log) log_rpc(d, a.kind != Attempt::Kind::ok);
   const int actor = pools_->actor_of(r.pool, r.slot);
   if (r.actor_held) hold_actor(static_cast<std::size_t>(r.pool), actor);
+  if (r.actor_restarting) restart_actor(static_cast<std::size_t>(r.pool), actor);
   switch (a.kind) {
     case Attempt::Kind::ok:
       busy_seconds_[r.pool] += std::chrono::duration<double>(a.end - a.start).count();

@@ -96,6 +96,9 @@ class Driver final : public ExecutionCore {
   // A ready actor that a task the pools reported early still holds takes no task until they
   // report it resumed (take_started()).
   void hold_actor(std::size_t pool, int actor);
+  // A lost actor whose replacement starts in the background (WorkerResult::actor_restarting):
+  // starting again, its start to come through take_started().
+  void restart_actor(std::size_t pool, int actor);
   // Self-sizing pools (DESIGN 6.1, self-sizing pools; driver_sizing.cc). The targets live across
   // runs; the policy is asked at most every 100 ms, or at once when the loop would otherwise idle.
   // Sets the first targets within the budget and starts them; throws ExecutionError naming
@@ -151,6 +154,7 @@ class Driver final : public ExecutionCore {
   std::vector<NodeLoss> node_losses_;       // reused
   std::vector<ActorStart> drained_starts_;  // taken by drain(), applied in the next run
   std::vector<FreshStart> fresh_;           // reused by apply_starts()
+  int restarted_ = 0;  // actors apply_starts() saw restarting (lost while idle), not counted yet
   std::vector<FreshStart> unannounced_;     // applied by await_actors(), for the next run
   std::vector<WorkerResult> late_results_;  // taken by await_actors(), for the next run
   std::uint64_t run_ = 0;

@@ -33,6 +33,11 @@ void Driver::apply_starts() {
     const auto p = static_cast<std::size_t>(s.pool);
     const auto a = static_cast<std::size_t>(s.actor);
     if (p >= phases_.size() || a >= phases_[p].size()) continue;
+    if (s.restarting) {
+      restart_actor(p, s.actor);
+      ++restarted_;
+      continue;
+    }
     if (s.resumed) {
       if (phases_[p][a] == ActorPhase::held) {
         phases_[p][a] = ActorPhase::ready;
@@ -87,6 +92,7 @@ void Driver::fail_dead_pools() {
 void Driver::take_started(RunState& state) {
   apply_starts();
   for (const FreshStart& f : fresh_) state.actor_started(f.pool, f.start, f.at);
+  for (; restarted_ > 0; --restarted_) state.count_replaced_actor();
   node_losses_.clear();
   pools_->take_node_losses(node_losses_);
   for (const NodeLoss& loss : node_losses_) state.node_lost(loss);
@@ -138,6 +144,22 @@ void Driver::hold_actor(std::size_t pool, int actor) {
   phase = ActorPhase::held;
   --ready_actors_[pool];
   ++held_actors_[pool];
+  all_ready_[pool] = false;
+}
+
+void Driver::restart_actor(std::size_t pool, int actor) {
+  const auto a = static_cast<std::size_t>(actor);
+  auto& phase = phases_[pool][a];
+  if (phase == ActorPhase::ready) {
+    --ready_actors_[pool];
+  } else if (phase == ActorPhase::held) {
+    --held_actors_[pool];
+  } else {
+    return;
+  }
+  phase = ActorPhase::starting;
+  ++starting_actors_[pool];
+  asked_[pool][a] = Clock::now();
   all_ready_[pool] = false;
 }
 

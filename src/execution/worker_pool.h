@@ -33,6 +33,9 @@
 //   while Ray still holds the call at its actor). The result says so (`actor_held`); the
 //   driver then submits nothing to that actor until take_started() reports it again
 //   (`resumed`).
+// - Restarted actors: a backend may put a fresh actor in a lost one's place in the
+//   background (`actor_restarting`); the driver takes it for a starting actor, whose start
+//   comes through take_started() as any start does.
 #pragma once
 
 #include <chrono>
@@ -77,6 +80,10 @@ struct WorkerResult {
   /// The worker's actor is still held by this task (reported early): it takes no task
   /// until take_started() reports it `resumed`.
   bool actor_held = false;
+  /// The worker's actor was lost and a fresh one is starting in its place in the
+  /// background: the actor takes no task until take_started() reports its start (a failed
+  /// start leaves it out of its pool, as at eager start).
+  bool actor_restarting = false;
 };
 
 /// An actor whose first constructor finished, successfully (`error` empty) or not; or
@@ -87,6 +94,9 @@ struct ActorStart {
   std::chrono::steady_clock::time_point at;
   std::string error;     ///< the constructor's error, naming the Module
   bool resumed = false;  ///< not a start: the actor was held, and is ready again
+  /// Not a start: the actor went with its node while it had no task, and a fresh one is
+  /// starting in its place (its start follows, as any start does).
+  bool restarting = false;
 };
 
 /// A node that went away with workers or blocks of the pools (Ray), once detected.

@@ -85,6 +85,10 @@ class FakeRay(RayBackendProtocol):
         self.calls_to: list[tuple[int, int]] = []  # the actor of every call, in order
         self.resumed: list[tuple[int, int, int]] = []  # (pool, actor, calls sent before)
         self.node_losses: list[tuple[str, str, float, str]] = []  # not taken yet
+        # Lost actors restarting in the background: (pool, actor) -> calls sent before; and
+        # per restart, the calls sent while it started.
+        self.restarting: dict[tuple[int, int], int] = {}
+        self.sent_while_restarting: list[int] = []
 
     def take_started(self) -> list[tuple[int, int, str]]:
         now = self.not_started
@@ -93,6 +97,9 @@ class FakeRay(RayBackendProtocol):
             self.starts.shuffle(now)
         self.not_started = [s for s in self.not_started if s not in now]
         self.started += [s for s in now if s not in self.broken]
+        for s in now:
+            if (before := self.restarting.pop(s, None)) is not None:
+                self.sent_while_restarting.append(len(self.calls_to) - before)
         return [(p, a, "ValueError: no model" if (p, a) in self.broken else "") for p, a in now]
 
     def start(self, pool: int, actor: int) -> None:
@@ -224,7 +231,21 @@ class FakeRay(RayBackendProtocol):
                 self.held_calls[f.token] = (self.held_on[f.token], 3)
         return out
 
-    def replace(self, pool: int, actor: int, lost: bool) -> None:
+    def replace(self, pool: int, actor: int) -> None:
+        self._renew(pool, actor, lost=False)
+
+    def restart_lost(self, pool: int, actor: int) -> None:
+        # In the background: its start comes through take_started (at random with `starts`).
+        self._renew(pool, actor, lost=True)
+        self.restarting[(pool, actor)] = len(self.calls_to)
+        if (pool, actor) in self.started:
+            self.started.remove((pool, actor))
+        self.not_started.append((pool, actor))
+
+    def restart_idle_lost(self) -> list[tuple[int, int]]:
+        return []  # the stand-in's actors have no nodes
+
+    def _renew(self, pool: int, actor: int, lost: bool) -> None:
         self.replaced.append((pool, actor))
         self.replaced_lost.append(lost)
         self.workers[pool][actor] = _core.RayWorker(self.program.native, pool)

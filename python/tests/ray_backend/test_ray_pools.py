@@ -110,6 +110,31 @@ def test_a_lost_actor_is_replaced_and_its_grains_replay(rpc: int) -> None:
     assert result.actors_replaced == 1
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_lost_actor_restarts_in_the_background_while_the_others_go_on(seed: int) -> None:
+    # The replacement's start comes a few waits later, at random: no call reaches it before
+    # (FakeRay.submit checks), the other actors take calls meanwhile, the outputs are exact.
+    program = ro.compile(pipeline())
+    fake = FakeRay(program, {2 + seed % 5: "lost"}, starts=random.Random(seed))
+    with ro.Executor._on_backend(program, fake) as ex:
+        result = ex.run(DOCS, progress=False)
+    assert result.outputs == expected()
+    assert fake.replaced_lost == [True] and result.actors_replaced == 1
+    assert fake.restarting == {}  # its start was reported
+    assert len(fake.sent_while_restarting) == 1
+
+
+def test_the_driver_goes_on_while_a_lost_actor_restarts() -> None:
+    sent = []
+    for seed in range(12):
+        program = ro.compile(pipeline())
+        fake = FakeRay(program, {3: "lost"}, starts=random.Random(seed))
+        with ro.Executor._on_backend(program, fake) as ex:
+            assert ex.run(DOCS, progress=False).outputs == expected()
+        sent += fake.sent_while_restarting
+    assert max(sent) > 0, sent  # calls went to other actors before the restart was in
+
+
 def test_calls_queued_at_an_actor_give_the_same_outputs() -> None:
     out, fake, result = run_on(tasks_in_flight=[2, 3, 2, 1])
     assert out == expected()
@@ -293,7 +318,7 @@ def test_a_call_report_crosses_the_object_store_unchanged() -> None:
 def test_a_backend_takes_the_contracts_parameters(backend: type) -> None:
     # The C++ pools pass these positionally: a backend's parameters must line up.
     methods = [m for m in vars(RayBackendProtocol) if not m.startswith("_")]
-    assert len(methods) == 12, methods
+    assert len(methods) == 14, methods
     for name in methods:
         want = list(inspect.signature(getattr(RayBackendProtocol, name)).parameters)
         assert list(inspect.signature(getattr(backend, name)).parameters) == want, name
