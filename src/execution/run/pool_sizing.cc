@@ -176,18 +176,23 @@ std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools,
     }
   }
 
-  // Grows, the starved (work and no actor) first, then the largest deficit per actor.
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  auto deficit = [&](std::size_t p) {
-    return static_cast<double>(want[p] - target[p]) / std::max(target[p], 1);
-  };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const bool sa = target[a] == 0 && want[a] > 0;
-    const bool sb = target[b] == 0 && want[b] > 0;
-    if (sa != sb) return sa;
-    return deficit(a) > deficit(b);
-  });
+  // Grows in two passes: first towards what the READY work wants, then towards what the work
+  // waiting for its inputs adds. Waiting Grains run only as fast as their producers deliver,
+  // so a pool whose work all waits (assemble while OCR is behind) must not hold the budget a
+  // pool with work in hand (OCR) needs; in the first pass a pool with nothing ready lends its
+  // idle actors (one kept), once it has not changed for the dwell.
+  std::vector<int> want_ready(n, 0);
+  std::vector<int> waiting_floor(n, -1);  // < 0: the pool lends nothing in the first pass
+  for (std::size_t p = 0; p < n; ++p) {
+    const PoolDemand& d = pools[p];
+    if (!d.sizes_itself) continue;
+    PoolDemand ready_only = d;
+    ready_only.pending = 0;
+    want_ready[p] = std::min(wanted(ready_only, config_), want[p]);
+    // A pool with nothing ready keeps its busy actors, its minimum and one for its inputs.
+    if (d.ready == 0 && now - changed_at_[p] >= config_.dwell_seconds)
+      waiting_floor[p] = std::max({d.busy, d.min_replicas, std::min(target[p], 1)});
+  }
   Resources used;
   for (std::size_t p = 0; p < n; ++p) add_resources(used, pools[p].per_actor, target[p]);
   // Moves actors of pool q (down to `floor`) to `to` until `more` of its actors fit.
@@ -199,31 +204,54 @@ std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools,
     }
   };
   std::vector<std::string> refusal(n);
-  for (std::size_t p : order) {
-    const PoolDemand& d = pools[p];
-    if (!d.sizes_itself || want[p] <= target[p]) continue;
-    const int more = want[p] - target[p];
-    for (std::size_t q = 0; q < n && fitting(d, used, more) < more; ++q) {
-      // The surplus of pools that wanted fewer for the dwell.
-      if (q != p && lendable[q]) take(q, keep[q], d, more, "wants more");
-    }
-    if (target[p] == 0) {
-      // Starved: take capacity from pools holding more actors than they want, the dwell and
-      // the actor kept for work that may come included.
+  auto grow = [&](const std::vector<int>& goal, bool ready_pass) {
+    // The starved (work and no actor) first, then the largest deficit per actor.
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    auto deficit = [&](std::size_t p) {
+      return static_cast<double>(goal[p] - target[p]) / std::max(target[p], 1);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const bool sa = target[a] == 0 && goal[a] > 0;
+      const bool sb = target[b] == 0 && goal[b] > 0;
+      if (sa != sb) return sa;
+      return deficit(a) > deficit(b);
+    });
+    for (std::size_t p : order) {
+      const PoolDemand& d = pools[p];
+      if (!d.sizes_itself || goal[p] <= target[p]) continue;
+      const int more = goal[p] - target[p];
       for (std::size_t q = 0; q < n && fitting(d, used, more) < more; ++q) {
-        if (q != p && pools[q].sizes_itself) take(q, want[q], d, more, "has work and none");
+        if (q == p || !pools[q].sizes_itself) continue;
+        // The surplus of pools that wanted fewer for the dwell.
+        if (lendable[q]) take(q, keep[q], d, more, "wants more");
+        // In the first pass, the actors of pools whose work all waits for its inputs.
+        if (ready_pass && waiting_floor[q] >= 0)
+          take(q, waiting_floor[q], d, more, "has work ready");
       }
+      if (target[p] == 0) {
+        // Starved: take capacity from pools holding more actors than they want, the dwell and
+        // the actor kept for work that may come included.
+        for (std::size_t q = 0; q < n && fitting(d, used, more) < more; ++q) {
+          if (q != p && pools[q].sizes_itself) take(q, want[q], d, more, "has work and none");
+        }
+      }
+      const int k = fitting(d, used, more);
+      target[p] += k;
+      add_resources(used, d.per_actor, k);
+      if (!ready_pass && k < more)
+        refusal[p] = shortfall(pools, target, static_cast<int>(p), more - k);
+      if (k == 0) continue;
+      reason[p] = fmt::format("its backlog ({} ready, {} waiting, {} running) wants {}", d.ready,
+                              d.pending, d.in_flight, want[p]);
+      if (d.grains_per_second > 0)
+        reason[p] += fmt::format(" at {:.1f} Grains/s per actor", d.grains_per_second);
     }
-    const int k = fitting(d, used, more);
-    target[p] += k;
-    add_resources(used, d.per_actor, k);
-    if (k < more) refusal[p] = shortfall(pools, target, static_cast<int>(p), more - k);
-    if (k == 0) continue;
-    reason[p] = fmt::format("its backlog ({} ready, {} waiting, {} running) wants {}", d.ready,
-                            d.pending, d.in_flight, want[p]);
-    if (d.grains_per_second > 0)
-      reason[p] += fmt::format(" at {:.1f} Grains/s per actor", d.grains_per_second);
-    if (k < more) reason[p] += "; " + refusal[p];
+  };
+  grow(want_ready, true);
+  grow(want, false);
+  for (std::size_t p = 0; p < n; ++p) {
+    if (!refusal[p].empty() && target[p] > pools[p].actors) reason[p] += "; " + refusal[p];
   }
 
   std::vector<SizingDecision> out;

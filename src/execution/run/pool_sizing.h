@@ -9,7 +9,10 @@
 //   inputs) within the time an actor takes to start (at least `horizon_seconds`), at the
 //   measured Grains/s per actor; no more than one per batch of work; unmeasured, one per batch.
 //   Clamped to [min_replicas, max_replicas]; at least 1 while the pool has work.
-// - Grows at once, by as many actors as wanted (not one at a time), largest deficit first.
+// - Grows at once, by as many actors as wanted (not one at a time), largest deficit first; in
+//   two passes, first towards what the READY work wants, then towards what the waiting work
+//   adds. In the first pass a pool with nothing ready, unchanged for `dwell_seconds`, lends its
+//   idle actors (keeping its busy ones, its minimum and one) to pools with work ready.
 // - Shrinks to 0 at once when nothing more can reach the pool (no work, nothing in flight,
 //   nothing upstream unsealed, no source rows left to admit). While work can still reach it, a
 //   pool that wanted fewer by at least `shrink_margin` for `dwell_seconds`, and has not

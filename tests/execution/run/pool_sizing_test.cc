@@ -129,7 +129,8 @@ TEST(PoolSizing, APoolThatWantsMoreTakesTheSurplusOfOneThatWantedFewerForTheDwel
   rd::PoolSizer sizer(cpus(6), config, 2);
   std::vector<rd::PoolDemand> ps{pool("Ocr", 6), pool("Assemble", 6)};
   ps[0].actors = 5;
-  ps[0].more_can_arrive = true;  // idle now; a long document still rendering upstream
+  ps[0].ready = 1;  // its last batch; a long document still rendering upstream
+  ps[0].more_can_arrive = true;
   ps[1].actors = 1;
   ps[1].ready = 3;
   ps[1].more_can_arrive = true;  // wants 3: two more than the budget fits
@@ -143,6 +144,43 @@ TEST(PoolSizing, APoolThatWantsMoreTakesTheSurplusOfOneThatWantedFewerForTheDwel
   EXPECT_EQ(assemble->to, 3);
   EXPECT_NE(ocr->reason.find("go to Module 'Assemble', which wants more"), std::string::npos)
       << ocr->reason;
+}
+
+TEST(PoolSizing, APoolWhoseWorkAllWaitsForInputsLendsItsIdleActorsToOneWithWorkReady) {
+  // Seen on Ray: the render pool shrank and assemble, whose 95 Grains all waited for OCR,
+  // took the freed CPUs; OCR, with 862 pages ready, then had one actor for ten seconds.
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  rd::PoolSizer sizer(cpus(14), config, 3);
+  std::vector<rd::PoolDemand> ps{pool("Render", 14), pool("Ocr", 14), pool("Assemble", 14)};
+  for (auto& p : ps) p.more_can_arrive = true;
+  ps[0].actors = 3;
+  ps[0].ready = 3;
+  ps[0].busy = 3;
+  ps[1].actors = 1;
+  ps[1].batch_size = 32;
+  ps[1].ready = 862;
+  ps[1].busy = 1;
+  ps[2].actors = 10;
+  ps[2].pending = 95;  // every one waits for its document's pages
+  ps[2].busy = 0;
+  const auto ds = sizer.decide(ps, 10.0);
+  const auto* ocr = decision_for(ds, 1);
+  const auto* assemble = decision_for(ds, 2);
+  ASSERT_NE(ocr, nullptr);
+  ASSERT_NE(assemble, nullptr);
+  EXPECT_EQ(assemble->to, 1);  // one kept for the inputs to come
+  EXPECT_EQ(ocr->to, 10);      // all the budget leaves
+  EXPECT_NE(assemble->reason.find("go to Module 'Ocr', which has work ready"), std::string::npos)
+      << assemble->reason;
+  // Within the dwell of that change, it lends nothing more: the OCR pool's shortfall waits.
+  ps[1].actors = 10;
+  ps[2].actors = 1;
+  ps[1].ready = 2000;
+  const auto again = sizer.decide(ps, 10.5);
+  const auto* more = decision_for(again, 2);
+  EXPECT_TRUE(more == nullptr || more->to == more->from) << more->reason;  // a refusal at most
+  EXPECT_EQ(decision_for(again, 0), nullptr);  // render's busy actors stay
 }
 
 TEST(PoolSizing, AStarvedPoolTakesTheActorKeptForWorkThatMayCome) {
