@@ -180,7 +180,9 @@ std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools,
   // waiting for its inputs adds. Waiting Grains run only as fast as their producers deliver,
   // so a pool whose work all waits (assemble while OCR is behind) must not hold the budget a
   // pool with work in hand (OCR) needs; in the first pass a pool with nothing ready lends its
-  // idle actors (one kept), once it has not changed for the dwell.
+  // idle actors (one kept), once it has not changed for the dwell. Only the first pass
+  // borrows: a pool's surplus lent to waiting work would only come back with start-ups when
+  // the work that waited for it arrives.
   std::vector<int> want_ready(n, 0);
   std::vector<int> waiting_floor(n, -1);  // < 0: the pool lends nothing in the first pass
   for (std::size_t p = 0; p < n; ++p) {
@@ -223,11 +225,11 @@ std::vector<SizingDecision> PoolSizer::decide(std::span<const PoolDemand> pools,
       const int more = goal[p] - target[p];
       for (std::size_t q = 0; q < n && fitting(d, used, more) < more; ++q) {
         if (q == p || !pools[q].sizes_itself) continue;
+        if (!ready_pass) continue;  // work that waits for inputs gets only free budget
         // The surplus of pools that wanted fewer for the dwell.
         if (lendable[q]) take(q, keep[q], d, more, "wants more");
-        // In the first pass, the actors of pools whose work all waits for its inputs.
-        if (ready_pass && waiting_floor[q] >= 0)
-          take(q, waiting_floor[q], d, more, "has work ready");
+        // The actors of pools whose work all waits for its inputs.
+        if (waiting_floor[q] >= 0) take(q, waiting_floor[q], d, more, "has work ready");
       }
       if (target[p] == 0) {
         // Starved: take capacity from pools holding more actors than they want, the dwell and

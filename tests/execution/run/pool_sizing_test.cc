@@ -183,6 +183,30 @@ TEST(PoolSizing, APoolWhoseWorkAllWaitsForInputsLendsItsIdleActorsToOneWithWorkR
   EXPECT_EQ(decision_for(again, 0), nullptr);  // render's busy actors stay
 }
 
+TEST(PoolSizing, WorkThatWaitsForInputsBorrowsNoSurplus) {
+  // Seen on Ray: the OCR pool lent two idle actors to assemble, whose 35 Grains all waited
+  // for OCR, and started them again four seconds later when a long document's pages came.
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  rd::PoolSizer sizer(cpus(12), config, 2);
+  std::vector<rd::PoolDemand> ps{pool("Ocr", 12), pool("Assemble", 12)};
+  for (auto& p : ps) p.more_can_arrive = true;
+  ps[0].actors = 9;
+  ps[0].ready = 1;  // wants one: eight spare
+  ps[1].actors = 3;
+  ps[1].pending = 35;
+  sizer.decide(ps, 0.0);  // OCR starts wanting fewer
+  const auto ds = sizer.decide(ps, 5.0);
+  EXPECT_EQ(decision_for(ds, 0), nullptr);  // OCR keeps its actors
+  const auto* assemble = decision_for(ds, 1);
+  EXPECT_TRUE(assemble == nullptr || assemble->to == 3);  // a refusal at most
+  // Work ready is another matter: it borrows the surplus.
+  ps[1].ready = 4;
+  const auto ready = sizer.decide(ps, 6.0);
+  ASSERT_NE(decision_for(ready, 0), nullptr);
+  EXPECT_LT(decision_for(ready, 0)->to, 9);
+}
+
 TEST(PoolSizing, AStarvedPoolTakesTheActorKeptForWorkThatMayCome) {
   rd::SizingConfig config;
   config.dwell_seconds = 100.0;
