@@ -8,109 +8,13 @@
 #include <vector>
 
 #include "bench.h"
+#include "bench_options.h"
 #include "commands.h"
 
 namespace rayorch::cli {
 namespace {
 
 namespace rb = rayorch::bench;
-
-struct Common {
-  bool json = false;
-  bool quick = false;
-  bool strict = false;
-};
-
-void add_common(CLI::App* sub, Common& c) {
-  sub->add_flag("--json", c.json, "Print one JSON object instead of the tables");
-  sub->add_flag("--quick", c.quick, "Tiny sizes: proves the benchmark runs, measures nothing");
-  sub->add_flag("--strict", c.strict, "Exit with status 1 when a target is missed");
-}
-
-// Options of the corpus, the costs and the topology, with the subcommand's defaults shown.
-void add_workload(CLI::App* sub, rb::WorkloadOptions& w) {
-  auto& k = w.corpus;
-  sub->add_option("--docs", k.documents, "Documents in the corpus")->capture_default_str();
-  sub->add_option("--max-pages", k.max_pages, "Pages of the largest document")
-      ->capture_default_str();
-  sub->add_option("--median-pages", k.median_pages, "Median pages per document")
-      ->capture_default_str();
-  sub->add_option("--sigma", k.sigma, "Spread of the log-normal page count (tail weight)")
-      ->capture_default_str();
-  sub->add_option("--seed", k.seed, "Corpus seed")->capture_default_str();
-  auto& c = w.costs;
-  sub->add_option("--render-ms-per-page", c.render_per_page, "Render cost per page (ms)")
-      ->capture_default_str();
-  sub->add_option("--ocr-ms-per-batch", c.ocr_per_batch, "OCR fixed cost per batch (ms)")
-      ->capture_default_str();
-  sub->add_option("--ocr-ms-per-page", c.ocr_per_page, "OCR cost per page (ms)")
-      ->capture_default_str();
-  sub->add_option("--assemble-ms-per-doc", c.assemble_per_doc, "Assemble cost per document (ms)")
-      ->capture_default_str();
-  sub->add_option("--assemble-ms-per-page", c.assemble_per_page, "Assemble cost per page (ms)")
-      ->capture_default_str();
-  auto& t = w.topology;
-  sub->add_option("--render-replicas", t.render_replicas, "Render actors")->capture_default_str();
-  sub->add_option("--ocr-replicas", t.ocr_replicas, "OCR actors (simulated accelerators)")
-      ->capture_default_str();
-  sub->add_option("--ocr-batch", t.ocr_batch, "OCR batch size")->capture_default_str();
-  sub->add_option("--ocr-batch-wait-ms", t.ocr_batch_wait_ms,
-                  "OCR Module::batch_wait: wait this long for a full batch while pages are "
-                  "still coming")
-      ->capture_default_str();
-  sub->add_option("--assemble-replicas", t.assemble_replicas, "Assemble actors")
-      ->capture_default_str();
-  sub->add_option("--ray-tasks-in-flight", t.ray_tasks_in_flight,
-                  "rayorch-ray only: max_tasks_in_flight_per_actor of every Module (calls kept "
-                  "at each Ray actor; 0: the Ray backend's default)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  sub->add_option("--input-batch-size", w.input_batch_size, "Source rows per input batch (0: all)")
-      ->capture_default_str();
-  sub->add_option("--max-active", w.max_active_input_batches, "Input batches admitted at once")
-      ->capture_default_str();
-}
-
-// Applies --quick to the values the user did not set.
-template <class T>
-void quick_default(CLI::App* sub, const char* option, T& value, T quick) {
-  if (sub->get_option(option)->count() == 0) value = quick;
-}
-
-// --quick for the sleep-based scenarios: a small corpus with cheap OCR batches.
-template <class Workload>
-void quick_workload(CLI::App* sub, Workload& w) {
-  quick_default(sub, "--docs", w.corpus.documents, std::size_t{24});
-  quick_default(sub, "--max-pages", w.corpus.max_pages, std::uint32_t{40});
-  quick_default(sub, "--ocr-ms-per-batch", w.costs.ocr_per_batch, 2.0);
-}
-
-void finish(const rb::Report& r, const Common& c) {
-  if (c.json)
-    std::cout << r.json.dump(2) << "\n";
-  else
-    std::cout << r.text;
-  std::cout.flush();
-  if (!r.checks_passed) {
-    std::fprintf(stderr, "rayorch bench: an output check failed (see above)\n");
-    throw CLI::RuntimeError(kSomeFailed);
-  }
-  if (c.strict && !r.targets_met) throw CLI::RuntimeError(kSomeFailed);
-}
-
-// Where the peers and the Pythons are, where their files go: the options `bench compare`
-// and `bench failure --peers` share (their options structs name them alike).
-template <class Options>
-void add_peer_options(CLI::App* sub, Options& o) {
-  sub->add_option("--python", o.python, "Python of the peers (default .venv-peers/bin/python)");
-  sub->add_option("--project-python", o.project_python,
-                  "Python of this project on Ray, rayorch-ray (default .venv/bin/python: it "
-                  "needs rayorch_cpp and Ray)");
-  sub->add_option("--peer-dir", o.peer_dir, "Directory of the peer scripts");
-  sub->add_option("--work-dir", o.work_dir, "Directory for the corpora, outputs and peer logs");
-  sub->add_option("--peer-timeout", o.peer_timeout_s, "Seconds before a peer's run is stopped")
-      ->capture_default_str();
-}
 
 void add_engine(CLI::App* bench) {
   auto o = std::make_shared<rb::EngineBenchOptions>();
