@@ -17,46 +17,35 @@ void add_common(CLI::App* sub, Common& c) {
 }
 
 void add_workload(CLI::App* sub, rb::WorkloadOptions& w) {
+  // Every option shows its default in --help.
+  auto option = [sub](const char* name, auto& value, const char* help) {
+    return sub->add_option(name, value, help)->capture_default_str();
+  };
   auto& k = w.corpus;
-  sub->add_option("--docs", k.documents, "Documents in the corpus")->capture_default_str();
-  sub->add_option("--max-pages", k.max_pages, "Pages of the largest document")
-      ->capture_default_str();
-  sub->add_option("--median-pages", k.median_pages, "Median pages per document")
-      ->capture_default_str();
-  sub->add_option("--sigma", k.sigma, "Spread of the log-normal page count (tail weight)")
-      ->capture_default_str();
-  sub->add_option("--seed", k.seed, "Corpus seed")->capture_default_str();
+  option("--docs", k.documents, "Documents in the corpus");
+  option("--max-pages", k.max_pages, "Pages of the largest document");
+  option("--median-pages", k.median_pages, "Median pages per document");
+  option("--sigma", k.sigma, "Spread of the log-normal page count (tail weight)");
+  option("--seed", k.seed, "Corpus seed");
   auto& c = w.costs;
-  sub->add_option("--render-ms-per-page", c.render_per_page, "Render cost per page (ms)")
-      ->capture_default_str();
-  sub->add_option("--ocr-ms-per-batch", c.ocr_per_batch, "OCR fixed cost per batch (ms)")
-      ->capture_default_str();
-  sub->add_option("--ocr-ms-per-page", c.ocr_per_page, "OCR cost per page (ms)")
-      ->capture_default_str();
-  sub->add_option("--assemble-ms-per-doc", c.assemble_per_doc, "Assemble cost per document (ms)")
-      ->capture_default_str();
-  sub->add_option("--assemble-ms-per-page", c.assemble_per_page, "Assemble cost per page (ms)")
-      ->capture_default_str();
+  option("--render-ms-per-page", c.render_per_page, "Render cost per page (ms)");
+  option("--ocr-ms-per-batch", c.ocr_per_batch, "OCR fixed cost per batch (ms)");
+  option("--ocr-ms-per-page", c.ocr_per_page, "OCR cost per page (ms)");
+  option("--assemble-ms-per-doc", c.assemble_per_doc, "Assemble cost per document (ms)");
+  option("--assemble-ms-per-page", c.assemble_per_page, "Assemble cost per page (ms)");
   auto& t = w.topology;
-  sub->add_option("--render-replicas", t.render_replicas, "Render actors")->capture_default_str();
-  sub->add_option("--ocr-replicas", t.ocr_replicas, "OCR actors (simulated accelerators)")
-      ->capture_default_str();
-  sub->add_option("--ocr-batch", t.ocr_batch, "OCR batch size")->capture_default_str();
-  sub->add_option("--ocr-batch-wait-ms", t.ocr_batch_wait_ms,
-                  "OCR Module::batch_wait: wait this long for a full batch while pages are "
-                  "still coming")
-      ->capture_default_str();
-  sub->add_option("--assemble-replicas", t.assemble_replicas, "Assemble actors")
-      ->capture_default_str();
-  sub->add_option("--ray-tasks-in-flight", t.ray_tasks_in_flight,
-                  "rayorch-ray only: max_tasks_in_flight_per_actor of every Module (calls kept "
-                  "at each Ray actor; 0: the Ray backend's default)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  sub->add_option("--input-batch-size", w.input_batch_size, "Source rows per input batch (0: all)")
-      ->capture_default_str();
-  sub->add_option("--max-active", w.max_active_input_batches, "Input batches admitted at once")
-      ->capture_default_str();
+  option("--render-replicas", t.render_replicas, "Render actors");
+  option("--ocr-replicas", t.ocr_replicas, "OCR actors (simulated accelerators)");
+  option("--ocr-batch", t.ocr_batch, "OCR batch size");
+  option("--ocr-batch-wait-ms", t.ocr_batch_wait_ms,
+         "OCR Module::batch_wait: wait this long for a full batch while pages are still coming");
+  option("--assemble-replicas", t.assemble_replicas, "Assemble actors");
+  option("--ray-tasks-in-flight", t.ray_tasks_in_flight,
+         "rayorch-ray only: max_tasks_in_flight_per_actor of every Module (calls kept at each "
+         "Ray actor; 0: the Ray backend's default)")
+      ->check(CLI::NonNegativeNumber);
+  option("--input-batch-size", w.input_batch_size, "Source rows per input batch (0: all)");
+  option("--max-active", w.max_active_input_batches, "Input batches admitted at once");
 }
 
 void finish(const rb::Report& r, const Common& c) {

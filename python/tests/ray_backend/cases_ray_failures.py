@@ -166,6 +166,7 @@ def test_a_lost_actor_is_replaced_on_another_node(cluster: Any) -> None:
             assert ex.run([0], progress=False).outputs == [0]  # the driver took every start
             ex._ray.restart_lost(0, 0)
             moved = _restarted_node(ex._ray, 0, 0)
+            assert_on_loopback()  # the node the restart went to, too
             assert ex.run([1, 2, 3], progress=False).outputs == [1, 2, 3]
         assert (moved != home) if soft else (moved == home), (soft, moved, home)
 

@@ -22,6 +22,29 @@ rd::Resources cpus(double n, double gpus = 0.0) {
   return rd::Resources{.cpus = n, .gpus = gpus, .named = {}};
 }
 
+// A policy whose pools keep a size for 2 s before they lend or shrink, and give a surplus
+// nobody takes back to the budget after `idle_release` seconds.
+rd::SizingConfig dwell_of_2s(double idle_release = 30.0) {
+  rd::SizingConfig config;
+  config.dwell_seconds = 2.0;
+  config.idle_release_seconds = idle_release;
+  return config;
+}
+
+// An OCR pool of `actors` with nothing to do now, while work can still reach it (a long
+// document still rendering upstream).
+rd::PoolDemand idle_ocr(int actors) {
+  rd::PoolDemand d = pool("Ocr", 8);
+  d.actors = actors;
+  d.more_can_arrive = true;
+  return d;
+}
+
+// The decisions for one pool alone.
+std::vector<rd::SizingDecision> decide(rd::PoolSizer& sizer, const rd::PoolDemand& d, double now) {
+  return sizer.decide(std::span(&d, 1), now);
+}
+
 const rd::SizingDecision* decision_for(const std::vector<rd::SizingDecision>& ds, int p) {
   for (const auto& d : ds) {
     if (d.pool == p) return &d;
@@ -37,7 +60,7 @@ TEST(PoolSizing, GrowsAStarvedPoolByManyActorsAtOnce) {
   ocr.ready = 20;
   ocr.pending = 12;
   ocr.more_can_arrive = true;
-  const auto ds = sizer.decide(std::span(&ocr, 1), 0.0);
+  const auto ds = decide(sizer, ocr, 0.0);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].from, 1);
   EXPECT_EQ(ds[0].to, 8);  // 32 Grains in batches of 4, not one actor more
@@ -52,7 +75,7 @@ TEST(PoolSizing, MeasuredThroughputAndStartupCostBoundTheGrowth) {
   ocr.grains_per_second = 10.0;
   ocr.startup_seconds = 5.0;  // an actor drains 50 Grains in the time another takes to start
   ocr.more_can_arrive = true;
-  const auto ds = sizer.decide(std::span(&ocr, 1), 0.0);
+  const auto ds = decide(sizer, ocr, 0.0);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].to, 2);
 }
@@ -69,64 +92,50 @@ TEST(PoolSizing, ShrinksToZeroAtOnceWhenNothingCanReachThePool) {
 }
 
 TEST(PoolSizing, WhileWorkCanStillComeAnIdlePoolGivesItsSurplusBackOnlyAfterTheIdleRelease) {
-  rd::SizingConfig config;
-  config.dwell_seconds = 2.0;
-  config.idle_release_seconds = 30.0;
-  rd::PoolSizer sizer(cpus(16), config, 1);
-  rd::PoolDemand ocr = pool("Ocr", 8);
+  rd::PoolSizer sizer(cpus(16), dwell_of_2s(30.0), 1);
+  rd::PoolDemand ocr = idle_ocr(4);
   ocr.min_replicas = 2;
-  ocr.actors = 4;
-  ocr.more_can_arrive = true;  // a long document is still rendering upstream
-  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
+  EXPECT_TRUE(decide(sizer, ocr, 0.0).empty());
   // Past the dwell nobody wants its actors: it keeps them for the next wave.
-  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 2.0).empty());
-  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 29.9).empty());
-  const auto ds = sizer.decide(std::span(&ocr, 1), 30.0);
+  EXPECT_TRUE(decide(sizer, ocr, 2.0).empty());
+  EXPECT_TRUE(decide(sizer, ocr, 29.9).empty());
+  const auto ds = decide(sizer, ocr, 30.0);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].to, 2);  // min_replicas
 }
 
 TEST(PoolSizing, KeepsOneActorAfterTheIdleReleaseWhileWorkCanStillCome) {
-  rd::SizingConfig config;
-  config.dwell_seconds = 2.0;
-  config.idle_release_seconds = 5.0;
-  rd::PoolSizer sizer(cpus(16), config, 1);
-  rd::PoolDemand ocr = pool("Ocr", 8);
-  ocr.actors = 4;
-  ocr.more_can_arrive = true;
-  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
-  const auto ds = sizer.decide(std::span(&ocr, 1), 5.0);
+  rd::PoolSizer sizer(cpus(16), dwell_of_2s(5.0), 1);
+  rd::PoolDemand ocr = idle_ocr(4);
+  EXPECT_TRUE(decide(sizer, ocr, 0.0).empty());
+  const auto ds = decide(sizer, ocr, 5.0);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].to, 1);
   EXPECT_NE(ds[0].reason.find("one kept while work can still reach it"), std::string::npos)
       << ds[0].reason;
   // Kept, not shrunk further, however long it waits.
   ocr.actors = 1;
-  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 60.0).empty());
+  EXPECT_TRUE(decide(sizer, ocr, 60.0).empty());
   // Once nothing can reach it, it goes.
   ocr.more_can_arrive = false;
-  const auto end = sizer.decide(std::span(&ocr, 1), 61.0);
+  const auto end = decide(sizer, ocr, 61.0);
   ASSERT_EQ(end.size(), 1u);
   EXPECT_EQ(end[0].to, 0);
 }
 
 TEST(PoolSizing, ShrinksAfterTheDwellWhenNothingMoreCanComeButWorkRemains) {
-  rd::SizingConfig config;
-  config.dwell_seconds = 2.0;
-  rd::PoolSizer sizer(cpus(16), config, 1);
+  rd::PoolSizer sizer(cpus(16), dwell_of_2s(), 1);
   rd::PoolDemand ocr = pool("Ocr", 8);
   ocr.actors = 4;
   ocr.ready = 1;  // the tail: one batch left, nothing upstream
-  EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), 0.0).empty());
-  const auto ds = sizer.decide(std::span(&ocr, 1), 2.0);
+  EXPECT_TRUE(decide(sizer, ocr, 0.0).empty());
+  const auto ds = decide(sizer, ocr, 2.0);
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_EQ(ds[0].to, 1);
 }
 
 TEST(PoolSizing, APoolThatWantsMoreTakesTheSurplusOfOneThatWantedFewerForTheDwell) {
-  rd::SizingConfig config;
-  config.dwell_seconds = 2.0;
-  rd::PoolSizer sizer(cpus(6), config, 2);
+  rd::PoolSizer sizer(cpus(6), dwell_of_2s(), 2);
   std::vector<rd::PoolDemand> ps{pool("Ocr", 6), pool("Assemble", 6)};
   ps[0].actors = 5;
   ps[0].ready = 1;  // its last batch; a long document still rendering upstream
@@ -149,9 +158,7 @@ TEST(PoolSizing, APoolThatWantsMoreTakesTheSurplusOfOneThatWantedFewerForTheDwel
 TEST(PoolSizing, APoolWhoseWorkAllWaitsForInputsLendsItsIdleActorsToOneWithWorkReady) {
   // Seen on Ray: the render pool shrank and assemble, whose 95 Grains all waited for OCR,
   // took the freed CPUs; OCR, with 862 pages ready, then had one actor for ten seconds.
-  rd::SizingConfig config;
-  config.dwell_seconds = 2.0;
-  rd::PoolSizer sizer(cpus(14), config, 3);
+  rd::PoolSizer sizer(cpus(14), dwell_of_2s(), 3);
   std::vector<rd::PoolDemand> ps{pool("Render", 14), pool("Ocr", 14), pool("Assemble", 14)};
   for (auto& p : ps) p.more_can_arrive = true;
   ps[0].actors = 3;
@@ -186,9 +193,7 @@ TEST(PoolSizing, APoolWhoseWorkAllWaitsForInputsLendsItsIdleActorsToOneWithWorkR
 TEST(PoolSizing, WorkThatWaitsForInputsBorrowsNoSurplus) {
   // Seen on Ray: the OCR pool lent two idle actors to assemble, whose 35 Grains all waited
   // for OCR, and started them again four seconds later when a long document's pages came.
-  rd::SizingConfig config;
-  config.dwell_seconds = 2.0;
-  rd::PoolSizer sizer(cpus(12), config, 2);
+  rd::PoolSizer sizer(cpus(12), dwell_of_2s(), 2);
   std::vector<rd::PoolDemand> ps{pool("Ocr", 12), pool("Assemble", 12)};
   for (auto& p : ps) p.more_can_arrive = true;
   ps[0].actors = 9;
@@ -226,28 +231,24 @@ TEST(PoolSizing, AStarvedPoolTakesTheActorKeptForWorkThatMayCome) {
 }
 
 TEST(PoolSizing, HysteresisKeepsAPoolFromThrashing) {
-  rd::SizingConfig config;
-  config.dwell_seconds = 2.0;
-  rd::PoolSizer sizer(cpus(16), config, 1);
-  rd::PoolDemand ocr = pool("Ocr", 8);
-  ocr.more_can_arrive = true;
+  rd::PoolSizer sizer(cpus(16), dwell_of_2s(), 1);
+  rd::PoolDemand ocr = idle_ocr(2);
   ocr.ready = 8;
-  ocr.actors = 2;
-  ASSERT_EQ(sizer.decide(std::span(&ocr, 1), 0.0).at(0).to, 8);
+  ASSERT_EQ(decide(sizer, ocr, 0.0).at(0).to, 8);
   ocr.actors = 8;
   // The backlog comes and goes faster than the dwell: no shrink.
   for (double t = 0.5; t < 4.0; t += 0.5) {
     ocr.ready = (static_cast<int>(t * 2) % 2 == 0) ? 8 : 0;
-    EXPECT_TRUE(sizer.decide(std::span(&ocr, 1), t).empty()) << "at " << t;
+    EXPECT_TRUE(decide(sizer, ocr, t).empty()) << "at " << t;
   }
   // A shortfall of less than the margin is not acted upon either.
-  rd::SizingConfig wide = config;
+  rd::SizingConfig wide = dwell_of_2s();
   wide.shrink_margin = 3;
   rd::PoolSizer margin(cpus(16), wide, 1);
   ocr.actors = 3;
   ocr.ready = 1;  // wants 1: two fewer, under the margin of three
-  EXPECT_TRUE(margin.decide(std::span(&ocr, 1), 0.0).empty());
-  EXPECT_TRUE(margin.decide(std::span(&ocr, 1), 10.0).empty());
+  EXPECT_TRUE(decide(margin, ocr, 0.0).empty());
+  EXPECT_TRUE(decide(margin, ocr, 10.0).empty());
 }
 
 TEST(PoolSizing, TheBudgetCapsGrowthAndItsExhaustionIsExplainedByName) {
