@@ -134,6 +134,9 @@ struct CompareOptions {
   /// (every render count with every assemble count, OCR gets the rest).
   std::vector<int> grid_render = {2, 3, 4, 5, 6};
   std::vector<int> grid_assemble = {1, 2};
+  /// The untuned regime: every peer runs the grid too (each allocation once, before the
+  /// measured runs); its fastest allocation is its best tuned one.
+  bool peer_grid = false;
 };
 Report run_compare(const CompareOptions& options);
 

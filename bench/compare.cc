@@ -52,6 +52,9 @@ Report run_compare(const CompareOptions& o) {
   write_corpus(docs, corpus_path, o.workload.topology);
 
   std::vector<SystemSpec> systems = parse_systems(o.peers, true);
+  // A peer's grid runs at the grid's actor counts, never at its own defaults: its label
+  // stays plain.
+  const std::vector<SystemSpec> plain = systems;
   if (o.workload.topology.peer_defaults) {
     for (SystemSpec& s : systems)
       if (!s.peer.empty() && s.family != kRayorchOnRay) s.label += " [own defaults]";
@@ -132,6 +135,17 @@ Report run_compare(const CompareOptions& o) {
         allocation_grid(o.workload.topology.budget_cpus, o.grid_render, o.grid_assemble),
         o.workload.topology, pages,
         [&](const Topology& t, const fs::path& path) { write_corpus(docs, path, t); });
+  }
+  std::vector<PeerGrid> peer_grids;
+  for (std::size_t k = 0; grid && o.peer_grid && k < systems.size(); ++k) {
+    if (systems[k].is_this_project()) continue;
+    peer_grids.push_back(
+        {plain[k].label,
+         run_allocation_grid(
+             env, plain[k],
+             allocation_grid(o.workload.topology.budget_cpus, o.grid_render, o.grid_assemble),
+             o.workload.topology, pages,
+             [&](const Topology& t, const fs::path& path) { write_corpus(docs, path, t); })});
   }
   std::vector<std::vector<Measured>> runs(systems.size());
   const int repeats = std::max(1, o.repeats);
@@ -322,7 +336,7 @@ Report run_compare(const CompareOptions& o) {
     targets["ocr_busy_from_own_readiness"] = {
         {"value", ours.own_least}, {"min", 0.95}, {"met", busy}};
   }
-  if (grid) untuned_targets(*grid, systems, sums, mine_index, rep, targets, lines);
+  if (grid) untuned_targets(*grid, peer_grids, systems, sums, mine_index, rep, targets, lines);
   if (ours.ran && o.regime == "payload") {
     target("peak_rss_vs_best_peer", "peak RSS vs the best peer's",
            least_of_peers([](const Summary& s) { return s.rss; }), ours.rss, 0.5);
@@ -357,6 +371,8 @@ Report run_compare(const CompareOptions& o) {
       identical ? "yes" : "NO");
   rep.text += lines;
   if (!tuning_text.empty()) rep.text = tuning_text + "\n" + rep.text;
+  for (auto g = peer_grids.rbegin(); g != peer_grids.rend(); ++g)
+    rep.text = g->grid.text + "\n" + rep.text;
   if (grid) rep.text = grid->text + "\n" + rep.text;
   rep.json = {{"benchmark", "compare"},
               {"tuning", {{"seed", o.tune_seed}, {"systems", tuning_json}}},
@@ -375,7 +391,14 @@ Report run_compare(const CompareOptions& o) {
   if (grid) {
     rep.json["untuned"] = {{"budget_cpus", o.workload.topology.budget_cpus},
                            {"grid", grid->json},
-                           {"best", grid->best ? grid->json[*grid->best] : nlohmann::json()}};
+                           {"best", grid->best ? grid->json[*grid->best] : nlohmann::json()},
+                           {"peer_grids", nlohmann::json::array()}};
+    for (const PeerGrid& g : peer_grids) {
+      rep.json["untuned"]["peer_grids"].push_back(
+          {{"system", g.label},
+           {"grid", g.grid.json},
+           {"best", g.grid.best ? g.grid.json[*g.grid.best] : nlohmann::json()}});
+    }
   }
   return rep;
 }

@@ -26,7 +26,7 @@ std::vector<Allocation> allocation_grid(int budget_cpus, const std::vector<int>&
   return grid;
 }
 
-AllocationGrid run_allocation_grid(const SystemEnv& env, const SystemSpec& local,
+AllocationGrid run_allocation_grid(const SystemEnv& env, const SystemSpec& system,
                                    const std::vector<Allocation>& grid, const Topology& base,
                                    const std::vector<std::uint32_t>& pages,
                                    const CorpusWriter& write_corpus) {
@@ -36,15 +36,18 @@ AllocationGrid run_allocation_grid(const SystemEnv& env, const SystemSpec& local
   for (const Allocation& a : grid) {
     Topology t = base;
     t.auto_replicas = false;
+    t.peer_defaults = false;
     t.render_replicas = a.render;
     t.ocr_replicas = a.ocr;
     t.assemble_replicas = a.assemble;
-    const std::string tag = fmt::format("grid-r{}-o{}-a{}", a.render, a.ocr, a.assemble);
+    const std::string who =
+        system.peer.empty() ? "" : system.peer + (system.arm.empty() ? "" : "-" + system.arm) + "-";
+    const std::string tag = fmt::format("grid-{}r{}-o{}-a{}", who, a.render, a.ocr, a.assemble);
     const auto corpus = env.work / ("corpus-" + tag + ".json");
     write_corpus(t, corpus);
-    note(fmt::format("compare: untuned grid, render {} / OCR {} / assemble {}", a.render, a.ocr,
-                     a.assemble));
-    const SystemRun r = run_system(env, local, corpus, tag);
+    note(fmt::format("compare: untuned grid, {}: render {} / OCR {} / assemble {}", system.label,
+                     a.render, a.ocr, a.assemble));
+    const SystemRun r = run_system(env, system, corpus, tag);
     AllocationGrid::Point p{a, false, 0, r.error};
     if (r.ran) {
       Measured m;
@@ -76,15 +79,14 @@ AllocationGrid run_allocation_grid(const SystemEnv& env, const SystemSpec& local
                        b.allocation.ocr, b.allocation.assemble, b.e2e);
   }
   out.text = fmt::format(
-      "the grid of fixed allocations (this project's local executor, one run each, the measured "
-      "corpus):\n{}fastest: {}\n",
-      table.str(), best);
+      "the grid of fixed allocations ({}, one run each, the measured corpus):\n{}fastest: {}\n",
+      system.label, table.str(), best);
   return out;
 }
 
-void untuned_targets(const AllocationGrid& grid, const std::vector<SystemSpec>& systems,
-                     const std::vector<Summary>& sums, std::size_t mine, Report& rep,
-                     nlohmann::json& targets, std::string& lines) {
+void untuned_targets(const AllocationGrid& grid, const std::vector<PeerGrid>& peer_grids,
+                     const std::vector<SystemSpec>& systems, const std::vector<Summary>& sums,
+                     std::size_t mine, Report& rep, nlohmann::json& targets, std::string& lines) {
   const Summary& local = sums.at(0);
   if (!local.ran || !grid.best) {
     lines +=
@@ -114,6 +116,22 @@ void untuned_targets(const AllocationGrid& grid, const std::vector<SystemSpec>& 
         "({:.3f}x)\n",
         systems[mine].label, systems[i].label, met ? "met" : "MISSED", ratio);
     targets["auto_vs_" + systems[i].label] = {{"value", ratio}, {"max", 1.0}, {"met", met}};
+  }
+  for (const PeerGrid& g : peer_grids) {
+    const std::string& peer = g.label;
+    if (!ours.ran || !g.grid.best) {
+      lines += fmt::format(
+          "{} (replicas=auto) against {} at its fastest allocation: not "
+          "evaluated (no run)\n",
+          systems[mine].label, peer);
+      continue;
+    }
+    const AllocationGrid::Point& b = g.grid.points[*g.grid.best];
+    lines += fmt::format(
+        "{} (replicas=auto) against {} at its fastest allocation of the grid (render {} / OCR "
+        "{} / assemble {}, {:.3f} s): {:.3f}x\n",
+        systems[mine].label, peer, b.allocation.render, b.allocation.ocr, b.allocation.assemble,
+        b.e2e, median_of(ours.e2e) / b.e2e);
   }
 }
 

@@ -46,21 +46,29 @@ struct AllocationGrid {
 /// Writes a corpus file for a topology (the measured documents, the workload's costs).
 using CorpusWriter = std::function<void(const Topology&, const std::filesystem::path&)>;
 
-/// Runs `local` (this project's local executor) once per allocation of `grid` with fixed
-/// pools; each run's outputs are checked against `pages` (a run with any difference does not
-/// count).
-AllocationGrid run_allocation_grid(const SystemEnv& env, const SystemSpec& local,
+/// Runs `system` (this project's local executor, or a peer: its best tuned allocation) once
+/// per allocation of `grid` with fixed pools (a peer at the allocation's actor counts, never
+/// at its own defaults); each run's outputs are checked against `pages` (a run with any
+/// difference does not count).
+AllocationGrid run_allocation_grid(const SystemEnv& env, const SystemSpec& system,
                                    const std::vector<Allocation>& grid, const Topology& base,
                                    const std::vector<std::uint32_t>& pages,
                                    const CorpusWriter& write_corpus);
 
+/// A peer's grid (CompareOptions::peer_grid).
+struct PeerGrid {
+  std::string label;  ///< the peer's, at the grid's actor counts
+  AllocationGrid grid;
+};
+
 /// The untuned regime's targets, added to `rep`, `targets` and `lines`: the local executor
 /// with self-sizing pools (`systems[0]`, `sums[0]`) within 5 % of the grid's fastest fixed
 /// allocation, and this project's system `mine` (on Ray when it ran) ahead of every peer,
-/// each at the allocation it was given.
-void untuned_targets(const AllocationGrid& grid, const std::vector<SystemSpec>& systems,
-                     const std::vector<Summary>& sums, std::size_t mine, Report& rep,
-                     nlohmann::json& targets, std::string& lines);
+/// each at the allocation it was given. With `peer_grids`, `mine` is also set against each
+/// peer's fastest allocation of the grid (a comparison, not a target).
+void untuned_targets(const AllocationGrid& grid, const std::vector<PeerGrid>& peer_grids,
+                     const std::vector<SystemSpec>& systems, const std::vector<Summary>& sums,
+                     std::size_t mine, Report& rep, nlohmann::json& targets, std::string& lines);
 
 /// Per Call of one result of bench compare-system ("calls": busy seconds and the actors its
 /// pool held over the run): a text plot of the actors held (a digit per column of `width`

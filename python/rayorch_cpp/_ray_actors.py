@@ -276,7 +276,11 @@ class RayActors:
         marks a killed node dead (12-17 s), Ray may otherwise place it there, and it is lost
         in turn. Not started elsewhere within _ELSEWHERE_TIMEOUT_S (say the other nodes are
         full), it is placed anywhere (take_started)."""
-        avoid = self.nodes[pool][actor] or None
+        self._restart(pool, actor, self.nodes[pool][actor] or None)
+
+    def _restart(self, pool: int, actor: int, avoid: str | None) -> None:
+        """Kills `actor` of `pool` and starts a fresh one in its slot in the background, away
+        from node `avoid` (when not None) for _ELSEWHERE_TIMEOUT_S."""
         self._kill(self._actors[pool][actor])
         self.nodes[pool][actor] = ""
         self.actor_ids[pool][actor] = b""

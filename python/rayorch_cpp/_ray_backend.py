@@ -78,6 +78,8 @@ class RayBackend(RayActors, RayBackendProtocol):
         # Calls failed early whose actors Ray still holds: report ObjectRef -> (token, pool,
         # actor); each is reported again under its token when Ray ends it.
         self._held: dict[ObjectRef, tuple[int, int, int]] = {}
+        # Per held actor (pool, actor): the lost node its held calls' inputs were on.
+        self._held_by: dict[tuple[int, int], str] = {}
         self._node_losses = NodeLossWatch(ray)
         # Where the driver's time goes (seconds and calls), for the benchmark.
         self.stats: dict[str, float] = {
@@ -122,6 +124,7 @@ class RayBackend(RayActors, RayBackendProtocol):
         self._stop_actors()
         self._pending.clear()
         self._held.clear()
+        self._held_by.clear()
 
     # -- values --------------------------------------------------------------------------
 
@@ -228,6 +231,17 @@ class RayBackend(RayActors, RayBackendProtocol):
                 out.append(FinishedCall(token, report))
         return out
 
+    def restart_held(self, pool: int, actor: int) -> None:
+        """Kills `actor` of `pool`, which calls reported early (actor_held) still hold, and
+        starts a fresh one in its slot in the background, away from the lost node its calls'
+        inputs were on (Ray may place an actor there until it marks the node dead, the same
+        wait). Ray would hold the actor until then; the held calls are forgotten with it."""
+        for ref, (_token, p, a) in list(self._held.items()):
+            if (p, a) == (pool, actor):
+                del self._held[ref]
+                self._tasks_in_flight[pool][actor] -= 1
+        self._restart(pool, actor, self._held_by.pop((pool, actor), None))
+
     def _cut_off(self, refs: list[ObjectRef]) -> list[FinishedCall]:
         """The calls among `refs` (report ObjectRefs) that cannot finish because of a node
         found lost, failed now (actor_lost or block_lost, as Ray would fail them once the
@@ -257,6 +271,7 @@ class RayBackend(RayActors, RayBackendProtocol):
                     actor_held=True,
                 )
                 self._held[ref] = (token, pool, actor)
+                self._held_by[(pool, actor)] = node
             del self._pending[ref]
             if not report.actor_held:
                 self._tasks_in_flight[pool][actor] -= 1

@@ -133,6 +133,12 @@ class RayBackendProtocol(Protocol):
         when it did."""
         ...
 
+    def restart_held(self, pool: int, actor: int) -> None:
+        """Kills ``actor`` of ``pool``, which calls reported with ``actor_held`` still hold,
+        and starts a fresh one in its slot in the background, as :meth:`restart_lost` does
+        but wherever Ray places it. No second report of the held calls comes after it."""
+        ...
+
     def restart_idle_lost(self) -> list[tuple[int, int]]:
         """Restarts, as :meth:`restart_lost`, every ready actor without a call that ran on a
         node found lost since the last call, and returns them as ``(pool, actor)``."""

@@ -185,6 +185,11 @@ void RayBackendClient::restart_lost(int pool, int actor) const {
   backend_.attr("restart_lost")(pool, actor);
 }
 
+void RayBackendClient::restart_held(int pool, int actor) const {
+  Gil gil;
+  backend_.attr("restart_held")(pool, actor);
+}
+
 std::vector<std::pair<int, int>> RayBackendClient::restart_idle_lost() const {
   Gil gil;
   return nb::cast<std::vector<std::pair<int, int>>>(backend_.attr("restart_idle_lost")());

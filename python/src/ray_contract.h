@@ -98,6 +98,10 @@ class RayBackendClient {
   /// Kills an actor Ray reported lost and starts a fresh one in its slot in the background
   /// (elsewhere if it can); its start comes through take_started().
   void restart_lost(int pool, int actor) const;
+  /// Kills an actor that calls reported early (actor_held) still hold and starts a fresh one
+  /// in its slot in the background, where Ray places it; its start comes through
+  /// take_started().
+  void restart_held(int pool, int actor) const;
   /// Restarts, as restart_lost(), every ready actor without a call that ran on a node found
   /// lost since the last call; returns them as (pool, actor).
   std::vector<std::pair<int, int>> restart_idle_lost() const;

@@ -233,6 +233,14 @@ class RayPools final : public rd::WorkerPools {
     }
   }
 
+  bool restart_held(int pool, int actor) override {
+    forget_actor(pool, actor);
+    std::erase(resumed_, std::pair{pool, actor});
+    on_backend("restarting a held actor of", pool, [&] { backend_.restart_held(pool, actor); });
+    ++starting_;
+    return true;
+  }
+
   void stop() noexcept override {
     if (stopped_ || !python_alive()) return;
     stopped_ = true;

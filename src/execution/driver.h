@@ -96,6 +96,10 @@ class Driver final : public ExecutionCore {
   // A ready actor that a task the pools reported early still holds takes no task until they
   // report it resumed (take_started()).
   void hold_actor(std::size_t pool, int actor);
+  // Restarts (WorkerPools::restart_held) every actor held longer than a start of its pool
+  // takes (its measured mean, at least kHeldRestartFloor): waiting for the hold to end may
+  // last until the cluster marks a lost node dead, while a fresh actor costs one start.
+  void restart_long_held();
   // A lost actor whose replacement starts in the background (WorkerResult::actor_restarting):
   // starting again, its start to come through take_started().
   void restart_actor(std::size_t pool, int actor);
@@ -134,7 +138,8 @@ class Driver final : public ExecutionCore {
   std::vector<int> failed_actors_;               // per pool
   std::vector<int> starting_actors_;             // per pool
   std::vector<int> held_actors_;                 // per pool: ready actors held (ActorPhase::held)
-  std::vector<bool> ever_ready_;                 // per pool: some actor became ready
+  std::vector<std::vector<Clock::time_point>> held_since_;  // per pool, per actor: its hold
+  std::vector<bool> ever_ready_;                            // per pool: some actor became ready
   // Self-sizing pools (per pool; see init_sizing()).
   bool sizing_ = false;
   std::vector<bool> auto_;

@@ -14,6 +14,11 @@
 namespace rayorch::detail {
 namespace {
 
+// A held actor is never restarted sooner: a hold this short ends by itself (Ray reports the
+// cancelled call), and a start measured near zero (constructors built in-process) would
+// otherwise restart every held actor at once.
+constexpr std::chrono::seconds kHeldRestartFloor{1};
+
 // The first constructor error among a pool's starts.
 std::string first_error(const PoolMetrics& pool) {
   for (const ActorStartMetrics& s : pool.started) {
@@ -91,6 +96,7 @@ void Driver::fail_dead_pools() {
 
 void Driver::take_started(RunState& state) {
   apply_starts();
+  restart_long_held();
   for (const FreshStart& f : fresh_) state.actor_started(f.pool, f.start, f.at);
   for (; restarted_ > 0; --restarted_) state.count_replaced_actor();
   node_losses_.clear();
@@ -142,9 +148,27 @@ void Driver::hold_actor(std::size_t pool, int actor) {
   auto& phase = phases_[pool][static_cast<std::size_t>(actor)];
   if (phase != ActorPhase::ready) return;
   phase = ActorPhase::held;
+  held_since_[pool][static_cast<std::size_t>(actor)] = Clock::now();
   --ready_actors_[pool];
   ++held_actors_[pool];
   all_ready_[pool] = false;
+}
+
+void Driver::restart_long_held() {
+  const auto now = Clock::now();
+  for (std::size_t p = 0; p < phases_.size(); ++p) {
+    if (held_actors_[p] == 0) continue;
+    const double start = startups_[p] > 0 ? startup_seconds_[p] / startups_[p] : 0.0;
+    const auto wait =
+        std::max(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(start)),
+                 std::chrono::duration_cast<Clock::duration>(kHeldRestartFloor));
+    for (std::size_t a = 0; a < phases_[p].size(); ++a) {
+      if (phases_[p][a] != ActorPhase::held || now - held_since_[p][a] < wait) continue;
+      if (!pools_->restart_held(static_cast<int>(p), static_cast<int>(a))) continue;
+      restart_actor(p, static_cast<int>(a));
+      ++restarted_;
+    }
+  }
 }
 
 void Driver::restart_actor(std::size_t pool, int actor) {

@@ -32,7 +32,8 @@
 //   backend fails a call whose input went with a node as soon as it finds the node lost,
 //   while Ray still holds the call at its actor). The result says so (`actor_held`); the
 //   driver then submits nothing to that actor until take_started() reports it again
-//   (`resumed`).
+//   (`resumed`), or, held longer than a start of its pool takes, restarts it
+//   (restart_held()).
 // - Restarted actors: a backend may put a fresh actor in a lost one's place in the
 //   background (`actor_restarting`); the driver takes it for a starting actor, whose start
 //   comes through take_started() as any start does.
@@ -160,6 +161,15 @@ class WorkerPools {
   virtual void retire_actor(int pool, int actor) {
     (void)pool;
     (void)actor;
+  }
+  /// Kills `actor` of `pool`, which a task reported early still holds (WorkerResult::
+  /// actor_held), and starts a fresh one in its place in the background: the driver then
+  /// takes it for a starting actor, whose start comes through take_started(), and no
+  /// resumed report of the old one follows. False: these pools cannot (the driver waits).
+  virtual bool restart_held(int pool, int actor) {
+    (void)pool;
+    (void)actor;
+    return false;
   }
   /// Abandons the attempt running on (pool, slot) and puts a fresh worker in its place
   /// (its constructor runs again). The abandoned attempt's result, if it ever comes, is

@@ -30,6 +30,37 @@ TEST(AllocationGrid, AnEmptyGridIsAnErrorNamingTheOptions) {
   }
 }
 
+AllocationGrid one_point_grid(Allocation a, double e2e) {
+  AllocationGrid g;
+  g.points.push_back({a, true, e2e, ""});
+  g.best = 0;
+  return g;
+}
+
+TEST(UntunedTargets, SetsThisProjectAgainstEachPeersFastestAllocationWithoutATarget) {
+  const std::vector<SystemSpec> systems = {
+      {.label = "rayorch (local)", .family = "rayorch"},
+      {.label = "rayorch (on Ray)", .family = "rayorch-ray"},
+      {.label = "reference [own defaults]", .peer = "reference", .family = "reference"}};
+  std::vector<Summary> sums(3);
+  sums[0] = {.ran = true, .e2e = {10.0}};
+  sums[1] = {.ran = true, .e2e = {9.0}};
+  sums[2] = {.ran = true, .e2e = {40.0}};
+  const std::vector<PeerGrid> peers = {{"reference", one_point_grid({5, 8, 1}, 8.0)}};
+  Report rep;
+  nlohmann::json targets = nlohmann::json::object();
+  std::string lines;
+  untuned_targets(one_point_grid({5, 8, 1}, 10.0), peers, systems, sums, 1, rep, targets, lines);
+  EXPECT_NE(lines.find("rayorch (on Ray) (replicas=auto) against reference at its fastest "
+                       "allocation of the grid (render 5 / OCR 8 / assemble 1, 8.000 s): 1.125x"),
+            std::string::npos)
+      << lines;
+  // Behind the peer's best allocation is reported, not a missed target: the targets are
+  // the grid (local) and the peer as run.
+  EXPECT_TRUE(rep.targets_met) << lines;
+  EXPECT_EQ(targets.size(), 2u) << targets.dump();
+}
+
 TEST(CallsOverTime, PlotsTheTargetAndItsBusyShare) {
   // Two actors for the first 5 s of a 10 s run, then four; 15 busy actor-seconds of 30.
   const auto calls = nlohmann::json::parse(

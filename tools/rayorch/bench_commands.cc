@@ -185,6 +185,9 @@ void add_compare(CLI::App* bench) {
                 "untuned regime: the peers at their own defaults (no actor or task counts: the "
                 "reference's one actor per Module, Ray Data's and Daft's default pools) on a Ray "
                 "of --budget-cpus CPUs, instead of at the stages' actor counts");
+  sub->add_flag("--peer-grid", o->peer_grid,
+                "untuned regime: every peer runs each allocation of the grid too (once, before "
+                "the measured runs); its fastest is its best tuned allocation");
   sub->add_option("--grid-render", o->grid_render,
                   "untuned regime: the render actor counts of the grid of fixed allocations")
       ->delimiter(',')
@@ -229,6 +232,8 @@ void add_compare(CLI::App* bench) {
       throw CLI::ValidationError("--budget-cpus", "applies to --regime untuned only");
     } else if (o->workload.topology.peer_defaults) {
       throw CLI::ValidationError("--peer-defaults", "applies to --regime untuned only");
+    } else if (o->peer_grid) {
+      throw CLI::ValidationError("--peer-grid", "applies to --regime untuned only");
     }
     if (*no_peers) o->peers.clear();
     if (o->regime == "startup") {

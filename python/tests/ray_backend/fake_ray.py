@@ -29,7 +29,8 @@ class FakeRay(RayBackendProtocol):
     back until its actor is replaced), "outputs_gone" (its output blocks are lost once the
     calls that read them have read them: fetching them fails), "held" (reported block_lost
     before Ray ended it: its actor takes no call until a second report, a few waits later,
-    or at once when nothing else is ready). With `starts`, actors start
+    or at once when nothing else is ready), "stuck" (as "held", but Ray ends the call only
+    when its actor is killed: restart_held). With `starts`, actors start
     in a random order, a few at each take_started (eager start); the actors in `broken` fail
     to start. A lost actor or block is reported as the loss of the actor's node,
     "node-<pool>-<actor>". A self-sizing pool's slots stay empty until the driver starts
@@ -88,6 +89,8 @@ class FakeRay(RayBackendProtocol):
         # Lost actors restarting in the background: (pool, actor) -> calls sent before; and
         # per restart, the calls sent while it started.
         self.restarting: dict[tuple[int, int], int] = {}
+        self.stuck: set[int] = set()  # tokens of held calls only a restart ends
+        self.held_restarts: list[tuple[int, int]] = []  # restart_held() calls, in order
         self.sent_while_restarting: list[int] = []
 
     def take_started(self) -> list[tuple[int, int, str]]:
@@ -189,12 +192,14 @@ class FakeRay(RayBackendProtocol):
             gone = CallReport(CallStatus.block_lost, error="ObjectLostError: gone")
             self._ready(where, FinishedCall(token, gone))
             self._node_lost(pool, actor, gone.error)
-        elif fault == "held":
+        elif fault in ("held", "stuck"):
             early = CallReport(
                 CallStatus.block_lost, error="NodeLost: an input was on it", actor_held=True
             )
             self._ready(where, FinishedCall(token, early))
             self.held_on[token] = where
+            if fault == "stuck":
+                self.stuck.add(token)
         elif fault == "late":
             self.held[where] = FinishedCall(token, report)
         else:
@@ -220,6 +225,8 @@ class FakeRay(RayBackendProtocol):
         else:
             out, self.ready, self.ready_on = self.ready, [], []
         for token, (where, left) in list(self.held_calls.items()):
+            if token in self.stuck:
+                continue
             if left > 1 and out:
                 self.held_calls[token] = (where, left - 1)
                 continue
@@ -241,6 +248,16 @@ class FakeRay(RayBackendProtocol):
         if (pool, actor) in self.started:
             self.started.remove((pool, actor))
         self.not_started.append((pool, actor))
+
+    def restart_held(self, pool: int, actor: int) -> None:
+        held = [t for t, (where, _) in self.held_calls.items() if where == (pool, actor)]
+        assert held, "the driver restarted an actor no call holds"
+        for token in held:  # they die with the actor; no report of them follows
+            del self.held_calls[token]
+            self.stuck.discard(token)
+        self.held_restarts.append((pool, actor))
+        self.restart_lost(pool, actor)
+        self.replaced_lost[-1] = False  # not lost: its node stays
 
     def restart_idle_lost(self) -> list[tuple[int, int]]:
         return []  # the stand-in's actors have no nodes

@@ -209,6 +209,22 @@ def test_a_call_reported_before_ray_ended_it_holds_its_actor_until_then(rpc: int
     assert fake.replaced == []  # a held actor is not replaced: its UDF instance stays
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_an_actor_held_longer_than_a_start_takes_restarts_in_the_background(seed: int) -> None:
+    # Ray would hold the actor until it marks the lost node dead: past a start's time (at
+    # least a second) the driver restarts it instead; the fresh actor's start comes like
+    # any, no call reached the held one (FakeRay.submit checks), the outputs are exact. The
+    # first call goes to the only Pages actor, so the run needs it back.
+    program = ro.compile(pipeline())
+    fake = FakeRay(program, {1: "stuck"}, starts=random.Random(seed))
+    with ro.Executor._on_backend(program, fake) as ex:
+        result = ex.run(DOCS, progress=False)
+    assert result.outputs == expected()
+    assert fake.held_restarts == [(0, 0)] == fake.calls_to[:1]
+    assert fake.held_calls == {} and fake.resumed == [] and fake.restarting == {}
+    assert result.actors_replaced == 1 and result.values_rebuilt > 0
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_held_actors_with_reports_in_any_order_give_the_same_outputs(seed: int) -> None:
     # Calls reported before Ray ended them, at random, with queued calls and reports in any
@@ -318,7 +334,7 @@ def test_a_call_report_crosses_the_object_store_unchanged() -> None:
 def test_a_backend_takes_the_contracts_parameters(backend: type) -> None:
     # The C++ pools pass these positionally: a backend's parameters must line up.
     methods = [m for m in vars(RayBackendProtocol) if not m.startswith("_")]
-    assert len(methods) == 14, methods
+    assert len(methods) == 15, methods
     for name in methods:
         want = list(inspect.signature(getattr(RayBackendProtocol, name)).parameters)
         assert list(inspect.signature(getattr(backend, name)).parameters) == want, name
