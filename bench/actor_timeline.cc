@@ -38,9 +38,17 @@ OwnBusy own_busy(const ActorTimeline& timeline) {
       continue;
     }
     double busy = 0;
-    for (const auto& b : a.batches)
+    double last = a.ready;
+    for (const auto& b : a.batches) {
       busy += std::max(0.0, std::min(b[2], end) - std::max(b[1], a.ready));
+      last = std::max(last, b[2]);
+    }
     shares.push_back(busy / (end - a.ready));
+    if (shares.size() == 1 || shares.back() < out.least) {
+      out.least = shares.back();
+      out.least_ready = a.ready;
+      out.least_idle_at_end = end - std::min(last, end);
+    }
   }
   if (shares.empty()) return out;
   std::sort(shares.begin(), shares.end());

@@ -33,6 +33,10 @@ std::optional<ActorTimeline> read_actor_timeline(const nlohmann::json& result);
 struct OwnBusy {
   double least = 0;
   double median = 0;
+  /// The least busy actor: when it became ready, and how long before the end of the OCR work
+  /// its last batch ended (the tail it sat idle while others ran the last batches).
+  double least_ready = 0;
+  double least_idle_at_end = 0;
   int counted = 0;
   int ready_after_end = 0;
 };

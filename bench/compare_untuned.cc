@@ -112,7 +112,7 @@ void untuned_targets(const AllocationGrid& grid, const std::vector<PeerGrid>& pe
     const bool met = ratio < 1.0;
     rep.targets_met = rep.targets_met && met;
     lines += fmt::format(
-        "target {} (replicas=auto) ahead of {} (its fixed allocation): {} "
+        "target {} (replicas=auto) ahead of {} (as run): {} "
         "({:.3f}x)\n",
         systems[mine].label, systems[i].label, met ? "met" : "MISSED", ratio);
     targets["auto_vs_" + systems[i].label] = {{"value", ratio}, {"max", 1.0}, {"met", met}};

@@ -19,6 +19,9 @@ TEST(OwnBusy, CountsEachActorFromItsOwnReadinessToTheEndOfTheOcrWork) {
   EXPECT_EQ(b.ready_after_end, 0);
   EXPECT_DOUBLE_EQ(b.least, 0.5);  // actor 1: 2 s busy of 4 s since ready
   EXPECT_DOUBLE_EQ(b.median, (0.5 + 0.9) / 2);
+  // Actor 1 is the least busy: ready at 6, its last batch ended 2 s before the end.
+  EXPECT_DOUBLE_EQ(b.least_ready, 6.0);
+  EXPECT_DOUBLE_EQ(b.least_idle_at_end, 2.0);
 }
 
 TEST(OwnBusy, AnActorReadyAfterTheWorkEndedIsCountedApart) {
