@@ -56,6 +56,10 @@ Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPo
       source_pools_.push_back(static_cast<int>(p));
   }
   init_sizing();
+  call_costs_.resize(actors.size());
+  const std::vector<int> slots = pools_->sizes();
+  for (std::size_t p = 0; p < actors.size(); ++p)
+    one_slot_per_actor_.push_back(slots[p] == actors[p]);
 }
 
 Driver::~Driver() {
@@ -223,8 +227,9 @@ void Driver::dispatch(RunState& state) {
       if (sizing_ && retire_surplus(p, slot)) continue;
       // Holding a small batch back is safe only while another RPC runs: its result wakes
       // the loop, so nothing can stall.
-      auto d = state.pick(static_cast<int>(p), outstanding_ > 0);
+      auto d = state.pick(static_cast<int>(p), outstanding_ > 0, tail_cap(state, p, slot));
       if (!d) break;
+      w.dispatched = Clock::now();
       const auto timeout = plan_->pools[p].options.timeout;
       w.deadline = timeout.count() > 0 ? Clock::now() + timeout : Clock::time_point::max();
       WorkerTask task;
@@ -272,6 +277,8 @@ void Driver::handle(RunState& state, WorkerResult& r) {
     case Attempt::Kind::ok:
       busy_seconds_[r.pool] += std::chrono::duration<double>(a.end - a.start).count();
       grains_done_[r.pool] += d.batch.grains.size();
+      call_costs_[static_cast<std::size_t>(r.pool)].add(
+          d.batch.grains.size(), std::chrono::duration<double>(a.end - a.start).count());
       state.record_rpc(d, actor, a.start, a.end, "ok");
       state.apply_result(d, r.attempt);
       break;

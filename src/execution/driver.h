@@ -21,6 +21,7 @@
 #include "rayorch/executor.h"
 
 #include "execution/run/pool_sizing.h"
+#include "execution/run/tail_split.h"
 #include "execution/run_state.h"
 #include "execution/worker_pool.h"
 #include "execution/worker_server.h"
@@ -59,6 +60,7 @@ class Driver final : public ExecutionCore {
   struct WorkerState {
     std::optional<Dispatch> current;  // the RPC it runs, if any
     Clock::time_point deadline = Clock::time_point::max();
+    Clock::time_point dispatched{};  // when `current` was handed to it
   };
 
   // Where an actor's first constructor stands (eager start).
@@ -118,6 +120,9 @@ class Driver final : public ExecutionCore {
   // Retires (pool, slot) when its pool holds more actors than its target; true if it did.
   bool retire_surplus(std::size_t pool, std::size_t slot);
   PoolDemand demand(const RunState& state, std::size_t pool) const;
+  // The tail split (execution/run/tail_split.h; driver_tail.cc): the READY Grains the idle
+  // `slot` of `pool` takes, 0 for a full batch.
+  std::size_t tail_cap(const RunState& state, std::size_t pool, std::size_t slot) const;
   void drain();  // waits out the RPCs in flight after an interrupt
   void dispatch(RunState& state);
   void handle(RunState& state, WorkerResult& result);
@@ -150,6 +155,12 @@ class Driver final : public ExecutionCore {
   std::vector<int> startups_;
   std::vector<double> busy_seconds_;  // summed RPC times of accepted attempts
   std::vector<std::uint64_t> grains_done_;
+  // Per pool: the cost of its calls, fitted over every accepted one (the tail split); kept
+  // across runs, as the actors are.
+  std::vector<CallCostModel> call_costs_;
+  // Per pool: one slot per actor (the tail split needs when each actor is free; an actor
+  // with queued calls would need more than its slot's last dispatch).
+  std::vector<bool> one_slot_per_actor_;
   std::optional<PoolSizer> sizer_;
   Clock::time_point next_resize_{};
   std::vector<bool> all_ready_;             // per pool: every actor is ready

@@ -66,9 +66,9 @@ void RunState::admit() {
   }
 }
 
-std::optional<Dispatch> RunState::pick(int pool, bool may_wait) {
+std::optional<Dispatch> RunState::pick(int pool, bool may_wait, std::size_t max_ready) {
   if (delivery_.budget().exceeded()) return std::nullopt;  // the budget is spent: stop
-  auto d = scheduler_.pick(pool, may_wait, batches_.active());
+  auto d = scheduler_.pick(pool, may_wait, batches_.active(), max_ready);
   if (d) recorder_.dispatched(d->batch.call, d->batch.grains.size());
   return d;
 }

@@ -43,8 +43,9 @@ class RunState {
   void admit();
   /// Finds dispatchable work for `pool`: lowest input batch first, Calls round-robin. With
   /// `may_wait` (another RPC is running), a Call with a batch_wait may hold back a batch
-  /// smaller than batch_size while its upstream is unsealed, up to that wait.
-  std::optional<Dispatch> pick(int pool, bool may_wait = false);
+  /// smaller than batch_size while its upstream is unsealed, up to that wait. `max_ready`
+  /// above 0 caps the READY Grains taken (the tail split, execution/run/tail_split.h).
+  std::optional<Dispatch> pick(int pool, bool may_wait = false, std::size_t max_ready = 0);
   /// When the earliest batch_wait hold expires (time_point::max() when none is held).
   std::chrono::steady_clock::time_point next_hold_deadline() const;
   /// The input values of a picked RPC, resolved in this run's blocks.

@@ -84,8 +84,10 @@ class Engine {
 
   /// True when the Call has queued work (possibly stale entries).
   bool has_work(int call) const;
-  /// Reserves up to the Call's batch_size Grains, or nullopt when none is dispatchable.
-  std::optional<Invocation> reserve(int call);
+  /// Reserves up to the Call's batch_size Grains (of READY work, at most `max_ready` when
+  /// above 0: the tail split, execution/run/tail_split.h), or nullopt when none is
+  /// dispatchable. Recovery batches keep their own size.
+  std::optional<Invocation> reserve(int call, std::size_t max_ready = 0);
 
   /// Commits the report of a successful RPC. Validated as a whole before anything is
   /// published. A stale report's blocks (`created`, those its worker made) are released.

@@ -75,10 +75,11 @@ Invocation Engine::make_reservation(int call, std::vector<std::uint32_t> grains,
   return r;
 }
 
-std::optional<Invocation> Engine::reserve(int call) {
+std::optional<Invocation> Engine::reserve(int call, std::size_t max_ready) {
   CallQueues& q = queues_[call];
   const PlanCall& pc = p_.calls[call];
-  const std::size_t limit = static_cast<std::size_t>(pc.batch_size);
+  const auto batch_size = static_cast<std::size_t>(pc.batch_size);
+  const std::size_t limit = max_ready > 0 ? std::min(batch_size, max_ready) : batch_size;
   // 1. Immediate retries, served before READY work.
   while (!q.immediate.empty()) {
     RecoveryBatch b = std::move(q.immediate.front());

@@ -53,7 +53,8 @@ Scheduler::Clock::time_point Scheduler::next_hold_deadline() const {
 }
 
 std::optional<Dispatch> Scheduler::pick(int pool, bool may_wait,
-                                        std::span<const std::unique_ptr<Engine>> active) {
+                                        std::span<const std::unique_ptr<Engine>> active,
+                                        std::size_t max_ready) {
   const auto& calls = plan_->pools[pool].calls;
   const std::size_t n = calls.size();
   const auto now = Clock::now();
@@ -65,7 +66,7 @@ std::optional<Dispatch> Scheduler::pick(int pool, bool may_wait,
       // A re-execution is never held back: the consumers' READY work may be waiting for it.
       if (held_back(call, active) && !engine->has_reexecution(call)) continue;
       if (may_wait && wait_for_batch(*engine, call, now)) continue;
-      auto batch = engine->reserve(call);
+      auto batch = engine->reserve(call, max_ready);
       if (!batch) continue;
       rr_[pool] = idx + 1;
       hold_since_[call] = Clock::time_point::max();

@@ -33,9 +33,11 @@ class Scheduler {
 
   /// Reserves work for `pool` from `active` (the admitted batches, lowest first). With
   /// `may_wait` (another RPC is running), a Call with a batch_wait may hold back a batch
-  /// smaller than batch_size while its upstream is unsealed, up to that wait.
+  /// smaller than batch_size while its upstream is unsealed, up to that wait. `max_ready`
+  /// above 0 caps the READY Grains taken (Engine::reserve).
   std::optional<Dispatch> pick(int pool, bool may_wait,
-                               std::span<const std::unique_ptr<Engine>> active);
+                               std::span<const std::unique_ptr<Engine>> active,
+                               std::size_t max_ready = 0);
   /// When the earliest batch_wait hold expires (time_point::max() when none is held).
   Clock::time_point next_hold_deadline() const;
 

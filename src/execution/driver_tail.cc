@@ -1,0 +1,37 @@
+// The driver's side of the tail split (execution/run/tail_split.h): what each ready actor of a
+// pool is doing, turned into the seconds until it is free. See driver.h.
+#include <algorithm>
+#include <vector>
+
+#include "execution/driver.h"
+
+namespace rayorch::detail {
+
+std::size_t Driver::tail_cap(const RunState& state, std::size_t pool, std::size_t slot) const {
+  if (!one_slot_per_actor_[pool]) return 0;
+  std::size_t batch_size = 0;
+  for (int call : plan_->pools[pool].calls)
+    batch_size = std::max(batch_size, static_cast<std::size_t>(plan_->calls[call].batch_size));
+  if (batch_size <= 1) return 0;
+  const auto cost = call_costs_[pool].cost();
+  if (!cost) return 0;
+  // Cheap before the tail: the lineage says whether more work can still reach the pool.
+  const RunState::PoolBacklog backlog = state.backlog(static_cast<int>(pool));
+  if (backlog.more_can_arrive || backlog.ready == 0) return 0;
+  const auto now = Clock::now();
+  std::vector<double> others_free_in_s;
+  for (std::size_t s = 0; s < workers_[pool].size(); ++s) {
+    if (s == slot || !ready(pool, s)) continue;
+    const WorkerState& w = workers_[pool][s];
+    double free_in_s = 0.0;
+    if (w.current) {
+      const double grains = static_cast<double>(w.current->batch.grains.size());
+      const double ran_s = std::chrono::duration<double>(now - w.dispatched).count();
+      free_in_s = std::max(0.0, cost->fixed_s + cost->per_grain_s * grains - ran_s);
+    }
+    others_free_in_s.push_back(free_in_s);
+  }
+  return tail_share(*cost, others_free_in_s, static_cast<std::size_t>(backlog.ready), batch_size);
+}
+
+}  // namespace rayorch::detail
