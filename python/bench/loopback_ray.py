@@ -52,11 +52,13 @@ def start_local_ray(num_cpus: int) -> Any:
     return ray
 
 
-def check_on_loopback(ray: Any) -> None:
-    """Exits when a Ray node (alive or dead) is not on 127.0.0.1."""
+def check_on_loopback(ray: Any) -> list[str]:
+    """Exits when a Ray node (alive or dead) is not on 127.0.0.1; returns the nodes' addresses
+    (each once)."""
     addresses = sorted({n["NodeManagerAddress"] for n in ray.nodes()})
     if addresses != ["127.0.0.1"]:
         raise SystemExit(f"a Ray node is not on loopback: {addresses}")
+    return addresses
 
 
 def start_local_cluster(nodes: int, cpus_per_node: int) -> tuple[Any, Any]:

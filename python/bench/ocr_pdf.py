@@ -18,7 +18,9 @@ Executor (models loaded) is built before the clock starts.
 With ``--backend ray`` the script starts a new one-node Ray cluster on this machine only: it
 re-executes itself in a private network namespace whose only interface is loopback
 (``unshare --net --pid --fork --mount-proc``, as root) and checks before and after the run
-that every Ray node is on 127.0.0.1 (loopback_ray.py)."""
+that every Ray node is on 127.0.0.1 (loopback_ray.py), and prints the nodes' addresses. On
+Ray it prints the CPU of the whole process tree too: the driver, Ray's own processes and the
+actors."""
 
 from __future__ import annotations
 
@@ -221,7 +223,8 @@ def main() -> None:
         cpu = sum(cpu_roles.values())
         workers_rss = rss_mib(descendants())
     if ray is not None:
-        check_on_loopback(ray)
+        nodes = len(ray.nodes())
+        print(f"Ray nodes: {nodes}, addresses: {', '.join(check_on_loopback(ray))}")
         ray.shutdown()
     found = expected = 0
     for row, document in enumerate(documents):

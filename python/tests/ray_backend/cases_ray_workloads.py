@@ -5,6 +5,7 @@ Run only through test_ray.py (ray_cluster.py starts the cluster)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,3 +86,22 @@ def test_the_ocr_pipeline_on_ray_gives_the_local_markdown(cluster: Any, tmp_path
     for document, markdown in zip(corpus, got):
         found, total = samples.word_recall(document.text, markdown.text)
         assert found >= 0.9 * total
+
+
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in OCR_STACK), reason="no ocr extra installed"
+)
+def test_the_ocr_benchmark_starts_its_own_ray_on_loopback(cluster: Any, tmp_path: Path) -> None:
+    # python/bench/ocr_pdf.py --backend ray starts a cluster of its own (beside the suite's,
+    # in this loopback-only namespace), checks every node is on 127.0.0.1 and prints them.
+    script = Path(__file__).resolve().parents[2] / "bench" / "ocr_pdf.py"
+    command = [sys.executable, str(script), "--backend", "ray", "--docs", "4", "--max-pages", "3"]
+    command += ["--seed", "3", "--work-dir", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Ray nodes: 1, addresses: 127.0.0.1\n" in done.stdout, done.stdout
+    assert "CPU of the driver, Ray's processes and the actors" in done.stdout, done.stdout
+    recall = re.search(r"word recall [0-9.]+ \((\d+)/(\d+)\)", done.stdout)
+    assert recall is not None, done.stdout
+    found, total = int(recall[1]), int(recall[2])
+    assert total > 0 and found >= 0.9 * total, done.stdout
