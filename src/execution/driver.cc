@@ -29,6 +29,7 @@ Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPo
     held_actors_.push_back(0);
     ever_ready_.push_back(!background && actors[p] > 0);
     asked_.emplace_back(n, created_);
+    ready_at_.emplace_back(n, created_);
     held_since_.emplace_back(n, created_);
     all_ready_.push_back(!background);
     PoolMetrics m{.pool = plan_->pools[p].name, .actors = actors[p], .started = {}};

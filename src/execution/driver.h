@@ -151,6 +151,9 @@ class Driver final : public ExecutionCore {
   std::vector<int> target_;                            // actors wanted (auto pools)
   std::vector<int> live_;                              // actors starting or ready
   std::vector<std::vector<Clock::time_point>> asked_;  // when each actor was started
+  // When each actor's constructor last finished (its busy share counts from then; the tail
+  // split); the executor's start for actors built before it returned.
+  std::vector<std::vector<Clock::time_point>> ready_at_;
   std::vector<double> startup_seconds_;                // summed constructor times
   std::vector<int> startups_;
   std::vector<double> busy_seconds_;  // summed RPC times of accepted attempts

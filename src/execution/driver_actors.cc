@@ -61,6 +61,7 @@ void Driver::apply_starts() {
     --starting_actors_[p];
     if (s.error.empty()) {
       phases_[p][a] = ActorPhase::ready;
+      ready_at_[p][a] = s.at;
       all_ready_[p] = ++ready_actors_[p] == actors;
       ever_ready_[p] = true;
       startup_seconds_[p] += std::chrono::duration<double>(s.at - asked_[p][a]).count();

@@ -19,19 +19,25 @@ std::size_t Driver::tail_cap(const RunState& state, std::size_t pool, std::size_
   const RunState::PoolBacklog backlog = state.backlog(static_cast<int>(pool));
   if (backlog.more_can_arrive || backlog.ready == 0) return 0;
   const auto now = Clock::now();
-  std::vector<double> others_free_in_s;
+  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  auto ready_for_s = [&](std::size_t s) {
+    const auto actor =
+        static_cast<std::size_t>(pools_->actor_of(static_cast<int>(pool), static_cast<int>(s)));
+    return std::max(0.0, seconds(now - ready_at_[pool][actor]));
+  };
+  std::vector<TailActor> actors{{.free_in_s = 0.0, .ready_for_s = ready_for_s(slot)}};
   for (std::size_t s = 0; s < workers_[pool].size(); ++s) {
     if (s == slot || !ready(pool, s)) continue;
     const WorkerState& w = workers_[pool][s];
     double free_in_s = 0.0;
     if (w.current) {
       const double grains = static_cast<double>(w.current->batch.grains.size());
-      const double ran_s = std::chrono::duration<double>(now - w.dispatched).count();
-      free_in_s = std::max(0.0, cost->fixed_s + cost->per_grain_s * grains - ran_s);
+      free_in_s =
+          std::max(0.0, cost->fixed_s + cost->per_grain_s * grains - seconds(now - w.dispatched));
     }
-    others_free_in_s.push_back(free_in_s);
+    actors.push_back({.free_in_s = free_in_s, .ready_for_s = ready_for_s(s)});
   }
-  return tail_share(*cost, others_free_in_s, static_cast<std::size_t>(backlog.ready), batch_size);
+  return tail_share(*cost, actors, static_cast<std::size_t>(backlog.ready), batch_size);
 }
 
 }  // namespace rayorch::detail

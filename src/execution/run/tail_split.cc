@@ -3,6 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <utility>
 #include <vector>
 
 namespace rayorch::detail {
@@ -28,43 +33,127 @@ std::optional<CallCost> CallCostModel::cost() const {
   return CallCost{std::max(0.0, mean_s - per_grain * mean_n), per_grain};
 }
 
-std::size_t tail_share(const CallCost& cost, std::span<const double> others_free_in_s,
-                       std::size_t remaining, std::size_t batch_size) {
-  const std::size_t actors = others_free_in_s.size() + 1;
-  if (remaining == 0 || batch_size <= 1 || remaining > batch_size * actors) return batch_size;
-  const double fixed = cost.fixed_s;
-  const double per_grain = cost.per_grain_s;
-  std::vector<double> free(others_free_in_s.begin(), others_free_in_s.end());
-  for (double& f : free) f = std::max(0.0, f);
-  std::sort(free.begin(), free.end());
-  const double work = per_grain * static_cast<double>(remaining);
-  // Water filling: this actor (free now) and the earliest others, while the next one can
-  // start a call before the common end; `starts` sums their free times plus the fixed part.
-  double starts = fixed;
-  std::size_t filled = 1;
-  double end = work + starts;
-  while (filled - 1 < free.size() && free[filled - 1] + fixed < end) {
-    starts += free[filled - 1] + fixed;
-    ++filled;
-    end = (work + starts) / static_cast<double>(filled);
+namespace {
+
+// Rounding slack of the plan's arithmetic, in Grains and in seconds.
+constexpr double kEpsilon = 1e-9;
+
+// What one actor does before a common end: its Grains and calls.
+struct Part {
+  double grains = 0.0;
+  double calls = 0.0;
+};
+
+// The most Grains one actor can finish in `seconds` with calls of at most `batch` Grains:
+// whole calls, then one partial call if its fixed part fits in what is left. With
+// `idle_allowed_s` below that leftover and no partial call, the actor would idle longer than
+// allowed at the end: it makes one call more instead, each smaller, ending with the others.
+Part part(const CallCost& cost, std::size_t batch, double seconds, double idle_allowed_s) {
+  if (seconds <= 0.0) return {};
+  const double b = static_cast<double>(batch);
+  const double full_call = cost.fixed_s + cost.per_grain_s * b;
+  const double whole = std::floor(seconds / full_call + kEpsilon);
+  const double left = seconds - whole * full_call;
+  if (left >= cost.fixed_s + cost.per_grain_s) {
+    const double partial =
+        std::min(b, std::floor((left - cost.fixed_s) / cost.per_grain_s + kEpsilon));
+    return {whole * b + partial, whole + 1.0};
   }
-  const double share = (end - fixed) / per_grain;  // this actor's, the largest
-  if (share >= static_cast<double>(batch_size)) return batch_size;
-  const double planned_end = std::max(end, free.empty() ? 0.0 : free.back());
-  // Full batches instead: each actor in turn of its free time takes up to batch_size.
-  std::size_t left = remaining;
-  double greedy_end = 0.0;
-  auto take = [&](double free_at) {
-    const std::size_t n = std::min(batch_size, left);
-    left -= n;
-    greedy_end = std::max(greedy_end,
-                          n > 0 ? free_at + fixed + per_grain * static_cast<double>(n) : free_at);
+  if (whole == 0.0 || left <= idle_allowed_s) return {whole * b, whole};
+  // whole + 1 calls filling `seconds`: fewer Grains than whole full calls.
+  const double calls = whole + 1.0;
+  const double grains = std::floor((seconds - calls * cost.fixed_s) / cost.per_grain_s + kEpsilon);
+  return grains >= calls ? Part{grains, calls} : Part{whole * b, whole};
+}
+
+// When each actor's last call ends if every actor, in the order it is free, takes up to
+// `batch` (its free time if it takes nothing).
+std::vector<double> full_batches_ends(const CallCost& cost, const std::vector<double>& free_at,
+                                      std::size_t remaining, std::size_t batch) {
+  using Free = std::pair<double, std::size_t>;  // (free at, actor)
+  std::priority_queue<Free, std::vector<Free>, std::greater<>> queue;
+  for (std::size_t a = 0; a < free_at.size(); ++a) queue.emplace(free_at[a], a);
+  std::vector<double> ends = free_at;
+  while (remaining > 0) {
+    const auto [now, actor] = queue.top();
+    queue.pop();
+    const std::size_t n = std::min(batch, remaining);
+    remaining -= n;
+    ends[actor] = now + cost.fixed_s + cost.per_grain_s * static_cast<double>(n);
+    queue.emplace(ends[actor], actor);
+  }
+  return ends;
+}
+
+}  // namespace
+
+std::size_t tail_share(const CallCost& cost, std::span<const TailActor> actors,
+                       std::size_t remaining, std::size_t batch_size) {
+  if (actors.empty() || remaining == 0 || batch_size <= 1 || !(cost.per_grain_s > 0.0))
+    return batch_size;
+  std::vector<double> free_at;  // this actor's first: 0
+  for (const TailActor& a : actors)
+    free_at.push_back(&a == &actors.front() ? 0.0 : std::max(0.0, a.free_in_s));
+  const std::vector<double> full_ends = full_batches_ends(cost, free_at, remaining, batch_size);
+  const double full_end = *std::max_element(full_ends.begin(), full_ends.end());
+  const double need = static_cast<double>(remaining);
+  auto idle_allowed_s = [&](std::size_t a, double end, bool keep_busy) {
+    return keep_busy ? kTailIdleShare * (actors[a].ready_for_s + end)
+                     : std::numeric_limits<double>::infinity();
   };
-  take(0.0);
-  for (double f : free) take(f);
-  if (greedy_end - planned_end < kMinTailGainSeconds) return batch_size;
-  const auto rounded = static_cast<std::size_t>(std::llround(std::max(1.0, share)));
-  return std::min(rounded, remaining);
+  // Whether the actors' parts cover the work by `end`; `keep_busy`: each idle at the end for
+  // at most kTailIdleShare of its time from its readiness to `end`, where it can.
+  auto covers = [&](double end, bool keep_busy) {
+    double total = 0.0;
+    for (std::size_t a = 0; a < actors.size(); ++a)
+      total += part(cost, batch_size, end - free_at[a], idle_allowed_s(a, end, keep_busy)).grains;
+    return total + kEpsilon >= need;
+  };
+  // The earliest common end by which the actors' capacities cover the work. Capacity grows
+  // with the end, and full batches are one schedule that meets full_end, so the search lies
+  // in [0, full_end].
+  double low = 0.0;
+  double high = full_end + kEpsilon;
+  if (!covers(high, false)) return batch_size;  // only from rounding; full batches are safe
+  for (int step = 0; step < 60 && high - low > 1e-6; ++step) {
+    const double mid = 0.5 * (low + high);
+    (covers(mid, false) ? high : low) = mid;
+  }
+  // Keeping an actor busy to the end costs the Grains it gives up, which the others take:
+  // at most one call's fixed part spread over the pool. The first end, one Grain's time
+  // apart, that covers the work so, if any.
+  std::optional<double> busy_end;
+  const double latest = high + cost.fixed_s / static_cast<double>(actors.size());
+  for (double t = high; t <= latest; t += cost.per_grain_s) {
+    if (covers(t, true)) {
+      busy_end = t;
+      break;
+    }
+  }
+  bool full_batches_idle_too_long = false;
+  for (std::size_t a = 0; a < actors.size(); ++a)
+    full_batches_idle_too_long |= full_end - full_ends[a] > idle_allowed_s(a, full_end, true);
+  // A call in flight ends when it ends, whatever the plan.
+  const double in_flight_end = *std::max_element(free_at.begin(), free_at.end());
+  auto gains = [&](double plan_end) {
+    return full_end - std::max(plan_end, in_flight_end) >= kMinTailGainSeconds;
+  };
+  double end = high;
+  bool keep_busy = false;
+  if (busy_end && (gains(*busy_end) || full_batches_idle_too_long)) {
+    end = *busy_end;
+    keep_busy = true;
+  } else if (!gains(high)) {
+    return batch_size;
+  }
+  // This actor's part of the plan, over as many calls as the plan gives it, evenly: its calls
+  // take the same time in any order, and an even cut leaves the most room for the next plan.
+  const Part mine = part(cost, batch_size, end, idle_allowed_s(0, end, keep_busy));
+  if (mine.calls < 1.0) return 1;  // this actor is free first: the others cannot do better
+  const double grains = std::min(need, mine.grains);
+  const double calls = std::max(1.0, std::min(mine.calls, std::ceil(grains - kEpsilon)));
+  const auto share = static_cast<std::size_t>(std::ceil(grains / calls - kEpsilon));
+  return std::clamp<std::size_t>(share, 1, std::min(batch_size, remaining));
 }
 
 }  // namespace rayorch::detail

@@ -1,15 +1,15 @@
 // The tail split (DESIGN 6.1): how the last work of a pool is cut into calls so that its
 // actors finish together. While more work can reach a pool, an idle actor takes a full batch.
 // Once nothing more can (the lineage knows: no source row left to admit, nothing upstream
-// unsealed) and the READY Grains left fit in one more call per actor, a full batch for
-// whichever actor is idle first leaves the others idle while the last calls run, and the run
-// ends one whole call after the first of them is free. Instead the idle actor takes its share
-// of a plan in which every actor that can help ends at the same time: from the pool's measured
-// cost of a call (a fixed part plus a part per Grain, fitted over its finished calls) and when
-// each busy actor will be free, the earliest-free actors are filled, like water, up to a common
-// end; an actor free too late to help takes nothing more. The idle actor asking is always the
-// earliest free, so it always takes at least one Grain: nothing waits on the plan. The plan is
-// made again at every dispatch, so a wrong estimate costs one uneven last round, never a Grain.
+// unsealed), full batches leave a ragged last round: whichever actor is free first takes a
+// whole batch and the others idle while it runs, and the run ends up to one whole call after
+// the first of them is free. Instead an idle actor takes its part of a plan: from the pool's
+// measured cost of a call (a fixed part plus a part per Grain, fitted over its finished calls)
+// and when each busy actor will be free, the earliest common end by which the actors, in calls
+// of at most a batch each, finish the READY work; an actor free too late to help takes nothing
+// more. The idle actor asking is always the earliest free, so it always takes at least one
+// Grain: nothing waits on the plan. The plan is made again at every dispatch, so a wrong
+// estimate costs an uneven last round, never a Grain.
 //
 // Pure logic: the driver (execution/driver.cc) feeds it the pool's calls and its actors' states;
 // a unit test drives it without clocks.
@@ -52,13 +52,27 @@ class CallCostModel {
 /// milliseconds are not worth cutting, and their batches stay as they were.
 inline constexpr double kMinTailGainSeconds = 0.1;
 
-/// How many of `remaining` READY Grains an actor free now takes, given `others_free_in_s`, the
-/// seconds until each other ready actor of the pool is free (0 for an idle one), and the
-/// pool's `batch_size`. `batch_size` when the work left is more than one call per actor can
-/// take, or when the plan would not end at least kMinTailGainSeconds earlier than full batches
-/// (each actor free in turn taking up to batch_size). Otherwise the actor's share of the plan
-/// described above: at least 1, at most `remaining`.
-std::size_t tail_share(const CallCost& cost, std::span<const double> others_free_in_s,
+/// An actor never idles at the end for more than this share of its time from its readiness
+/// to the end when keeping it busy costs the pool at most one call's fixed part spread over
+/// its actors: an actor that joined late (a slow model load) would otherwise idle a whole
+/// partial call's worth of its short time, while the others take what it gives up.
+inline constexpr double kTailIdleShare = 0.05;
+
+/// One ready actor of a pool, as the plan sees it.
+struct TailActor {
+  double free_in_s = 0.0;    ///< seconds until it is free (0: idle)
+  double ready_for_s = 0.0;  ///< seconds since it became ready
+};
+
+/// How many of `remaining` READY Grains the idle `actors.front()` takes now, given the pool's
+/// other ready actors and its `batch_size`. `batch_size` when the plan would not end at least
+/// kMinTailGainSeconds earlier than full batches (each actor free in turn taking up to
+/// batch_size). Otherwise this actor's part of the plan, over the calls the plan gives it,
+/// evenly: at least 1, at most `remaining`. The plan: the earliest common end by which the
+/// actors, each from when it is free, finish the work in calls of at most batch_size, each
+/// idle at the end for less than one call's fixed part, and within kTailIdleShare of its time
+/// since its readiness where that costs little (see kTailIdleShare).
+std::size_t tail_share(const CallCost& cost, std::span<const TailActor> actors,
                        std::size_t remaining, std::size_t batch_size);
 
 }  // namespace rayorch::detail
