@@ -97,9 +97,15 @@ std::size_t tail_share(const CallCost& cost, std::span<const TailActor> actors,
   const std::vector<double> full_ends = full_batches_ends(cost, free_at, remaining, batch_size);
   const double full_end = *std::max_element(full_ends.begin(), full_ends.end());
   const double need = static_cast<double>(remaining);
+  // Only an actor that became ready a whole call or more after the pool's first is kept
+  // busy: actors ready together share one window, and full batches serve them as before.
+  double first_ready_for_s = 0.0;
+  for (const TailActor& a : actors) first_ready_for_s = std::max(first_ready_for_s, a.ready_for_s);
+  const double full_call_s = cost.fixed_s + cost.per_grain_s * static_cast<double>(batch_size);
   auto idle_allowed_s = [&](std::size_t a, double end, bool keep_busy) {
-    return keep_busy ? kTailIdleShare * (actors[a].ready_for_s + end)
-                     : std::numeric_limits<double>::infinity();
+    if (!keep_busy || actors[a].ready_for_s + full_call_s > first_ready_for_s)
+      return std::numeric_limits<double>::infinity();
+    return std::max(kMinTailGainSeconds, kTailIdleShare * (actors[a].ready_for_s + end));
   };
   // Whether the actors' parts cover the work by `end`; `keep_busy`: each idle at the end for
   // at most kTailIdleShare of its time from its readiness to `end`, where it can.
@@ -138,12 +144,16 @@ std::size_t tail_share(const CallCost& cost, std::span<const TailActor> actors,
   auto gains = [&](double plan_end) {
     return full_end - std::max(plan_end, in_flight_end) >= kMinTailGainSeconds;
   };
+  // Cutting calls before the last round moves the end no earlier on average, but has many
+  // parents finish this pool together, to queue downstream at the end: only an actor left
+  // idle too long justifies it.
+  const bool last_round = remaining <= batch_size * actors.size();
   double end = high;
   bool keep_busy = false;
-  if (busy_end && (gains(*busy_end) || full_batches_idle_too_long)) {
+  if (busy_end && (full_batches_idle_too_long || (last_round && gains(*busy_end)))) {
     end = *busy_end;
     keep_busy = true;
-  } else if (!gains(high)) {
+  } else if (!last_round || !gains(high)) {
     return batch_size;
   }
   // This actor's part of the plan, over as many calls as the plan gives it, evenly: its calls

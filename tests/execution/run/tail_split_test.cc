@@ -58,19 +58,25 @@ std::vector<rd::TailActor> pool_of(const std::vector<double>& others_free_in_s) 
   return actors;
 }
 
-TEST(TailShare, FullBatchesWhenNoPlanEndsEarlier) {
-  // Actors free at 0, 0, 1 and 2 s, 129 Grains: full batches end at 7.65 s (the last Grain
-  // after the first full call); so does every other cut, since each actor's second call
-  // cannot start before 4.6 s.
-  const std::vector<double> others{0.0, 1.0, 2.0};
-  EXPECT_EQ(rd::tail_share(kOcr, pool_of(others), 4 * 32 + 1, 32), 32u);
+TEST(TailShare, FullBatchesWhileMoreThanOneCallPerActorIsLeft) {
+  EXPECT_EQ(rd::tail_share(kOcr, pool_of({0.0, 1.0, 2.0}), 4 * 32 + 1, 32), 32u);
+  // Eight idle actors, 8 * 32 + 8 Grains: each doing 33 in two calls would end at 7.65 s
+  // instead of 8.0 s, but cutting before the last round has the pool's parents finish
+  // together; full batches, and the last round is cut.
+  EXPECT_EQ(rd::tail_share(kOcr, pool_of(std::vector<double>(7, 0.0)), 8 * 32 + 8, 32), 32u);
 }
 
-TEST(TailShare, PlansOverSeveralRoundsWhenTheWorkLeftIsMoreThanOneCallPerActor) {
-  // Eight idle actors, 8 * 32 + 8 Grains: full batches end at 4.6 + 3.4 = 8.0 s (one actor
-  // takes the last 8 alone); every actor doing 33 Grains in two calls ends at 7.65 s.
-  const std::vector<double> others(7, 0.0);
-  EXPECT_EQ(rd::tail_share(kOcr, pool_of(others), 8 * 32 + 8, 32), 17u);
+TEST(TailShare, PlansOverSeveralRoundsWhenAnActorWouldIdleTooLong) {
+  // As above, but one actor became ready 10 s ago, long after the others: full batches leave
+  // it idle for the last 3.4 s, a third of its time. The plan: 33 Grains each in two calls,
+  // ending together. Actors that all became ready 10 s ago keep their full batches.
+  EXPECT_EQ(
+      rd::tail_share(kOcr, std::vector<rd::TailActor>(8, {.free_in_s = 0.0, .ready_for_s = 10.0}),
+                     8 * 32 + 8, 32),
+      32u);
+  std::vector<rd::TailActor> actors = pool_of(std::vector<double>(7, 0.0));
+  actors.back().ready_for_s = 10.0;
+  EXPECT_EQ(rd::tail_share(kOcr, actors, 8 * 32 + 8, 32), 17u);
 }
 
 TEST(TailShare, IdleActorsSplitTheLastWorkEvenly) {
@@ -92,8 +98,9 @@ TEST(TailShare, AnActorThatJoinedLateIsNotLeftIdleAtTheEnd) {
   // alone), ending at 7.8 s; the plan's earliest end, 7.7 s, is not 0.1 s earlier, so with
   // actors ready long ago full batches stay.
   EXPECT_EQ(rd::tail_share(kOcr, pool_of({0.0}), 68, 32), 32u);
-  // The other actor became ready 10 s ago: idle for the last 3.2 s it would be busy for 82 %
-  // of its time. Instead each takes 34 Grains in two calls, ending together at 7.7 s.
+  // The other actor became ready 10 s ago, long after this one: idle for the last 3.2 s it
+  // would be busy for 82 % of its time. Instead each takes 34 Grains in two calls, ending
+  // together at 7.7 s.
   const std::vector<rd::TailActor> late{{.free_in_s = 0.0, .ready_for_s = kLongReady},
                                         {.free_in_s = 0.0, .ready_for_s = 10.0}};
   EXPECT_EQ(rd::tail_share(kOcr, late, 68, 32), 17u);
