@@ -91,20 +91,27 @@ std::size_t tail_share(const CallCost& cost, std::span<const TailActor> actors,
                        std::size_t remaining, std::size_t batch_size) {
   if (actors.empty() || remaining == 0 || batch_size <= 1 || !(cost.per_grain_s > 0.0))
     return batch_size;
+  // Only an actor that became ready a whole call or more after the pool's first is kept
+  // busy: actors ready together share one window, and full batches serve them as before.
+  double first_ready_for_s = 0.0;
+  for (const TailActor& a : actors) first_ready_for_s = std::max(first_ready_for_s, a.ready_for_s);
+  const double full_call_s = cost.fixed_s + cost.per_grain_s * static_cast<double>(batch_size);
+  auto late = [&](const TailActor& a) { return a.ready_for_s + full_call_s <= first_ready_for_s; };
+  // Cheap before the last rounds: the plan's work grows with the rounds left, and it is made
+  // at every dispatch.
+  const std::size_t round = batch_size * actors.size();
+  const std::size_t rounds_left = (remaining + round - 1) / round;
+  if (rounds_left > 1 &&
+      (rounds_left > kMaxPlannedRounds || std::none_of(actors.begin(), actors.end(), late)))
+    return batch_size;
   std::vector<double> free_at;  // this actor's first: 0
   for (const TailActor& a : actors)
     free_at.push_back(&a == &actors.front() ? 0.0 : std::max(0.0, a.free_in_s));
   const std::vector<double> full_ends = full_batches_ends(cost, free_at, remaining, batch_size);
   const double full_end = *std::max_element(full_ends.begin(), full_ends.end());
   const double need = static_cast<double>(remaining);
-  // Only an actor that became ready a whole call or more after the pool's first is kept
-  // busy: actors ready together share one window, and full batches serve them as before.
-  double first_ready_for_s = 0.0;
-  for (const TailActor& a : actors) first_ready_for_s = std::max(first_ready_for_s, a.ready_for_s);
-  const double full_call_s = cost.fixed_s + cost.per_grain_s * static_cast<double>(batch_size);
   auto idle_allowed_s = [&](std::size_t a, double end, bool keep_busy) {
-    if (!keep_busy || actors[a].ready_for_s + full_call_s > first_ready_for_s)
-      return std::numeric_limits<double>::infinity();
+    if (!keep_busy || !late(actors[a])) return std::numeric_limits<double>::infinity();
     return std::max(kMinTailGainSeconds, kTailIdleShare * (actors[a].ready_for_s + end));
   };
   // Whether the actors' parts cover the work by `end`; `keep_busy`: each idle at the end for
@@ -147,7 +154,7 @@ std::size_t tail_share(const CallCost& cost, std::span<const TailActor> actors,
   // Cutting calls before the last round moves the end no earlier on average, but has many
   // parents finish this pool together, to queue downstream at the end: only an actor left
   // idle too long justifies it.
-  const bool last_round = remaining <= batch_size * actors.size();
+  const bool last_round = rounds_left == 1;
   double end = high;
   bool keep_busy = false;
   if (busy_end && (full_batches_idle_too_long || (last_round && gains(*busy_end)))) {

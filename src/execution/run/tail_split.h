@@ -3,13 +3,15 @@
 // Once nothing more can (the lineage knows: no source row left to admit, nothing upstream
 // unsealed), full batches leave a ragged last round: whichever actor is free first takes a
 // whole batch and the others idle while it runs, and the run ends up to one whole call after
-// the first of them is free. Instead an idle actor takes its part of a plan: from the pool's
-// measured cost of a call (a fixed part plus a part per Grain, fitted over its finished calls)
-// and when each busy actor will be free, the earliest common end by which the actors, in calls
-// of at most a batch each, finish the READY work; an actor free too late to help takes nothing
-// more. The idle actor asking is always the earliest free, so it always takes at least one
-// Grain: nothing waits on the plan. The plan is made again at every dispatch, so a wrong
-// estimate costs an uneven last round, never a Grain.
+// the first of them is free. Instead, once the READY work fits one more call per actor, an
+// idle actor takes its part of a plan: from the pool's measured cost of a call (a fixed part
+// plus a part per Grain, fitted over its finished calls) and when each busy actor will be free,
+// the earliest common end by which the actors, in calls of at most a batch each, finish the
+// READY work; an actor free too late to help takes nothing more. An actor that became ready
+// late is kept busy to the end (kTailIdleShare), over every round left if need be. The idle actor
+// asking is always the earliest free, so it always takes at least one Grain: nothing waits on the
+// plan. The plan is made again at every dispatch, so a wrong estimate costs an uneven last round,
+// never a Grain.
 //
 // Pure logic: the driver (execution/driver.cc) feeds it the pool's calls and its actors' states;
 // a unit test drives it without clocks.
@@ -52,11 +54,17 @@ class CallCostModel {
 /// milliseconds are not worth cutting, and their batches stay as they were.
 inline constexpr double kMinTailGainSeconds = 0.1;
 
-/// An actor never idles at the end for more than this share of its time from its readiness
-/// to the end when keeping it busy costs the pool at most one call's fixed part spread over
-/// its actors: an actor that joined late (a slow model load) would otherwise idle a whole
-/// partial call's worth of its short time, while the others take what it gives up.
+/// An actor that became ready a whole call or more after the pool's first idles at the end for
+/// at most this share of its time from its readiness to the end (at least
+/// kMinTailGainSeconds), when keeping it busy moves the plan's end by at most one call's fixed
+/// part spread over the pool's actors: whole calls would otherwise leave it idle for up to one
+/// fixed part of its short time, while the others can take what it gives up.
 inline constexpr double kTailIdleShare = 0.05;
+
+/// A late actor is kept busy by a plan over at most this many rounds of full batches left (a
+/// round: one full call per ready actor); before that, full batches. The plan is remade at
+/// every dispatch, and its last rounds decide how the actors end.
+inline constexpr std::size_t kMaxPlannedRounds = 8;
 
 /// One ready actor of a pool, as the plan sees it.
 struct TailActor {
@@ -65,13 +73,12 @@ struct TailActor {
 };
 
 /// How many of `remaining` READY Grains the idle `actors.front()` takes now, given the pool's
-/// other ready actors and its `batch_size`. `batch_size` when the plan would not end at least
-/// kMinTailGainSeconds earlier than full batches (each actor free in turn taking up to
-/// batch_size). Otherwise this actor's part of the plan, over the calls the plan gives it,
-/// evenly: at least 1, at most `remaining`. The plan: the earliest common end by which the
-/// actors, each from when it is free, finish the work in calls of at most batch_size, each
-/// idle at the end for less than one call's fixed part, and within kTailIdleShare of its time
-/// since its readiness where that costs little (see kTailIdleShare).
+/// other ready actors and its `batch_size`. `batch_size` while more than one call per actor is
+/// left, unless full batches would leave a late actor idle too long (kTailIdleShare), and when
+/// the plan would not end at least kMinTailGainSeconds earlier than full batches (each actor
+/// free in turn taking up to batch_size) nor keep a late actor busy. Otherwise this actor's
+/// part of the plan, over the calls the plan gives it, evenly: at least 1, at most
+/// `remaining`.
 std::size_t tail_share(const CallCost& cost, std::span<const TailActor> actors,
                        std::size_t remaining, std::size_t batch_size);
 
