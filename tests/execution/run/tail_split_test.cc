@@ -1,10 +1,9 @@
 // The tail split's logic (execution/run/tail_split.h): the fitted cost of a call, and each
-// idle actor's share of the last work so that the actors end together.
+// idle actor's part of the last work so that the actors end together, late ones included.
 #include "execution/run/tail_split.h"
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdio>
 #include <queue>
 #include <random>
 #include <vector>
