@@ -8,6 +8,7 @@ import argparse
 import json
 import os
 import socket
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -204,10 +205,13 @@ def require_loopback_only():
 
 
 def require_ray_on_loopback(ray):
-    """After ray.init: every node of the cluster must be on 127.0.0.1."""
-    addresses = sorted({node["NodeManagerAddress"] for node in ray.nodes()})
+    """After ray.init: every node of the cluster must be on 127.0.0.1. Prints the nodes to
+    stderr (the peer's log), so that every run shows where its cluster ran."""
+    nodes = ray.nodes()
+    addresses = sorted({node["NodeManagerAddress"] for node in nodes})
     if addresses != ["127.0.0.1"]:
         raise SystemExit(f"a Ray node is not on loopback: {addresses}")
+    print(f"Ray nodes: {len(nodes)}, addresses: {', '.join(addresses)}", file=sys.stderr)
 
 
 def peer_defaults(topo):

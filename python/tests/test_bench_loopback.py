@@ -70,12 +70,14 @@ def test_ray_is_not_started_outside_a_loopback_only_namespace(
 
 
 def test_ray_starts_on_127_0_0_1_and_every_node_is_checked(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     interfaces(monkeypatch, "lo")
     ray = stand_in_ray(monkeypatch, "127.0.0.1")
     assert loopback_ray.start_local_ray(3) is ray
     peers_common.start_local_ray(ray, num_cpus=3)
+    # A peer's log shows where its cluster ran.
+    assert "Ray nodes: 1, addresses: 127.0.0.1\n" in capsys.readouterr().err
     assert [init["_node_ip_address"] for init in ray.inits] == ["127.0.0.1", "127.0.0.1"]
     assert [init["address"] for init in ray.inits] == ["local", "local"]
     assert loopback_ray.check_on_loopback(ray) == ["127.0.0.1"]

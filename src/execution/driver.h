@@ -154,7 +154,7 @@ class Driver final : public ExecutionCore {
   // When each actor's constructor last finished (its busy share counts from then; the tail
   // split); the executor's start for actors built before it returned.
   std::vector<std::vector<Clock::time_point>> ready_at_;
-  std::vector<double> startup_seconds_;                // summed constructor times
+  std::vector<double> startup_seconds_;  // summed constructor times
   std::vector<int> startups_;
   std::vector<double> busy_seconds_;  // summed RPC times of accepted attempts
   std::vector<std::uint64_t> grains_done_;

@@ -312,3 +312,45 @@ def large_documents(spot: dict[str, float] | None = None) -> ro.Pipeline:
             return self.assemble(F.reduce(self.read(F.expand(self.pages(docs)))), docs)
 
     return LargeDocuments()
+
+
+class ManyPages:
+    """doc n -> its 24 pages [n*100, ..., n*100 + 23]."""
+
+    def run(self, docs: list[int]) -> list[list[int]]:
+        return [[d * 100 + i for i in range(24)] for d in docs]
+
+
+class LateOcr:
+    """page -> 'text<page>', as a model call: 0.3 s plus 20 ms per page. The first actor to
+    construct starts at once, every other one `late_s` later (a slow model load). Each call
+    appends '<pid> <pages...>' to `marker_dir`/calls.log, so a test sees which actor read what."""
+
+    def __init__(self, marker_dir: str, late_s: float) -> None:
+        self.log = os.path.join(marker_dir, "calls.log")
+        if not once(marker_dir, "first-actor"):
+            time.sleep(late_s)
+
+    def run(self, pages: list[int]) -> list[str]:
+        time.sleep(0.3 + 0.02 * len(pages))
+        with open(self.log, "a") as f:  # one short append per call: lines do not interleave
+            f.write(f"{os.getpid()} {' '.join(str(p) for p in pages)}\n")
+        return [f"text{p}" for p in pages]
+
+
+def late_actor_documents(marker_dir: str, late_s: float) -> ro.Pipeline:
+    """docs -> 24 pages each -> OCR on two actors, one ready `late_s` after the other ->
+    assemble."""
+
+    class LateActorDocuments(ro.Pipeline):
+        def __init__(self) -> None:
+            self.pages = ro.Module(ManyPages, batch_size=1, num_cpus=0.5)
+            self.ocr = ro.Module(LateOcr, replicas=2, batch_size=8, num_cpus=0.5).pre_init(
+                marker_dir, late_s
+            )
+            self.assemble = ro.Module(Assemble, batch_size=2, num_cpus=0.5)
+
+        def forward(self, docs: ro.Port) -> Any:
+            return self.assemble(F.reduce(self.ocr(F.expand(self.pages(docs)))), docs)
+
+    return LateActorDocuments()
