@@ -23,7 +23,10 @@ struct CallMetrics {
   std::uint64_t failed_rpcs = 0;            ///< RPCs that threw or lost their actor
   std::uint64_t suppressed_by_barrier = 0;  ///< Grains sealed by a GroupFailure barrier
   std::map<std::size_t, std::uint64_t> batch_size_histogram;  ///< RPC size -> count
-  double busy_seconds = 0.0;                                  ///< time actors spent inside the UDF
+  /// The Grains of each RPC, in the order the RPCs ended.
+  std::vector<std::uint32_t> rpc_sizes;
+  double busy_seconds = 0.0;          ///< time actors spent inside the UDF
+  std::uint64_t actors_replaced = 0;  ///< actors of the Call's pool replaced during the run
 };
 
 /// Counters of one input batch.
@@ -33,8 +36,12 @@ struct InputBatchMetrics {
   std::size_t rows = 0;
   std::uint64_t grains = 0;
   std::uint64_t rpcs = 0;
-  double admitted_seconds = 0.0;   ///< since the run started
-  double completed_seconds = 0.0;  ///< since the run started
+  double admitted_seconds = 0.0;      ///< since the run started
+  double completed_seconds = 0.0;     ///< since the run started
+  std::uint64_t entities = 0;         ///< Entities of every Domain (the rows and their children)
+  std::uint64_t items = 0;            ///< Items: an Entity's value at one Port
+  std::uint64_t expansions = 0;       ///< one per expand and parent Entity
+  std::uint64_t released_values = 0;  ///< values freed once nothing needed them
 };
 
 /// When one actor's constructor finished (eager start, DESIGN 6.1).

@@ -10,6 +10,7 @@ backend (no Ray needed) or, with ``Executor(..., backend="ray")``, pools of Ray 
 ``Executor.stream`` / ``run(on_row=...)`` deliver each row as soon as it is terminal.
 """
 
+from . import api, errors, failures, recovery, result, runner
 from . import functional as F
 from ._compile import CompiledProgram, compile
 from ._executor import Executor, SyncExecutor, run
@@ -40,6 +41,8 @@ from ._values import (
 )
 
 __version__ = "0.1.0"
+#: ``__version__`` as a tuple of ints, as the reference spells it
+version_info: tuple[int, ...] = tuple(int(part) for part in __version__.split("."))
 
 __all__ = [
     "ActorLost",
@@ -70,9 +73,16 @@ __all__ = [
     "SyncExecutor",
     "UdfTraceback",
     "__version__",
+    "api",
+    "errors",
+    "failures",
     "compile",
     "cpp_udfs",
     "function",
+    "recovery",
+    "result",
     "replica_context",
     "run",
+    "runner",
+    "version_info",
 ]

@@ -75,6 +75,13 @@ class CompiledProgram:
         return self._output_tree
 
     @property
+    def outputs_below_root(self) -> tuple[int, ...]:
+        """The outputs (flat indices) that are Ports of a child Domain. A run returns such an
+        output as the values below every root, in source and ordinal order (as the reference
+        does); ``on_row`` and ``stream`` give each root the list of its own."""
+        return tuple(self._program.outputs_below_root())
+
+    @property
     def call_pools(self) -> tuple[int, ...]:
         """Per Call (in Call order): the index of its Module's actor pool."""
         return self._call_pools

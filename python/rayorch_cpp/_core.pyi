@@ -19,9 +19,10 @@ def configure(
     make_issue: Callable[..., Any],
     actor_lost: type[BaseException],
     udf_traceback: type[BaseException],
+    output_issue: type,
 ) -> None:
-    """Registers the failure classes, the OutputIssue factory, the ActorLost exception and the
-    UdfTraceback exception of the Python package."""
+    """Registers the failure classes, the OutputIssue factory, the ActorLost exception, the
+    UdfTraceback exception and the OutputIssue class of the Python package."""
 
 def cpp_udfs() -> dict[str, dict[str, Any]]:
     """The C++ UDFs usable in Python pipelines: name -> doc, inputs, outputs, constructor."""
@@ -52,6 +53,9 @@ class Program:
 
     def explain(self) -> str:
         """One line per Port, ``pN kind dD <- [inputs] => rule``, plus rewrite lines."""
+    def outputs_below_root(self) -> list[int]:
+        """The outputs (flat indices) that are Ports of a child Domain: each root delivers the
+        list of its descendants' values of them."""
     def pools(self) -> list[dict[str, Any]]:
         """The actor pools in plan order: name, replicas, cpus, gpus, resources, calls."""
     @property
@@ -220,7 +224,11 @@ class CallMetrics:
     @property
     def batch_size_histogram(self) -> dict[int, int]: ...
     @property
+    def rpc_sizes(self) -> list[int]: ...
+    @property
     def busy_seconds(self) -> float: ...
+    @property
+    def actors_replaced(self) -> int: ...
 
 class InputBatchMetrics:
     """Counters of one input batch."""
@@ -239,6 +247,14 @@ class InputBatchMetrics:
     def admitted_seconds(self) -> float: ...
     @property
     def completed_seconds(self) -> float: ...
+    @property
+    def entities(self) -> int: ...
+    @property
+    def items(self) -> int: ...
+    @property
+    def expansions(self) -> int: ...
+    @property
+    def released_values(self) -> int: ...
 
 class ActorStartMetrics:
     """When one actor's constructor finished (eager start)."""

@@ -22,6 +22,18 @@ def shape(tree: Any, flat: Sequence[Any]) -> Any:
     return tuple(shape(t, flat) for t in tree)
 
 
+def flatten_below_root(columns: list[Any], below_root: Sequence[int]) -> list[Any]:
+    """The run's output columns with each output below the root (its rows: the list of each
+    root's values below it, None for a root not delivered) as one list of those values in
+    source and ordinal order, as the reference returns it."""
+    if not below_root:
+        return columns
+    out = list(columns)
+    for k in below_root:
+        out[k] = [value for values in columns[k] if values is not None for value in values]
+    return out
+
+
 def row_sink(tree: Any, on_row: RowCallback, ordered: bool) -> RowSink:
     """What the engine calls with each terminal root's flat output values: ``on_row`` with
     the shaped output, in source order when ``ordered``."""

@@ -12,7 +12,7 @@ from typing import Any, Self
 
 from ._backends import core_on, local_core, ray_core, ray_source, sync_core
 from ._compile import CompiledProgram, compile
-from ._delivery import progress_callback, row_sink, shape, stream
+from ._delivery import flatten_below_root, progress_callback, row_sink, shape, stream
 from ._ray_contract import RayBackendProtocol
 from ._run_options import Journal, run_options
 from ._run_result import RunResult, partial_result, run_result
@@ -118,6 +118,12 @@ class _Base:
         whatever inputs it was written for (as ``Journal(allow_other_inputs=True)``).
         """
         tree = self._program.output_tree
+        below_root = self._program.outputs_below_root
+        if below_root and (journal is not None or dead_letters is not None):
+            raise ValueError(
+                "journal and dead_letters record one value per output and root, but an output "
+                "of this pipeline is a Port below the root; gather it with F.reduce to use them"
+            )
         sink = row_sink(tree, on_row, ordered) if on_row is not None else None
         options, journal_keys, lazy = run_options(
             source_columns,
@@ -147,10 +153,13 @@ class _Base:
             )
         except ExecutionError as error:
             if on_row is None and error.partial_outputs is not None:
-                error.partial = partial_result(shape(tree, error.partial_outputs))
+                partial = flatten_below_root(error.partial_outputs, below_root)
+                error.partial = partial_result(shape(tree, partial))
                 del error.partial_outputs
             raise
-        shaped = None if on_row is not None else shape(tree, outputs)
+        shaped = (
+            None if on_row is not None else shape(tree, flatten_below_root(outputs, below_root))
+        )
         return run_result(metrics, shaped, self._program.call_pools)
 
     def stream(

@@ -71,11 +71,12 @@ class RayModule:
         reads ``max_tasks_in_flight_per_actor`` (an integer >= 1): how many calls the driver
         keeps at each actor, one running and the others queued behind it so that Ray's round
         trip overlaps the running call; it cannot be combined with ``timeout`` or
-        ``max_concurrency``. The Ray actor options the Ray backend passes to Ray
-        (``runtime_env``, ``scheduling_strategy``, ``memory``, ``accelerator_type``,
-        ``max_concurrency``, ``placement_group``, ``placement_group_bundle_index``,
-        ``placement_group_capture_child_tasks``, ``label_selector``) are recorded for it; the
-        local executor accepts and ignores them. Values, and the names (any other is a
+        ``max_concurrency``. Every other actor option of Ray (``runtime_env``,
+        ``scheduling_strategy``, ``memory``, ``accelerator_type``, ``max_concurrency``,
+        ``max_restarts``, ``max_task_retries``, ``placement_group``, ``label_selector``, ...:
+        Ray's own list, but ``name``, which names the Call here) is recorded for the Ray
+        backend, which passes it to Ray's ``.options(...)``; the local executor accepts and
+        ignores them. Values, and the names (any other is a
         CompileError suggesting the closest known one), are checked when the pipeline is
         compiled.
         """

@@ -14,6 +14,9 @@ class CallMetrics:
     """One Call's counters for one run.
 
     ``grain_dispatches`` counts replays too; ``grain_requeues`` Grains put back for a retry.
+    ``actor_instances`` counts the actors of the Call's pool, and those that replaced a lost
+    one during the run; ``batch_sizes`` the Grains of each RPC in the order they ended (as
+    the reference's), ``batch_size_histogram`` the same as RPC size -> count.
     """
 
     call_index: int
@@ -26,9 +29,11 @@ class CallMetrics:
     grain_requeues: int
     failed_rpcs: int
     suppressed_by_barrier: int
-    batch_sizes: dict[int, int]
+    batch_sizes: tuple[int, ...]
     mean_batch_fill: float
     busy_s: float
+    batch_size_histogram: dict[int, int] = field(default_factory=dict)
+    actors_replaced: int = 0  #: actors of the pool replaced during the run
 
     @property
     def average_batch(self) -> float:
@@ -38,7 +43,8 @@ class CallMetrics:
 
 @dataclass(frozen=True, slots=True)
 class InputBatchMetrics:
-    """Counters of one input batch (a slice of source rows)."""
+    """Counters of one input batch (a slice of source rows). An empty run reports one input
+    batch with no rows, as the reference does."""
 
     index: int
     first_row: int
@@ -47,6 +53,10 @@ class InputBatchMetrics:
     rpcs: int
     admitted_s: float
     completed_s: float
+    entity_count: int = 0  #: Entities of every Domain: the rows and their children
+    item_count: int = 0  #: Items: an Entity's value at one Port
+    expansion_count: int = 0  #: one per expand and parent Entity
+    released_values: int = 0  #: values freed once nothing needed them
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +149,11 @@ class RunResult:
         """RPCs of every Call."""
         return sum(c.rpcs for c in self.calls)
 
+    @property
+    def released_values(self) -> int:
+        """Values freed during the run once nothing needed them (every input batch)."""
+        return sum(b.released_values for b in self.input_batches)
+
 
 def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...]) -> RunResult:
     """The RunResult of a run: its shaped ``outputs`` and the engine's metrics ``raw``;
@@ -148,16 +163,18 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
             call_index=i,
             call=c.call,
             udf_name=c.udf,
-            actor_instances=c.actors,
+            actor_instances=c.actors + c.actors_replaced,
             batch_size=c.batch_size,
             rpcs=c.rpcs,
             grain_dispatches=c.grain_dispatches,
             grain_requeues=c.requeues,
             failed_rpcs=c.failed_rpcs,
             suppressed_by_barrier=c.suppressed_by_barrier,
-            batch_sizes=c.batch_size_histogram,
+            batch_sizes=tuple(c.rpc_sizes),
             mean_batch_fill=c.mean_batch_fill,
             busy_s=c.busy_seconds,
+            batch_size_histogram=c.batch_size_histogram,
+            actors_replaced=c.actors_replaced,
         )
         for i, c in enumerate(raw.calls)
     )
@@ -170,8 +187,16 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
             rpcs=b.rpcs,
             admitted_s=b.admitted_seconds,
             completed_s=b.completed_seconds,
+            entity_count=b.entities,
+            item_count=b.items,
+            expansion_count=b.expansions,
+            released_values=b.released_values,
         )
         for b in raw.input_batches
+    ) or (
+        (InputBatchMetrics(0, 0, 0, 0, 0, 0.0, raw.elapsed_seconds),)
+        if not raw.root_completed_seconds
+        else ()
     )
     return RunResult(
         outputs=outputs,
@@ -182,7 +207,7 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
         # Calls of one Module share its actors: count each pool once.
         actor_count=sum(
             {
-                (call_pools[i] if i < len(call_pools) else -1 - i): c.actors
+                (call_pools[i] if i < len(call_pools) else -1 - i): c.actors + c.actors_replaced
                 for i, c in enumerate(raw.calls)
             }.values()
         ),

@@ -181,7 +181,7 @@ class UdfTraceback(Exception):
 
 UdfTraceback.__module__ = "rayorch_cpp"
 
-_core.configure(RecordFailure, GroupFailure, _make_issue, ActorLost, UdfTraceback)
+_core.configure(RecordFailure, GroupFailure, _make_issue, ActorLost, UdfTraceback, OutputIssue)
 
 __all__ = [
     "ActorLost",

@@ -32,7 +32,20 @@ namespace {
 
 /// One root output as a Python object: the value, or an OutputIssue. Null when Python raised.
 PyObject* output_object(const rd::ErasedOutput& o) {
-  if (o.outcome == Outcome::present) return Py_NewRef(object_at(o.value));
+  if (o.outcome == Outcome::present) {
+    PyObject* value = object_at(o.value);
+    // An OutputIssue says that a row has no value: as a value it would read as an issue the
+    // engine never decided (a source row or a UDF gave one).
+    if (registry.output_issue != nullptr &&
+        PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(registry.output_issue))) {
+      PyErr_SetString(registry.execution_error,
+                      "OutputIssue is reserved for the results of a run: an output value is an "
+                      "OutputIssue (given by a source row or a UDF); return a value, or a "
+                      "RecordFailure to fail the row");
+      return nullptr;
+    }
+    return Py_NewRef(value);
+  }
   const std::string_view outcome = to_string(o.outcome);
   const std::string cause = o.cause ? *o.cause : std::string();
   if (o.origin) {
@@ -46,6 +59,24 @@ PyObject* output_object(const rd::ErasedOutput& o) {
   return PyObject_CallFunction(registry.make_issue, "s#s#OOO", outcome.data(),
                                static_cast<Py_ssize_t>(outcome.size()), cause.data(),
                                static_cast<Py_ssize_t>(cause.size()), Py_None, Py_None, Py_None);
+}
+
+/// Output `at` of a root's entries (advanced past it) as a Python object: an output below the
+/// root (ErasedOutput::below_root) is the list of its Items. Null when Python raised.
+PyObject* next_output_object(std::span<const rd::ErasedOutput> entries, std::size_t& at) {
+  const rd::ErasedOutput& head = entries[at++];
+  if (!head.below_root) return output_object(head);
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(head.children));
+  if (list == nullptr) return nullptr;
+  for (std::uint32_t i = 0; i < head.children; ++i) {
+    PyObject* item = output_object(entries[at++]);
+    if (item == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
+  }
+  return list;
 }
 
 /// Raises the engine's ExecutionError in Python, in Python's wording (python_wording.h). When a
@@ -89,6 +120,7 @@ class RowDelivery {
               nb::object on_progress, CallbackError& error)
       : on_row_(std::move(on_row)),
         on_progress_(std::move(on_progress)),
+        outputs_(outputs),
         rows_(rows),
         source_(source),
         error_(error) {
@@ -160,10 +192,11 @@ class RowDelivery {
 
   void deliver(std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     Gil gil;
+    std::size_t at = 0;  // the next entry of `outputs`
     if (on_row_.is_none()) {
       if (source_ != nullptr && !pad(row + 1)) error_.fetch_and_abort();
-      for (std::size_t k = 0; k < outputs.size(); ++k) {
-        PyObject* v = output_object(outputs[k]);
+      for (std::size_t k = 0; k < outputs_; ++k) {
+        PyObject* v = next_output_object(outputs, at);
         if (v == nullptr) error_.fetch_and_abort();
         PyObject* list = PyList_GET_ITEM(results_.ptr(), static_cast<Py_ssize_t>(k));
         PyObject* old = PyList_GET_ITEM(list, static_cast<Py_ssize_t>(row));
@@ -172,10 +205,10 @@ class RowDelivery {
       }
       return;
     }
-    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(outputs.size()));
+    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(outputs_));
     if (tuple == nullptr) error_.fetch_and_abort();
-    for (std::size_t k = 0; k < outputs.size(); ++k) {
-      PyObject* v = output_object(outputs[k]);
+    for (std::size_t k = 0; k < outputs_; ++k) {
+      PyObject* v = next_output_object(outputs, at);
       if (v == nullptr) {
         Py_DECREF(tuple);
         error_.fetch_and_abort();
@@ -190,6 +223,7 @@ class RowDelivery {
 
   nb::object on_row_;
   nb::object on_progress_;
+  std::size_t outputs_;  // the pipeline's outputs (an output below the root is several entries)
   nb::list results_;
   std::size_t rows_;
   const PythonFeed* source_;  // a lazy source, or nullptr for columns

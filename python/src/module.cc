@@ -49,18 +49,19 @@ NB_MODULE(_core, m) {
   m.def(
       "configure",
       [](nb::handle record_failure, nb::handle group_failure, nb::handle make_issue,
-         nb::handle actor_lost, nb::handle udf_traceback) {
+         nb::handle actor_lost, nb::handle udf_traceback, nb::handle output_issue) {
         // Kept for the life of the process (the classes outlive every executor).
         registry.record_failure = Py_NewRef(record_failure.ptr());
         registry.group_failure = Py_NewRef(group_failure.ptr());
         registry.make_issue = Py_NewRef(make_issue.ptr());
         registry.actor_lost = Py_NewRef(actor_lost.ptr());
         registry.udf_traceback = Py_NewRef(udf_traceback.ptr());
+        registry.output_issue = Py_NewRef(output_issue.ptr());
       },
       nb::arg("record_failure"), nb::arg("group_failure"), nb::arg("make_issue"),
-      nb::arg("actor_lost"), nb::arg("udf_traceback"),
-      "Registers the failure classes, the OutputIssue factory, the ActorLost exception and the "
-      "UdfTraceback exception of the Python package.");
+      nb::arg("actor_lost"), nb::arg("udf_traceback"), nb::arg("output_issue"),
+      "Registers the failure classes, the OutputIssue factory, the ActorLost exception, the "
+      "UdfTraceback exception and the OutputIssue class of the Python package.");
 
   bind_cpp_udfs(m);
 #if RAYORCH_PYTHON_PDF2MD

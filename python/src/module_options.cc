@@ -168,16 +168,34 @@ constexpr std::array<std::string_view, 3> kPackageOptions = {
     "max_tasks_in_flight_per_actor",
 };
 
-constexpr std::array<std::string_view, 9> kRayActorOptions = {
-    "runtime_env",
-    "scheduling_strategy",
-    "memory",
+// Every actor option of Ray 2.60 (ray._common.ray_option_utils.actor_options) except those
+// the engine reads itself (num_cpus, num_gpus, resources) and `name` (here the Module's Call
+// name; a named Ray actor could not have replicas). python/tests/test_ray_placement.py checks
+// the list against the installed Ray's.
+constexpr std::array<std::string_view, 23> kRayActorOptions = {
+    "_actor_generator_backpressure_num_objects",
+    "_labels",
     "accelerator_type",
+    "allow_out_of_order_execution",
+    "concurrency_groups",
+    "enable_task_events",
+    "enable_tensor_transport",
+    "fallback_strategy",
+    "get_if_exists",
+    "label_selector",
+    "lifetime",
     "max_concurrency",
+    "max_pending_calls",
+    "max_restarts",
+    "max_task_retries",
+    "memory",
+    "namespace",
+    "object_store_memory",
     "placement_group",
     "placement_group_bundle_index",
     "placement_group_capture_child_tasks",
-    "label_selector",
+    "runtime_env",
+    "scheduling_strategy",
 };
 
 bool is_passed_option(std::string_view name) {
@@ -190,7 +208,9 @@ std::vector<std::string> known_options() {
   std::vector<std::string> known{"recovery"};
   for (const EngineOption& e : kEngineOptions) known.emplace_back(e.name);
   for (std::string_view p : kPackageOptions) known.emplace_back(p);
-  for (std::string_view a : kRayActorOptions) known.emplace_back(a);
+  // Ray's private options (a leading '_') are accepted but not offered.
+  for (std::string_view a : kRayActorOptions)
+    if (!a.starts_with('_')) known.emplace_back(a);
   std::sort(known.begin(), known.end());
   return known;
 }

@@ -89,8 +89,9 @@ class Ref {
 struct Registry {
   PyObject* record_failure = nullptr;
   PyObject* group_failure = nullptr;
-  PyObject* make_issue = nullptr;  ///< (outcome, cause, call, entity, attempts) -> OutputIssue
-  PyObject* actor_lost = nullptr;  ///< the exception class a UDF raises to model a lost actor
+  PyObject* make_issue = nullptr;    ///< (outcome, cause, call, entity, attempts) -> OutputIssue
+  PyObject* output_issue = nullptr;  ///< the OutputIssue class: never a value (reserved)
+  PyObject* actor_lost = nullptr;    ///< the exception class a UDF raises to model a lost actor
   /// The __cause__ of an ExecutionError that a UDF's exception decided: (traceback text).
   PyObject* udf_traceback = nullptr;
   PyObject* execution_error = nullptr;  ///< the ExecutionError class

@@ -6,11 +6,15 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "py_values.h"
 
+#include "execution/block_store.h"
 #include "runtime/protocol.h"
 
 namespace rayorch::python {
@@ -40,6 +44,14 @@ PyObject* block_to_list(const rd::Block& block);
 
 /// A block over a Python sequence of values (the caller holds the GIL).
 std::shared_ptr<PyBlock> list_to_block(PyObject* seq);
+
+/// A new Python list for a group value of `members` nested as `layout` says
+/// (rd::GroupInput: empty for a group of plain values): lists of lists for a group of
+/// groups. `value` gives each member's object (a borrowed reference). The caller holds the
+/// GIL and owns the reference; throws rd::ProtocolError when the layout does not match.
+PyObject* compose_group(const std::vector<rd::Binding>& members,
+                        const std::vector<std::uint32_t>& layout,
+                        const std::function<PyObject*(const rd::Binding&)>& value);
 
 /// Wall-clock seconds on the actor's machine for a point of its steady clock, and back: the
 /// two ends share wall-clock time only (their clocks agree closely enough for a timeline).

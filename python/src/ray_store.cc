@@ -56,16 +56,13 @@ class RayStore final : public rd::BlockStore {
       if (!e.fetched) {
         Gil gil;
         std::vector<std::shared_ptr<PyBlock>> fetched(e.member_blocks.size());
-        PyObject* list = PyList_New(static_cast<Py_ssize_t>(e.members.size()));
-        if (list == nullptr) throw_foreign();
+        PyObject* list = compose_group(e.members, e.layout, [&](const rd::Binding& m) {
+          const std::size_t k = member_index(e, m.block);
+          if (!fetched[k]) fetched[k] = fetch(e.member_blocks[k]);
+          return fetched[k]->rows.at(m.row).obj;
+        });
         auto block = std::make_shared<PyBlock>();
         block->rows.push_back(PyValue{false, list, nullptr, 0});
-        for (std::size_t i = 0; i < e.members.size(); ++i) {
-          const std::size_t k = member_index(e, e.members[i].block);
-          if (!fetched[k]) fetched[k] = fetch(e.member_blocks[k]);
-          PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i),
-                          Py_NewRef(fetched[k]->rows.at(e.members[i].row).obj));
-        }
         e.fetched = std::move(block);
       }
       return e.fetched->at(0);
@@ -167,7 +164,7 @@ class RayStore final : public rd::BlockStore {
           continue;
         }
         r.groups.push_back(rd::GroupInput{static_cast<std::uint32_t>(i),
-                                          static_cast<std::uint32_t>(row), e.members});
+                                          static_cast<std::uint32_t>(row), e.members, e.layout});
         for (const rd::BlockRef& m : e.member_blocks) {
           const rd::BlockId id = remote(m).id();
           if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
@@ -186,15 +183,9 @@ class RayStore final : public rd::BlockStore {
         Entry& e = entries_[c.block];
         if (e.remote || e.group) continue;
         e.group = true;
-        e.members = c.members;
+        spell_out(c.members, e);
         // The group holds its members' blocks: the engine may release them right away.
-        for (const rd::Binding& m : c.members) {
-          if (std::any_of(e.member_blocks.begin(), e.member_blocks.end(),
-                          [&](const auto& b) { return remote(b).id() == m.block; }))
-            continue;
-          e.member_blocks.push_back(entry(m.block).remote);
-          ++groups_holding_[m.block];
-        }
+        for (const rd::BlockRef& b : e.member_blocks) ++groups_holding_[remote(b).id()];
       } else {
         release(c.block);
       }
@@ -210,14 +201,51 @@ class RayStore final : public rd::BlockStore {
   }
 
  private:
+  // Invariant: a group's `members` name values in remote blocks only (never another group:
+  // a group of groups is spelt out down to its values, nested as `layout` says, so it stays
+  // readable after the engine releases the inner groups), and `member_blocks` holds each of
+  // their blocks once.
   struct Entry {
     rd::BlockRef remote;  // a RemoteBlock; null for a group
     rd::BlockRef local;   // a source slice: the driver's own view of it
     bool group = false;
-    std::vector<rd::Binding> members;
+    std::vector<rd::Binding> members;         // a group: its values, in order
+    std::vector<std::uint32_t> layout;        // a group of groups: rd::GroupInput::layout
     std::vector<rd::BlockRef> member_blocks;  // a group: its members' distinct blocks
     std::shared_ptr<PyBlock> fetched;         // fetched or composed to materialise outputs
   };
+
+  // Sets group `g`'s members, layout and member blocks from the engine's bindings, each a
+  // value or a group. An inner group's member blocks come from the group itself: the engine
+  // may have released them already.
+  void spell_out(const std::vector<rd::Binding>& bindings, Entry& g) const {
+    auto hold = [&](const rd::BlockRef& block) {
+      const rd::BlockId id = remote(block).id();
+      if (std::none_of(g.member_blocks.begin(), g.member_blocks.end(),
+                       [&](const rd::BlockRef& b) { return remote(b).id() == id; }))
+        g.member_blocks.push_back(block);
+    };
+    const bool nested = std::any_of(bindings.begin(), bindings.end(),
+                                    [&](const rd::Binding& b) { return entry(b.block).group; });
+    if (nested) g.layout.push_back(static_cast<std::uint32_t>(bindings.size()));
+    for (const rd::Binding& b : bindings) {
+      const Entry& m = entry(b.block);
+      if (!m.group) {
+        if (nested) g.layout.push_back(rd::kGroupLeaf);
+        g.members.push_back(b);
+        hold(m.remote);
+        continue;
+      }
+      if (m.layout.empty()) {
+        g.layout.push_back(static_cast<std::uint32_t>(m.members.size()));
+        g.layout.insert(g.layout.end(), m.members.size(), rd::kGroupLeaf);
+      } else {
+        g.layout.insert(g.layout.end(), m.layout.begin(), m.layout.end());
+      }
+      g.members.insert(g.members.end(), m.members.begin(), m.members.end());
+      for (const rd::BlockRef& block : m.member_blocks) hold(block);
+    }
+  }
 
   // Drops block `id` from the store (the caller holds the GIL). The actors may drop their
   // copies only once nothing can read the block again: a block that groups hold as a member

@@ -2,8 +2,9 @@
 //
 // It keeps no payloads: every block is an ObjectRef in Ray's object store (a source slice is
 // put there when its input batch is admitted; each call's output blocks come back from the
-// actor as objects of their own), a group is the list of its members' bindings, and a
-// payload is fetched only to materialise the run's outputs.
+// actor as objects of their own), a group is the list of its members' bindings (a group of
+// groups spelt out down to its values, with its nesting), and a payload is fetched only to
+// materialise the run's outputs.
 //
 // What it guarantees the actors' block records (execution/actor_block_cache.h): block ids
 // are unique within a run, and a block released here is never read again in that run (a

@@ -70,6 +70,8 @@ std::string encode_task(const RayTask& task) {
       put<std::uint64_t>(out, m.block);
       put(out, m.row);
     }
+    put_count(out, g.layout.size());
+    for (std::uint32_t n : g.layout) put(out, n);
   }
   return out;
 }
@@ -92,6 +94,8 @@ RayTask decode_task(std::string_view bytes) {
       m.block = r.get<std::uint64_t>();
       m.row = r.get<std::uint32_t>();
     }
+    g.layout.resize(r.count(4));
+    for (std::uint32_t& n : g.layout) n = r.get<std::uint32_t>();
   }
   if (!r.done()) throw rd::ProtocolError("trailing bytes after the Ray task's group inputs");
   return task;

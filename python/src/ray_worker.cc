@@ -104,13 +104,9 @@ nb::tuple RayWorker::run(nb::bytes task_bytes, nb::args blocks) {
     }
   }
   for (const rd::GroupInput& g : task.groups) {
-    PyObject* list = PyList_New(static_cast<Py_ssize_t>(g.members.size()));
-    if (list == nullptr) throw_foreign();
-    for (std::size_t k = 0; k < g.members.size(); ++k) {
-      const PyBlock& pb = block(g.members[k].block);
-      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(k),
-                      Py_NewRef(pb.rows.at(g.members[k].row).obj));
-    }
+    PyObject* list = compose_group(g.members, g.layout, [&](const rd::Binding& m) {
+      return block(m.block).rows.at(m.row).obj;
+    });
     auto composed = std::make_shared<PyBlock>();
     composed->rows.push_back(PyValue{false, list, nullptr, 0});
     resolved.columns.at(g.input).at(g.row) = &composed->rows[0];

@@ -102,7 +102,9 @@ void bind_run_metrics(nb::module_& m) {
       .def_ro("failed_rpcs", &CallMetrics::failed_rpcs)
       .def_ro("suppressed_by_barrier", &CallMetrics::suppressed_by_barrier)
       .def_ro("batch_size_histogram", &CallMetrics::batch_size_histogram)
-      .def_ro("busy_seconds", &CallMetrics::busy_seconds);
+      .def_ro("rpc_sizes", &CallMetrics::rpc_sizes)
+      .def_ro("busy_seconds", &CallMetrics::busy_seconds)
+      .def_ro("actors_replaced", &CallMetrics::actors_replaced);
 
   nb::class_<InputBatchMetrics>(m, "InputBatchMetrics", "Counters of one input batch.")
       .def_ro("index", &InputBatchMetrics::index)
@@ -111,7 +113,11 @@ void bind_run_metrics(nb::module_& m) {
       .def_ro("grains", &InputBatchMetrics::grains)
       .def_ro("rpcs", &InputBatchMetrics::rpcs)
       .def_ro("admitted_seconds", &InputBatchMetrics::admitted_seconds)
-      .def_ro("completed_seconds", &InputBatchMetrics::completed_seconds);
+      .def_ro("completed_seconds", &InputBatchMetrics::completed_seconds)
+      .def_ro("entities", &InputBatchMetrics::entities)
+      .def_ro("items", &InputBatchMetrics::items)
+      .def_ro("expansions", &InputBatchMetrics::expansions)
+      .def_ro("released_values", &InputBatchMetrics::released_values);
 
   nb::class_<ActorStartMetrics>(m, "ActorStartMetrics",
                                 "When one actor's constructor finished (eager start).")

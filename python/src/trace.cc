@@ -228,6 +228,7 @@ std::string Trace::describe(int port) const {
 
 Program Trace::compile(const std::vector<int>& outputs, bool optimize) {
   graph_->set_outputs(outputs);
+  graph_->allow_outputs_below_root();  // as the reference: the rows below each root, in order
   graph_->seal();
   CompileOptions options;
   options.optimize = optimize;
@@ -279,6 +280,17 @@ void bind_trace(nb::module_& m) {
       .def(
           "explain", [](const Program& p) { return rd::explain_plan(*p.plan); },
           "One line per Port, `pN kind dD <- [inputs] => rule`, plus rewrite lines.")
+      .def(
+          "outputs_below_root",
+          [](const Program& p) {
+            std::vector<std::size_t> out;
+            for (std::size_t k = 0; k < p.plan->outputs.size(); ++k)
+              if (p.plan->ports[static_cast<std::size_t>(p.plan->outputs[k])].domain != 0)
+                out.push_back(k);
+            return out;
+          },
+          "The outputs (flat indices) that are Ports of a child Domain: each root delivers the "
+          "list of its descendants' values of them.")
       .def(
           "pools",
           [](const Program& p) {

@@ -54,6 +54,26 @@ rd::RowKind failure_kind(PyObject* v) {
   return rd::RowKind::ok;
 }
 
+/// The text of a typed failure's cause, as the reference gives it: none for None (the
+/// OutputIssue's cause is then None), str(cause), or the type's name when str() raises.
+std::string cause_text(PyObject* cause) {
+  if (cause == Py_None) return std::string();
+  PyObject* s = PyObject_Str(cause);
+  if (s != nullptr) {
+    Py_DECREF(s);
+    return str_of(cause);
+  }
+  PyErr_Clear();
+  PyObject* name = PyType_GetName(Py_TYPE(cause));
+  if (name == nullptr) {
+    PyErr_Clear();
+    return type_name_of(cause);
+  }
+  std::string out = str_of(name);
+  Py_DECREF(name);
+  return out;
+}
+
 /// The typed failures of the rows (empty when none): a GroupFailure in any output wins over
 /// a RecordFailure.
 void find_failures(const std::vector<PyObject*>& columns, std::size_t rows,
@@ -75,7 +95,7 @@ void find_failures(const std::vector<PyObject*>& columns, std::size_t rows,
           PyErr_Clear();
           messages[r] = str_of(items[r]);
         } else {
-          messages[r] = str_of(cause);
+          messages[r] = cause_text(cause);
           Py_DECREF(cause);
         }
       }

@@ -80,11 +80,6 @@ CASES: list[tuple[str, Any, str]] = [
         "members must share the values' child Domain",
     ),
     (
-        "output outside the root Domain",
-        lambda x: F.expand(lists(x)),
-        "pipeline output p2 (expand of p1) lives in d1, not the root Domain",
-    ),
-    (
         "replicas < 1",
         lambda x: ro.RayModule(Any1).ray_options(replicas=0)(x),
         "Module<Any1> (used by Any1#0): replicas must be >= 1, got 0",
@@ -125,11 +120,14 @@ CASES: list[tuple[str, Any, str]] = [
         lambda x: ro.Module(Any1, replica=4)(x),
         "Module 'Any1': unknown option 'replica'; did you mean 'replicas' or 'min_replicas' or "
         "'max_replicas'? Known options: "
-        "accelerator_type, batch_size, batch_wait, infra_retries, isolation, label_selector, "
-        "max_concurrency, max_replicas, max_tasks_in_flight_per_actor, memory, memory_limit, "
-        "min_replicas, name, num_cpus, num_gpus, placement_group, placement_group_bundle_index, "
+        "accelerator_type, allow_out_of_order_execution, batch_size, batch_wait, "
+        "concurrency_groups, enable_task_events, enable_tensor_transport, fallback_strategy, "
+        "get_if_exists, infra_retries, isolation, label_selector, lifetime, max_concurrency, "
+        "max_pending_calls, max_replicas, max_restarts, max_task_retries, "
+        "max_tasks_in_flight_per_actor, memory, memory_limit, min_replicas, name, namespace, "
+        "num_cpus, num_gpus, object_store_memory, placement_group, placement_group_bundle_index, "
         "placement_group_capture_child_tasks, recovery, replicas, reservation, resources, "
-        "runtime_env, scheduling_strategy, timeout",
+        "runtime_env, scheduling_strategy, timeout, version",
     ),
     (
         "the C++ name of a reference option",

@@ -77,3 +77,38 @@ def test_a_self_sizing_pool_takes_one_call_at_a_time_per_actor() -> None:
     with pytest.raises(ro.ExecutionError, match=r"Module<Ocr> has replicas='auto' and max_tasks"):
         self_sizing_slots("Ocr", {"max_tasks_in_flight_per_actor": 2}, {}, {"CPU": 4.0})
     assert self_sizing_slots("Ocr", {"max_tasks_in_flight_per_actor": 1}, {}, {"CPU": 4.0}) == 4
+
+
+def test_every_ray_actor_option_passes_through_and_a_typo_names_the_closest() -> None:
+    """The Module options passed to Ray are Ray's own actor options (those the engine reads,
+    and `name`, which names the Call here, aside), so a reference pipeline's options run
+    unchanged; a misspelt one is still a CompileError naming the closest option."""
+    from ray._common.ray_option_utils import actor_options
+
+    from rayorch_cpp import _core
+    from rayorch_cpp._ray_placement import actor_options as pool_actor_options
+
+    engine_reads = {"num_cpus", "num_gpus", "resources", "name"}
+    assert set(_core.ray_actor_options()) == set(actor_options) - engine_reads
+
+    class Echo:
+        def run(self, xs: list[int]) -> list[int]:
+            return xs
+
+    pool = {"cpus": 1.0, "gpus": 0.0, "resources": {}}
+    options = {"max_restarts": 0, "max_task_retries": 0, "lifetime": None, "batch_size": 2}
+    assert pool_actor_options(pool, options) == {
+        "num_cpus": 1.0,
+        "num_gpus": 0.0,
+        "max_restarts": 0,
+        "max_task_retries": 0,
+    }
+
+    def pipeline(options: dict[str, Any]) -> Any:
+        module = ro.RayModule(Echo).ray_options(**options)
+        return lambda x: module(x)
+
+    with ro.Executor(pipeline({"max_restarts": 0, "max_task_retries": 0})) as ex:
+        assert ex.run([1, 2, 3], progress=False).outputs == [1, 2, 3]
+    with pytest.raises(ro.CompileError, match="unknown option 'max_restart'; did you mean "):
+        ro.compile(pipeline({"max_restart": 0}))

@@ -78,6 +78,20 @@ class Fold(StartsLate):
         return [(sum(g) * 3 + len(g) + p) % 101 for g, p in zip(groups, parent)]
 
 
+class FoldNested(StartsLate):
+    """Folds a gather of gathers: the groups of its children's groups, in order."""
+
+    def run(self, nested: list[list[list[int]]], parent: list[int]) -> list[int]:
+        return [
+            (sum((k + 1) * (sum(g) + 2 * len(g)) for k, g in enumerate(groups)) + p) % 101
+            for groups, p in zip(nested, parent)
+        ]
+
+
+# The rarer shapes each structure seed drew (the guard test reads them).
+SHAPES: dict[int, set[str]] = {}
+
+
 def make_pipeline(
     structure_seed: int,
     options: random.Random | None,
@@ -126,9 +140,32 @@ def make_pipeline(
             shared[key] = m
             return m
 
+        # Shapes drawn from a stream of their own, so the other steps stay as they were.
+        shapes = random.Random(structure_seed * 7919 + 1)
+        drawn = SHAPES.setdefault(structure_seed, set())
+        if shapes.random() < 0.1:
+            # No Call at all: the outputs follow from the source alone.
+            drawn.add("no call")
+            return (x, x) if shapes.random() < 0.5 else x
+        extra_outputs: list[Any] = []
         stack = [x]
+
+        def gather_of_gathers() -> None:
+            """A gather of gathers over two expand levels: folded in the grandparent Domain,
+            and now and then an output of the root as it is."""
+            inner = F.reduce(stack.pop())
+            stack[-1] = module("fold", Fold)(inner, stack[-1])
+            nested = F.reduce(inner)
+            drawn.add("gather of gathers")
+            if len(stack) == 2 and shapes.random() < 0.5:
+                drawn.add("gather of gathers as output")
+                extra_outputs.append(nested)
+            stack[-2] = module("fold2", FoldNested)(nested, stack[-2])
+
         for _ in range(rng.randint(3, 9)):
             step = rng.choice(["map", "map", "expand", "expand", "filter", "broadcast", "reduce"])
+            if step == "reduce" and len(stack) > 2 and shapes.random() < 0.5:
+                step = "gather2"
             cur = stack[-1]
             if step == "map":
                 fail = rng.random() < 0.4
@@ -150,9 +187,16 @@ def make_pipeline(
             elif step == "reduce" and len(stack) > 1:
                 group = F.reduce(stack.pop())
                 stack[-1] = module("fold", Fold)(group, stack[-1])
+            elif step == "gather2":
+                gather_of_gathers()
         while len(stack) > 1:
+            if len(stack) > 2 and shapes.random() < 0.5:
+                gather_of_gathers()
+                continue
             group = F.reduce(stack.pop())
             stack[-1] = module("fold", Fold)(group, stack[-1])
+        if extra_outputs:
+            return (stack[0], *extra_outputs)
         return (stack[0], x) if structure_seed % 3 == 0 else stack[0]
 
     return forward
@@ -254,3 +298,5 @@ def test_the_randomized_pipelines_exercise_every_outcome() -> None:
         outcomes |= {v.outcome if isinstance(v, ro.OutputIssue) else "value" for v in column}
     assert outcomes >= {"value", ro.ItemOutcome.DROPPED}
     assert outcomes & {ro.ItemOutcome.FAILED, ro.ItemOutcome.SUPPRESSED}
+    shapes = set().union(*(SHAPES[seed] for seed in range(12)))
+    assert shapes >= {"no call", "gather of gathers", "gather of gathers as output"}

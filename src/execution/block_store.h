@@ -22,10 +22,18 @@ namespace rayorch::detail {
 
 /// A group value of an invocation for a worker outside this process: which input and row it
 /// is, and the bindings of its members in ordinal order (the worker composes the group).
+///
+/// A group whose members are groups themselves (a reduce of a reduce) is spelt out down to
+/// its values: `members` are then the bindings of the innermost values in order, and `layout`
+/// gives the nesting in pre-order, one entry per node of the tree starting with the group
+/// itself: a node's number of members, or kGroupLeaf for a value (the next of `members`).
+/// For a group of plain values `layout` is empty.
+inline constexpr std::uint32_t kGroupLeaf = 0xffffffffU;
 struct GroupInput {
   std::uint32_t input = 0;
   std::uint32_t row = 0;
   std::vector<Binding> members;
+  std::vector<std::uint32_t> layout;
 };
 
 /// An invocation's inputs as the store resolved them for a worker, plus the blocks they live

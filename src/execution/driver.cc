@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -58,6 +59,7 @@ Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPo
   }
   init_sizing();
   call_costs_.resize(actors.size());
+  restarted_.assign(actors.size(), 0);
   const std::vector<int> slots = pools_->sizes();
   for (std::size_t p = 0; p < actors.size(); ++p)
     one_slot_per_actor_.push_back(slots[p] == actors[p]);
@@ -81,6 +83,13 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
   }
   // Bad options throw here, before anything ran, and leave the executor usable.
   check_run_options(options);
+  const bool below_root = std::any_of(plan_->outputs.begin(), plan_->outputs.end(),
+                                      [&](int port) { return plan_->ports[port].domain != 0; });
+  if (below_root && (!options.journal.path.empty() || !options.dead_letters.empty())) {
+    throw std::invalid_argument(
+        "a journal or a dead-letter file records one value per output and root, but an output "
+        "of this pipeline is a Port below the root; gather it with F.reduce to journal the run");
+  }
   RunState state(plan_, pools_->make_store(plan_), std::move(sources), options, sink,
                  pools_->actors(), options_.wire);
   ++run_;
@@ -289,7 +298,7 @@ void Driver::handle(RunState& state, WorkerResult& r) {
       break;
     case Attempt::Kind::lost:
       state.record_rpc(d, actor, a.start, a.end, "lost");
-      if (!r.loss_counted) state.count_replaced_actor();
+      if (!r.loss_counted) state.count_replaced_actor(r.pool);
       state.apply_lost(d, a.error);
       break;
     case Attempt::Kind::inputs_lost:
@@ -311,7 +320,7 @@ void Driver::expire(RunState& state) {
       const auto timeout = plan_->pools[p].options.timeout;
       pools_->replace(static_cast<int>(p), static_cast<int>(slot));
       --outstanding_;
-      state.count_replaced_actor();
+      state.count_replaced_actor(static_cast<int>(p));
       if (options_.keep_rpc_log) log_rpc(d, true);
       state.record_rpc(d, pools_->actor_of(static_cast<int>(p), static_cast<int>(slot)),
                        now - timeout, now, "timeout");

@@ -173,7 +173,8 @@ class Driver final : public ExecutionCore {
   std::vector<NodeLoss> node_losses_;       // reused
   std::vector<ActorStart> drained_starts_;  // taken by drain(), applied in the next run
   std::vector<FreshStart> fresh_;           // reused by apply_starts()
-  int restarted_ = 0;  // actors apply_starts() saw restarting (lost while idle), not counted yet
+  // Per pool: actors apply_starts() saw restarting (lost while idle), not counted yet.
+  std::vector<int> restarted_;
   std::vector<FreshStart> unannounced_;     // applied by await_actors(), for the next run
   std::vector<WorkerResult> late_results_;  // taken by await_actors(), for the next run
   std::uint64_t run_ = 0;

@@ -40,7 +40,7 @@ void Driver::apply_starts() {
     if (p >= phases_.size() || a >= phases_[p].size()) continue;
     if (s.restarting) {
       restart_actor(p, s.actor);
-      ++restarted_;
+      ++restarted_[p];
       continue;
     }
     if (s.resumed) {
@@ -99,7 +99,8 @@ void Driver::take_started(RunState& state) {
   apply_starts();
   restart_long_held();
   for (const FreshStart& f : fresh_) state.actor_started(f.pool, f.start, f.at);
-  for (; restarted_ > 0; --restarted_) state.count_replaced_actor();
+  for (std::size_t p = 0; p < restarted_.size(); ++p)
+    for (; restarted_[p] > 0; --restarted_[p]) state.count_replaced_actor(static_cast<int>(p));
   node_losses_.clear();
   pools_->take_node_losses(node_losses_);
   for (const NodeLoss& loss : node_losses_) state.node_lost(loss);
@@ -125,6 +126,8 @@ void Driver::await_actors() {
 }
 
 void Driver::await_source_actor(RunState& state) {
+  // A program without Calls has no actor to wait for: its outputs follow from the sources.
+  if (source_pools_.empty()) return;
   auto ready_source = [this] {
     return std::any_of(source_pools_.begin(), source_pools_.end(),
                        [this](int p) { return ready_actors_[static_cast<std::size_t>(p)] > 0; });
@@ -167,7 +170,7 @@ void Driver::restart_long_held() {
       if (phases_[p][a] != ActorPhase::held || now - held_since_[p][a] < wait) continue;
       if (!pools_->restart_held(static_cast<int>(p), static_cast<int>(a))) continue;
       restart_actor(p, static_cast<int>(a));
-      ++restarted_;
+      ++restarted_[p];
     }
   }
 }

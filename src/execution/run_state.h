@@ -88,7 +88,7 @@ class RunState {
   void pool_resized(int pool, int from, int to, const std::string& reason,
                     std::chrono::steady_clock::time_point at);
   /// Counts an actor replaced after a loss or a timeout.
-  void count_replaced_actor() { recorder_.actor_replaced(); }
+  void count_replaced_actor(int pool) { recorder_.actor_replaced(pool); }
 
   /// Applies a successful attempt (stores its blocks, commits its report); throws
   /// ExecutionError on a contract error.

@@ -130,6 +130,9 @@ int Graph::add_broadcast(int source, int like) {
 void Graph::set_outputs(std::vector<int> outputs) {
   impl_->outputs = std::move(outputs);
 }
+void Graph::allow_outputs_below_root() {
+  impl_->outputs_below_root = true;
+}
 void Graph::seal() {
   impl_->sealed = true;
 }

@@ -63,6 +63,7 @@ struct Graph::Impl {
   std::vector<LogicalBroadcast> broadcasts;
   std::vector<int> sources;
   std::vector<int> outputs;
+  bool outputs_below_root = false;  ///< an output may be a Port of a child Domain
   bool sealed = false;
 
   int new_port(PortKind kind, std::string type, int op, int slot);

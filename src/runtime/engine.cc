@@ -40,6 +40,7 @@ Engine::Engine(std::shared_ptr<const RuntimePlan> plan, EngineOptions options,
   root_outputs_resolved_.assign(rows, 0);
   root_delivered_.assign(rows, 0);
   expand_.splits.resize(p_.ports.size());
+  init_outputs_below_root();
 
   create_entities(0, static_cast<std::uint32_t>(rows), kNoEntity);
   for (std::size_t s = 0; s < p_.sources.size(); ++s) {
@@ -107,29 +108,47 @@ std::vector<std::uint32_t> Engine::take_finished_roots() {
 }
 
 void Engine::root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
-                          std::vector<const std::string*>& causes,
-                          std::vector<Binding>& values) const {
+                          std::vector<const std::string*>& causes, std::vector<Binding>& values,
+                          std::vector<std::uint32_t>& items) const {
   outcomes.clear();
   causes.clear();
   values.clear();
-  for (int out : p_.outputs) {
-    const Item& it = items_[out][root];
-    std::int32_t lost = -1;
-    if (rebuild_.active && output_availability(it, lost) == Avail::failed) {
-      // Lost before delivery and not rebuilt (DESIGN 5.13).
-      outcomes.push_back(Outcome::failed);
-      causes.push_back(&causes_[lost].message);
-      values.push_back(Binding{});
-      continue;
+  items.clear();
+  std::vector<std::uint32_t> entities;
+  for (std::size_t k = 0; k < p_.outputs.size(); ++k) {
+    const int out = p_.outputs[k];
+    if (output_below_root(k)) {
+      output_entities(root, k, entities);
+    } else {
+      entities.assign(1, root);
     }
-    outcomes.push_back(to_outcome(it.state));
-    causes.push_back(it.cause >= 0 ? &causes_[it.cause].message : nullptr);
-    values.push_back(it.block >= 0 ? bound(it.block, it.row) : Binding{});
+    items.push_back(static_cast<std::uint32_t>(entities.size()));
+    for (std::uint32_t e : entities) {
+      const Item& it = items_[out][e];
+      std::int32_t lost = -1;
+      if (rebuild_.active && output_availability(it, lost) == Avail::failed) {
+        // Lost before delivery and not rebuilt (DESIGN 5.13).
+        outcomes.push_back(Outcome::failed);
+        causes.push_back(&causes_[lost].message);
+        values.push_back(Binding{});
+        continue;
+      }
+      outcomes.push_back(to_outcome(it.state));
+      causes.push_back(it.cause >= 0 ? &causes_[it.cause].message : nullptr);
+      values.push_back(it.block >= 0 ? bound(it.block, it.row) : Binding{});
+    }
   }
 }
 
-bool Engine::root_issue_origin(std::uint32_t root, std::size_t k, IssueOrigin& origin) const {
-  const std::int32_t c = items_[p_.outputs[k]][root].cause;
+bool Engine::root_issue_origin(std::uint32_t root, std::size_t k, std::size_t i,
+                               IssueOrigin& origin) const {
+  std::uint32_t entity = root;
+  if (output_below_root(k)) {
+    std::vector<std::uint32_t> entities;
+    output_entities(root, k, entities);
+    entity = entities.at(i);
+  }
+  const std::int32_t c = items_[p_.outputs[k]][entity].cause;
   if (c < 0 || causes_[c].call < 0) return false;
   const Cause& cause = causes_[c];
   const PlanCall& pc = p_.calls[cause.call];
@@ -142,7 +161,15 @@ bool Engine::root_issue_origin(std::uint32_t root, std::size_t k, IssueOrigin& o
 
 void Engine::root_delivered(std::uint32_t root) {
   root_delivered_[root] = 1;
-  for (int out : p_.outputs) maybe_release(out, root);
+  std::vector<std::uint32_t> entities;
+  for (std::size_t k = 0; k < p_.outputs.size(); ++k) {
+    if (!output_below_root(k)) {
+      maybe_release(p_.outputs[k], root);
+      continue;
+    }
+    output_entities(root, k, entities);
+    for (std::uint32_t e : entities) maybe_release(p_.outputs[k], e);
+  }
 }
 
 std::vector<StoreCommand> Engine::take_store_commands() {

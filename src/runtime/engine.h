@@ -21,6 +21,7 @@
 #include "rayorch/run_options.h"
 
 #include "program/plan.h"
+#include "runtime/outputs_below_root_state.h"
 #include "runtime/protocol.h"
 #include "runtime/rebuild_state.h"
 
@@ -134,11 +135,18 @@ class Engine {
   /// Root rows (batch-local) whose outputs all became terminal since the last call.
   std::vector<std::uint32_t> take_finished_roots();
   /// The output Items of a batch-local root row, in output order; a binding is meaningful
-  /// only where the outcome is present.
+  /// only where the outcome is present. An output below the root (output_below_root) gives
+  /// the root's descendants' Items of its Port, in coordinate order: `items[k]` of them
+  /// (1 for a root-Domain output), one after the other.
   void root_outputs(std::uint32_t root, std::vector<Outcome>& outcomes,
-                    std::vector<const std::string*>& causes, std::vector<Binding>& values) const;
-  /// Where the cause of output `k` of a batch-local root was decided (false: no Grain did).
-  bool root_issue_origin(std::uint32_t root, std::size_t k, IssueOrigin& origin) const;
+                    std::vector<const std::string*>& causes, std::vector<Binding>& values,
+                    std::vector<std::uint32_t>& items) const;
+  /// True when output `k` is a Port of a child Domain (OutputsBelowRootState).
+  bool output_below_root(std::size_t k) const { return below_.any && !below_.paths[k].empty(); }
+  /// Where the cause of the `i`-th Item of output `k` of a batch-local root (in root_outputs'
+  /// order) was decided (false: no Grain did).
+  bool root_issue_origin(std::uint32_t root, std::size_t k, std::size_t i,
+                         IssueOrigin& origin) const;
   /// The root's outputs were materialised: their values are no longer needed.
   void root_delivered(std::uint32_t root);
 
@@ -153,6 +161,7 @@ class Engine {
   std::size_t batch_index() const { return options_.batch_index; }
   std::size_t first_row() const { return first_row_; }
   std::size_t rows() const { return rows_; }
+  const RuntimePlan& plan() const { return p_; }
   /// Number of RPCs in flight.
   std::size_t in_flight() const { return in_flight_.size(); }
 
@@ -167,6 +176,8 @@ class Engine {
   std::uint64_t grains_total() const { return grains_total_; }
   std::uint64_t grains_sealed() const { return grains_sealed_; }
   std::uint64_t stale_reports() const { return stale_reports_; }
+  /// Values freed so far because nothing needed them any more (value lifetime).
+  std::uint64_t values_released() const { return values_released_; }
   std::size_t ready_count(int call) const;
 
   /// The state of one Item of a Port (read-only; for tests and diagnostics).
@@ -279,6 +290,24 @@ class Engine {
   }
   std::int32_t intern(std::string cause, int call = -1, std::uint32_t entity = 0);
   std::uint32_t ancestor_in(int domain, std::uint32_t entity, int ancestor_domain) const;
+
+  // ---- Outputs below the root (engine_outputs_below_root.cc) ----
+  void init_outputs_below_root();
+  // Entities [first, first + count) of `domain` were created under `parent`.
+  void below_root_created(int domain, std::uint32_t first, std::uint32_t count,
+                          std::uint32_t parent);
+  // The expansion of `parent` (of the expand's parent Domain) resolved.
+  void below_root_expanded(int expand, std::uint32_t parent);
+  // An Item of an output Port of a child Domain resolved.
+  void below_root_output(int port, std::uint32_t entity);
+  // A root-Domain output Item of `root` resolved (once per listing).
+  void root_output_resolved(std::uint32_t root);
+  void maybe_finish_root(std::uint32_t root);
+  // The Entities of output `k`'s Port that descend from `root`, in coordinate order.
+  void output_entities(std::uint32_t root, std::size_t k, std::vector<std::uint32_t>& out) const;
+  std::uint32_t root_of(int domain, std::uint32_t entity) const {
+    return domain == 0 ? entity : ancestor_in(domain, entity, 0);
+  }
 
   // ---- Value lifetime (engine_lifetime.cc) ----
   std::int32_t new_block();
@@ -400,6 +429,7 @@ class Engine {
   std::vector<CallCounters> counters_;
   std::uint64_t grains_total_ = 0;
   std::uint64_t grains_sealed_ = 0;
+  std::uint64_t values_released_ = 0;
 
   // Expand (rule_expand.cc; read by value lifetime, reduce and broadcast).
   struct ExpandState {
@@ -437,6 +467,7 @@ class Engine {
   RebuildState rebuild_;
 
   // Completion (engine.cc): roots whose outputs are terminal or delivered.
+  OutputsBelowRootState below_;
   std::vector<std::uint16_t> root_outputs_resolved_;
   std::vector<std::uint8_t> root_delivered_;
   std::vector<std::uint32_t> finished_roots_;

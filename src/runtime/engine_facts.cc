@@ -22,6 +22,7 @@ void Engine::create_entities(int domain, std::uint32_t count, std::uint32_t pare
   parents.resize(total, parent);
   ordinals.resize(total);
   for (std::uint32_t i = 0; i < count; ++i) ordinals[first + i] = domain == 0 ? first + i : i;
+  if (below_.any) below_root_created(domain, first, count, parent);
   const PlanDomain& pd = p_.domains[domain];
   for (int port : pd.ports) {
     items_[port].resize(total);
@@ -65,13 +66,13 @@ void Engine::publish(int port, std::uint32_t entity, ItemState state, std::int32
   item.cause = state == ItemState::dropped && cause < 0 ? -1 : cause;
   facts_.push_back(Fact{port, entity});
   const PlanPort& pp = p_.ports[port];
-  if (pp.is_output && pp.domain == 0) {
-    // A port can be listed several times as an output; count each listing.
-    for (int out : p_.outputs) {
-      if (out == port && ++root_outputs_resolved_[entity] == p_.outputs.size()) {
-        finished_roots_.push_back(entity);
-        ++roots_finished_;
-      }
+  if (pp.is_output) {
+    if (pp.domain != 0) {
+      below_root_output(port, entity);
+    } else {
+      // A port can be listed several times as an output; count each listing.
+      for (int out : p_.outputs)
+        if (out == port) root_output_resolved(entity);
     }
   }
 }

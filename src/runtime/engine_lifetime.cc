@@ -47,7 +47,7 @@ void Engine::drop_use(std::int32_t block) {
 
 bool Engine::value_needed(int port, std::uint32_t entity) const {
   const PlanPort& pp = p_.ports[port];
-  if (pp.is_output && pp.domain == 0 && !root_delivered_[entity]) return true;
+  if (pp.is_output && !root_delivered_[root_of(pp.domain, entity)]) return true;
   for (const Consumer& c : pp.consumers) {
     switch (c.kind) {
       case ConsumerKind::call_input:
@@ -79,6 +79,7 @@ void Engine::maybe_release(int port, std::uint32_t entity) {
   if (it.block < 0 || (it.flags & kReleased) != 0) return;
   if (value_needed(port, entity)) return;
   it.flags |= kReleased;
+  ++values_released_;
   drop_use(it.block);
 }
 

@@ -112,20 +112,28 @@ Engine::Avail Engine::output_availability(const Item& item, std::int32_t& cause)
 bool Engine::release_waiting_roots() {
   bool demanded = false;
   std::vector<std::uint32_t> waiting;
+  std::vector<std::uint32_t> entities;
   for (std::uint32_t root : rebuild_.roots) {
     bool wait = false;
-    for (int out : p_.outputs) {
-      const Item& it = items_[out][root];
-      std::int32_t cause = -1;
-      const Avail a = output_availability(it, cause);
-      if (a == Avail::lost) {
-        std::int32_t block = it.block;
-        std::uint32_t row = it.row;
-        (void)availability(block, row, cause);  // where the lost row lives now
-        demand(block, row);
-        demanded = true;
+    for (std::size_t k = 0; k < p_.outputs.size(); ++k) {
+      if (output_below_root(k)) {
+        output_entities(root, k, entities);
+      } else {
+        entities.assign(1, root);
       }
-      wait |= a == Avail::lost || a == Avail::pending;
+      for (std::uint32_t e : entities) {
+        const Item& it = items_[p_.outputs[k]][e];
+        std::int32_t cause = -1;
+        const Avail a = output_availability(it, cause);
+        if (a == Avail::lost) {
+          std::int32_t block = it.block;
+          std::uint32_t row = it.row;
+          (void)availability(block, row, cause);  // where the lost row lives now
+          demand(block, row);
+          demanded = true;
+        }
+        wait |= a == Avail::lost || a == Avail::pending;
+      }
     }
     if (wait)
       waiting.push_back(root);

@@ -54,6 +54,7 @@ void Engine::on_expand_list(int expand, std::uint32_t parent) {
     x.state = first.state == ItemState::dropped ? 2 : 3;
     x.cause = first.cause;
   }
+  if (below_.any) below_root_expanded(expand, parent);
   for (int l : pe.lists) maybe_release(l, parent);
   for (int r : p_.domains[pe.child_domain].reduces_of_children) {
     if (x.state == 2) {

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include <rayorch/rayorch.h>
+#include <rayorch/testing.h>
 
 namespace ro = rayorch;
 using executor_testing::Gate;
@@ -542,6 +543,31 @@ TEST(LocalExecutor, EmptyInputAndRepeatedRunsKeepSeparateMetrics) {
   EXPECT_EQ(b.metrics.calls[1].grain_dispatches, 4u);
   EXPECT_EQ(b.metrics.root_completed_seconds.size(), 2u);
   EXPECT_EQ(stats->constructed.load(), 2);
+}
+
+// A program without a Call has no actor to wait for: its outputs follow from the sources
+// (once, every run waited forever for an actor of a Call that reads them).
+TEST(LocalExecutor, AProgramWithoutCallsFinishesOnEveryExecutor) {
+  auto same = ro::compile([](ro::Port<int> x) { return x; });
+  auto kept =
+      ro::compile([](ro::Port<int> x, ro::Port<bool> keep) { return ro::F::filter(x, keep); });
+  ro::RunOptions o = quiet();
+  o.input_batch_size = 2;  // several input batches, admitted and retired in turn
+  {
+    ro::Executor ex(same);
+    EXPECT_EQ(values_of(ex.run({4, 5, 6, 7, 8}, o).outputs), (std::vector<int>{4, 5, 6, 7, 8}));
+    EXPECT_TRUE(ex.run({}, o).outputs.empty());
+  }
+  ro::testing::SyncExecutor sync(same);
+  EXPECT_EQ(values_of(sync.run({1, 2}, o).outputs), (std::vector<int>{1, 2}));
+
+  ro::Executor ex(kept);
+  auto r = ex.run(std::vector<int>{1, 2, 3}, std::vector<bool>{true, false, true}, o);
+  ASSERT_EQ(r.outputs.size(), 3u);
+  EXPECT_EQ(r.outputs[0].value(), 1);
+  EXPECT_EQ(r.outputs[1].issue().outcome, ro::Outcome::dropped);
+  EXPECT_EQ(r.outputs[2].value(), 3);
+  EXPECT_EQ(total_rpcs(r.metrics), 0u);
 }
 
 TEST(LocalExecutor, InvalidRunOptionsAreRejectedWithoutClosingTheExecutor) {

@@ -1,20 +1,29 @@
 // A generator of random, well-formed RayOrch programs plus a reference interpreter for them.
 // The parts, each in support/random_pipeline/: random.h (hashing, the seeded generator),
 // faults.h and values.h (what each Grain does and produces), udfs.h (the UDFs), ir.h (the
-// program as recorded), generator.h and generator_domains.h (the Builder), model.h,
-// model_calls.h and model_gathers.h (the reference interpreter).
+// program as recorded), generator.h, generator_domains.h and generator_shapes.h (the
+// Builder), model.h, model_calls.h and model_gathers.h (the reference interpreter), census.h
+// (what programs hold of the shapes drawn apart, as the interpreter sees them).
 //
 // A case is built from one 64-bit seed. The structure of the program (which operators, which
 // Domains, which faults) comes from one stream of that seed; the schedule (replicas, batch
 // sizes, reservation, input batching, delays) from others, so the same program can be
 // compiled and run under many schedules. Every run is checked against the reference
 // interpreter (`Model`), and every local run against the SyncExecutor run of the same case.
+// Two shapes come from a stream of their own (generator_shapes.h), so that drawing them
+// leaves every other seed's program as it was: programs without any Call (their outputs are
+// source Ports), and gathers of gathers (F::reduce of an inner reduce's groups, two expand
+// levels up, folded by FoldNested). The interpreter applies the same reduce rules (DESIGN
+// 5.4) to the inner groups as members: a DROPPED one (its expansion DROPPED, or filtered out)
+// is left out, a SUPPRESSED one suppresses the outer group with its cause, an empty one is
+// kept; the outer reduce's guards are the Calls of its membership or mask only, since the
+// guard walk stops at the inner reduce.
 //
 // Values are int64 hashes of their lineage: a Call output is a hash of the Call's seed and
 // its input values, a list element a hash of its producer row and its index, a fold a hash
-// of the ordered group. So a value identifies the Grain that made it, and every UDF decision
-// (list length, mask, RecordFailure, GroupFailure, exception, lost actor) is a deterministic
-// function of the Grain's key and the seed.
+// of the ordered group (of groups, each with its size, for FoldNested). So a value identifies the
+// Grain that made it, and every UDF decision (list length, mask, RecordFailure, GroupFailure,
+// exception, lost actor) is a deterministic function of the Grain's key and the seed.
 //
 // Which outcomes are schedule-independent (and therefore compared exactly):
 // - Physical failures are arranged so that their final effect is fixed: `flaky` Grains throw
@@ -43,9 +52,11 @@
 //   order. Only a tainted Item that could fail first leaves the cause open (`any_cause`).
 #pragma once
 
+#include "support/random_pipeline/census.h"
 #include "support/random_pipeline/faults.h"
 #include "support/random_pipeline/generator.h"
 #include "support/random_pipeline/generator_domains.h"
+#include "support/random_pipeline/generator_shapes.h"
 #include "support/random_pipeline/ir.h"
 #include "support/random_pipeline/model.h"
 #include "support/random_pipeline/model_calls.h"

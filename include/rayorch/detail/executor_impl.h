@@ -36,6 +36,11 @@ struct ErasedOutput {
   const std::string* cause = nullptr;
   const void* value = nullptr;
   std::optional<IssueOrigin> origin{};
+  /// An output below the root (a Port of a child Domain; Python pipelines only): this entry
+  /// stands for the output, and the `children` entries after it are the root's descendants'
+  /// Items of it, in coordinate order.
+  bool below_root = false;
+  std::uint32_t children = 0;
 };
 
 /// Receives each root row as soon as it is terminal; the values are valid during the call.

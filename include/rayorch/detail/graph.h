@@ -60,6 +60,9 @@ class Graph {
   int add_broadcast(int source, int like);
   /// Sets the pipeline's output Ports.
   void set_outputs(std::vector<int> outputs);
+  /// Lets an output be a Port of a child Domain: each root then delivers its descendants'
+  /// Items of it (the Python package, as the reference does; a C++ program gathers instead).
+  void allow_outputs_below_root();
   /// Marks the trace as finished (no more recording).
   void seal();
 

@@ -178,10 +178,23 @@ def test_cpp_udfs_run_on_ray_actors(cluster: Any) -> None:
         assert ex.run(words, progress=False).outputs == [w.upper() for w in words]
 
 
+def test_a_gather_of_gathers_and_a_pipeline_without_calls(cluster: Any) -> None:
+    # Both once failed on Ray alone: a gather of gathers crashed the driver (a group's member
+    # that is a group had no block), a pipeline with no Call waited forever for an actor.
+    roots = [[], [[], [1, 2]], [[3], [], [4, 5, 6]], [[7]], [[]]]
+    with on_ray(u.nested_gathers()) as ex:
+        for size in (None, 2):
+            got = ex.run(roots, input_batch_size=size, max_active_input_batches=2, progress=False)
+            assert got.outputs == (roots, [repr(r) for r in roots])
+    with on_ray(lambda x: x) as ex:
+        assert ex.run([3, 1, 2], input_batch_size=2, progress=False).outputs == [3, 1, 2]
+
+
 def test_random_pipelines_agree_with_the_synchronous_core(cluster: Any) -> None:
     from test_schedule_independence import make_pipeline, run_drawn, seed_data, sync_outputs
 
-    for seed in (0, 3, 5, 8):
+    # Seed 3 has no Call, seed 4 gathers gathers (one as an output), seed 1 (below) too.
+    for seed in (0, 3, 4, 5, 8):
         expected = sync_outputs(seed)
         draws = random.Random(1000 + seed)
         with on_ray(make_pipeline(seed, draws, queued_calls=True)) as ex:

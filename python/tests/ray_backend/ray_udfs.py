@@ -354,3 +354,35 @@ def late_actor_documents(marker_dir: str, late_s: float) -> ro.Pipeline:
             return self.assemble(F.reduce(self.ocr(F.expand(self.pages(docs)))), docs)
 
     return LateActorDocuments()
+
+
+class Unwrap:
+    """A list value stays a list (for F.expand)."""
+
+    def run(self, xs: list[Any]) -> list[Any]:
+        return [list(x) for x in xs]
+
+
+class Describe:
+    """Reads nested groups: the value a Call sees is the nested list itself."""
+
+    def run(self, groups: list[Any]) -> list[str]:
+        return [repr(g) for g in groups]
+
+
+def nested_gathers() -> ro.Pipeline:
+    """root -> documents -> pages, gathered per document and then per root: a gather of
+    gathers, as an output and read by a Call."""
+
+    class NestedGathers(ro.Pipeline):
+        def __init__(self) -> None:
+            self.unwrap = ro.Module(Unwrap, replicas=2, batch_size=2, num_cpus=0.25)
+            self.describe = ro.Module(Describe, batch_size=2, num_cpus=0.25)
+
+        def forward(self, roots: ro.Port) -> Any:
+            documents = F.expand(self.unwrap(roots))
+            pages = F.expand(self.unwrap(documents))
+            gathered = F.reduce(F.reduce(pages))
+            return gathered, self.describe(gathered)
+
+    return NestedGathers()

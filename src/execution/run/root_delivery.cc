@@ -25,7 +25,7 @@ void RootDelivery::deliver(Engine& e, BlockStore& store, const InputBatches& bat
     // A remote store fetches the blocks of all these outputs in one round trip.
     std::vector<Binding> wanted;
     for (std::uint32_t root : roots) {
-      e.root_outputs(root, outcomes_, causes_, values_);
+      e.root_outputs(root, outcomes_, causes_, values_, items_);
       for (std::size_t k = 0; k < outcomes_.size(); ++k)
         if (outcomes_[k] == Outcome::present) wanted.push_back(values_[k]);
     }
@@ -33,21 +33,27 @@ void RootDelivery::deliver(Engine& e, BlockStore& store, const InputBatches& bat
   }
   for (std::uint32_t root : roots) {
     const std::size_t row = e.first_row() + root;
-    e.root_outputs(root, outcomes_, causes_, values_);
+    e.root_outputs(root, outcomes_, causes_, values_, items_);
     if (store.fetches() && lost_outputs(e, root, store)) continue;
-    erased_.resize(outcomes_.size());
-    for (std::size_t k = 0; k < outcomes_.size(); ++k) {
-      const void* value = outcomes_[k] == Outcome::present ? store.resolve(values_[k]) : nullptr;
-      erased_[k] = ErasedOutput{outcomes_[k], causes_[k], value, std::nullopt};
-      IssueOrigin origin;
-      if (outcomes_[k] != Outcome::present && e.root_issue_origin(root, k, origin))
-        erased_[k].origin = std::move(origin);
-    }
+    // The root's outcome is that of its first root-Domain output that is not present; the
+    // Items of an output below the root do not decide it.
     Outcome root_outcome = Outcome::present;
-    for (Outcome o : outcomes_) {
-      if (o != Outcome::present) {
-        root_outcome = o;
-        break;
+    erased_.clear();
+    std::size_t at = 0;  // the next entry of outcomes_ and values_
+    for (std::size_t k = 0; k < items_.size(); ++k) {
+      const bool below = e.output_below_root(k);
+      if (below)
+        erased_.push_back(
+            ErasedOutput{.outcome = Outcome::present, .below_root = true, .children = items_[k]});
+      for (std::uint32_t i = 0; i < items_[k]; ++i, ++at) {
+        const void* value =
+            outcomes_[at] == Outcome::present ? store.resolve(values_[at]) : nullptr;
+        ErasedOutput out{outcomes_[at], causes_[at], value, std::nullopt};
+        IssueOrigin origin;
+        if (outcomes_[at] != Outcome::present && e.root_issue_origin(root, k, i, origin))
+          out.origin = std::move(origin);
+        if (!below && root_outcome == Outcome::present) root_outcome = outcomes_[at];
+        erased_.push_back(std::move(out));
       }
     }
     const double seconds = recorder.root_delivered(row, root_outcome);

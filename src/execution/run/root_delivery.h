@@ -39,6 +39,7 @@ class RootDelivery {
   std::vector<Outcome> outcomes_;
   std::vector<const std::string*> causes_;
   std::vector<Binding> values_;
+  std::vector<std::uint32_t> items_;  // per output: its Items in outcomes_ and values_
   std::vector<Binding> present_;
 
   // True when some of the present outputs of `root` (outcomes_, values_) were lost with their

@@ -24,6 +24,7 @@ RunRecorder::RunRecorder(const RuntimePlan& plan, const SourceData& sources,
     m.actors = actors_per_pool[c.pool];
     m.batch_size = c.batch_size;
     metrics_.calls.push_back(std::move(m));
+    call_pools_.push_back(c.pool);
   }
 }
 
@@ -60,6 +61,15 @@ void RunRecorder::fold(const Engine& e) {
   metrics_.grains_reexecuted += e.grains_reexecuted();
   auto& bm = metrics_.input_batches[e.batch_index()];
   bm.grains = e.grains_total();
+  const RuntimePlan& plan = e.plan();
+  bm.entities = 0;
+  for (std::size_t d = 0; d < plan.domains.size(); ++d)
+    bm.entities += e.entities(static_cast<int>(d));
+  bm.items = 0;
+  for (const PlanPort& p : plan.ports) bm.items += e.entities(p.domain);
+  bm.expansions = 0;
+  for (const PlanExpand& x : plan.expands) bm.expansions += e.entities(x.parent_domain);
+  bm.released_values = e.values_released();
   bm.completed_seconds = now_seconds();
 }
 
@@ -74,9 +84,16 @@ void RunRecorder::rpc_ended(int call, std::size_t grains, const Engine* batch, d
   ++m.rpcs;
   m.grain_dispatches += grains;
   ++m.batch_size_histogram[grains];
+  m.rpc_sizes.push_back(static_cast<std::uint32_t>(grains));
   m.busy_seconds += seconds;
   if (status != "ok") ++m.failed_rpcs;
   if (batch != nullptr) ++metrics_.input_batches[batch->batch_index()].rpcs;
+}
+
+void RunRecorder::actor_replaced(int pool) {
+  ++metrics_.actors_replaced;
+  for (std::size_t c = 0; c < call_pools_.size(); ++c)
+    if (call_pools_[c] == pool) ++metrics_.calls[c].actors_replaced;
 }
 
 double RunRecorder::root_delivered(std::size_t row, Outcome outcome) {

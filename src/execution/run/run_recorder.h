@@ -57,7 +57,8 @@ class RunRecorder {
   void actor_started(int pool, ActorStartMetrics start) {
     metrics_.pools[pool].started.push_back(std::move(start));
   }
-  void actor_replaced() { ++metrics_.actors_replaced; }
+  /// An actor of `pool` was replaced (lost, timed out or restarted).
+  void actor_replaced(int pool);
   void node_lost(NodeLossMetrics loss) { metrics_.node_losses.push_back(std::move(loss)); }
   /// A self-sizing pool's decision (DESIGN 6.1, self-sizing pools).
   void pool_resized(int pool, PoolResizeMetrics resize) {
@@ -88,6 +89,7 @@ class RunRecorder {
   RunMetrics metrics_;
   std::vector<std::uint64_t> done_per_call_;
   std::vector<std::uint64_t> in_flight_per_call_;
+  std::vector<int> call_pools_;  // per Call: its pool
 };
 
 }  // namespace rayorch::detail

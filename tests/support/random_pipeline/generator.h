@@ -1,7 +1,8 @@
 // Randomized differential testing: the generator of random, well-formed programs. A Builder
 // records a program twice over, as ro::Ports while ro::compile traces it and as an Ir for the
 // interpreter; this header holds its Ports, Modules and Calls, generator_domains.h its
-// Domains and structural operators.
+// Domains and structural operators, generator_shapes.h the shapes drawn from a stream of
+// their own (programs without Calls, gathers of gathers).
 #pragma once
 
 #include <array>
@@ -32,6 +33,13 @@ struct GenConfig {
   // without isolation stay as they are).
   int isolated_permille = 0;
   u64 isolation_salt = 0;
+  // Per mille of programs without any Call (their outputs are source Ports), and of programs
+  // with a reduce of an inner reduce's groups (when they have one below the root). Both are
+  // drawn from a stream of their own (Builder::rx_) and the gathers are appended after
+  // everything else, so every other program, and every other part of these, stays as the
+  // structure stream alone makes it.
+  int callless_permille = 15;
+  int nested_gather_permille = 500;
 };
 
 // Records a random program twice over: as ro::Ports while ro::compile traces it, and as an Ir
@@ -40,7 +48,12 @@ struct GenConfig {
 class Builder {
  public:
   Builder(u64 structure_seed, u64 schedule_seed, GenConfig config, std::shared_ptr<Runtime> rt)
-      : rs_(structure_seed), rsched_(schedule_seed), config_(config), rt_(std::move(rt)) {}
+      : rs_(structure_seed),
+        rsched_(schedule_seed),
+        rx_(mix(structure_seed ^ 0x6e65737465646cULL)),
+        rxsched_(mix(schedule_seed ^ 0x6e65737465646cULL)),
+        config_(config),
+        rt_(std::move(rt)) {}
 
   const Ir& ir() const { return ir_; }
 
@@ -50,6 +63,11 @@ class Builder {
     i64s_.assign(1, {});
     bools_.assign(1, {});
     for (auto& p : sources) i64s_[0].push_back(add_i64(0, p));
+    std::array<int, NOut> ids{};
+    if (rx_.chance(config_.callless_permille)) {
+      for (int& id : ids) id = callless_output();
+      return ports_of(ids, std::make_index_sequence<NOut>{});
+    }
     gen_domain(0, 0);
     // A final combining Call makes the outputs depend on more of the program.
     if (rs_.chance(500) && calls_ < config_.max_calls + 2) {
@@ -59,16 +77,18 @@ class Builder {
         call_op3(0, pick_i64(0), pick_i64(0), pick_i64(0));
       }
     }
-    std::array<ro::Port<i64>, NOut> outs = {make_output<NOut>(std::make_index_sequence<NOut>{})};
-    return outs;
+    for (std::size_t k = 0; k < NOut; ++k) ids[k] = pick_output(k);
+    gen_nested_gathers(ids.data(), NOut);
+    return ports_of(ids, std::make_index_sequence<NOut>{});
   }
 
  private:
   template <std::size_t NOut, std::size_t... I>
-  std::array<ro::Port<i64>, NOut> make_output(std::index_sequence<I...>) {
-    return {pick_output(I)...};
+  std::array<ro::Port<i64>, NOut> ports_of(const std::array<int, NOut>& ids,
+                                           std::index_sequence<I...>) {
+    return {p64_.at(ids[I])...};
   }
-  ro::Port<i64> pick_output(std::size_t k) {
+  int pick_output(std::size_t k) {
     const auto& root = i64s_[0];
     int id;
     if (k == 0 && rs_.chance(650)) {
@@ -79,7 +99,7 @@ class Builder {
       id = rs_.pick(root);
     }
     ir_.outputs.push_back(id);
-    return p64_.at(id);
+    return id;
   }
 
   // ---- Ports
@@ -106,6 +126,11 @@ class Builder {
   int add_group(int domain, ro::Port<ro::Group<i64>> p) {
     const int id = new_port(PortType::group, domain);
     pgroup_.emplace(id, std::move(p));
+    return id;
+  }
+  int add_nested(int domain, ro::Port<ro::Group<ro::Group<i64>>> p) {
+    const int id = new_port(PortType::nested, domain);
+    pnested_.emplace(id, std::move(p));
     return id;
   }
   // Recent Ports are preferred so that chains grow deep.
@@ -366,8 +391,24 @@ class Builder {
   void fold1(int domain, int group);
   void gen_domain(int domain, int depth);
 
+  // The shapes drawn from the stream of their own (support/random_pipeline/generator_shapes.h).
+  // While one is made, StreamSwap puts their streams in place of the Builder's, so the helpers
+  // above draw from them and the structure stream is left where it was.
+  struct StreamSwap;
+  // An output of a program without Calls: a source Port.
+  int callless_output();
+  // With the configured chance, gathers of gathers appended to the program, each folded and
+  // brought up to the root, where they may replace some of `outputs` (n of them).
+  void gen_nested_gathers(int* outputs, std::size_t n);
+  // F::reduce of the group Port `group` (an inner reduce's result, in a Domain below the
+  // root) into the Domain above, folded by FoldNested and brought up to the root; returns the
+  // root Port.
+  int nested_gather(int group);
+
   Rng rs_;
   Rng rsched_;
+  Rng rx_;       // the new shapes' structure
+  Rng rxsched_;  // ... and their Modules' schedule options
   GenConfig config_;
   std::shared_ptr<Runtime> rt_;
   Ir ir_;
@@ -379,6 +420,7 @@ class Builder {
   std::map<int, ro::Port<bool>> pbool_;
   std::map<int, ro::Port<std::vector<i64>>> plist_;
   std::map<int, ro::Port<ro::Group<i64>>> pgroup_;
+  std::map<int, ro::Port<ro::Group<ro::Group<i64>>>> pnested_;
   std::tuple<std::vector<std::pair<std::unique_ptr<ro::Module<Op1>>, int>>,
              std::vector<std::pair<std::unique_ptr<ro::Module<Op1Plain>>, int>>,
              std::vector<std::pair<std::unique_ptr<ro::Module<Op2>>, int>>,
@@ -391,7 +433,8 @@ class Builder {
              std::vector<std::pair<std::unique_ptr<ro::Module<MaskPlain>>, int>>,
              std::vector<std::pair<std::unique_ptr<ro::Module<MaskExclude>>, int>>,
              std::vector<std::pair<std::unique_ptr<ro::Module<Fold1>>, int>>,
-             std::vector<std::pair<std::unique_ptr<ro::Module<Fold2>>, int>>>
+             std::vector<std::pair<std::unique_ptr<ro::Module<Fold2>>, int>>,
+             std::vector<std::pair<std::unique_ptr<ro::Module<FoldNested>>, int>>>
       modules_;
 };
 

@@ -11,7 +11,8 @@
 
 namespace random_pipeline {
 
-enum class PortType { integer, boolean, list, group };
+// `nested`: a group of groups (ro::Group<ro::Group<i64>>), a reduce of a reduce.
+enum class PortType { integer, boolean, list, group, nested };
 enum class OpKind { call, expand, reduce, filter, broadcast };
 enum class Udf {
   op1,
@@ -26,7 +27,8 @@ enum class Udf {
   mask_plain,
   mask_exclude,
   fold1,
-  fold2
+  fold2,
+  fold_nested
 };
 
 inline const char* udf_name(Udf u) {
@@ -57,6 +59,8 @@ inline const char* udf_name(Udf u) {
       return "Fold1";
     case Udf::fold2:
       return "Fold2";
+    case Udf::fold_nested:
+      return "FoldNested";
   }
   return "?";
 }

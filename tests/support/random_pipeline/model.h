@@ -31,7 +31,8 @@ struct Model {
     ro::Outcome outcome = ro::Outcome::present;
     i64 i = 0;
     bool b = false;
-    std::vector<i64> vec;  // lists and groups
+    std::vector<i64> vec;                  // lists and groups
+    std::vector<std::vector<i64>> nested;  // groups of groups
     std::set<std::string> causes;
     bool any_cause = false;
     bool taint = false;
@@ -183,7 +184,8 @@ struct Model {
   void eval_filter(const IrOp& op);
   void eval_broadcast(const IrOp& op);
 
-  std::vector<std::vector<i64>> r_groups_;                  // the groups of the last settle()
+  std::vector<std::vector<i64>> r_groups_;  // the groups of the last settle(), per value Port
+  std::vector<std::vector<std::vector<i64>>> r_nested_;     // ... of groups of groups
   std::vector<std::map<std::uint32_t, Barrier>> barriers_;  // per op (Calls): by parent key
   std::vector<int> producer_;                               // per Port: the op that makes it
   int current_op_ = -1;

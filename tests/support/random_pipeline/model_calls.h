@@ -144,6 +144,8 @@ inline u64 Model::grain_hash(const IrOp& op, Udf udf, std::size_t e) const {
       return hash_group(seed, items[op.in[0]][e].vec);
     case Udf::fold2:
       return hash_group(hash_group(seed, items[op.in[0]][e].vec), items[op.in[1]][e].vec);
+    case Udf::fold_nested:
+      return hash_nested(seed, items[op.in[0]][e].nested);
     case Udf::op2:
     case Udf::op2x2:
       return hash_values(seed, {v(0), v(1)});

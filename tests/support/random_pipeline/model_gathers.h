@@ -99,7 +99,13 @@ inline void Model::eval_reduce(const IrOp& op) {
     r.taint_other = r.taint;  // a reduce's taint is foreign to the parent Domain's barriers
     for (std::size_t v = 0; v < op.out.size(); ++v) {
       items[op.out[v]][p] = r;
-      if (r.outcome == ro::Outcome::present) items[op.out[v]][p].vec = r_groups_[v];
+      if (r.outcome != ro::Outcome::present) continue;
+      // A reduce of a reduce gathers the inner groups whole (DESIGN 5.4 at each level).
+      if (ir.ports[op.in[v]].type == PortType::group) {
+        items[op.out[v]][p].nested = r_nested_[v];
+      } else {
+        items[op.out[v]][p].vec = r_groups_[v];
+      }
     }
   }
 }
@@ -146,6 +152,7 @@ inline bool Model::certainly_suppresses(const IrOp& op, int members, std::uint32
 // group (and its cause); DROPPED members are left out.
 inline Model::Item Model::natural_settle(const IrOp& op, const Expansion& x, int members) {
   r_groups_.assign(op.in.size(), {});
+  r_nested_.assign(op.in.size(), {});
   const int cd = domain_of(op.in[0]);
   for (const std::uint32_t c : x.children) {
     const Item& m = items[members][c];
@@ -162,7 +169,14 @@ inline Model::Item Model::natural_settle(const IrOp& op, const Expansion& x, int
         return non_present(ro::Outcome::suppressed, it.causes, it.any_cause);
       }
     }
-    for (std::size_t v = 0; v < op.in.size(); ++v) r_groups_[v].push_back(items[op.in[v]][c].i);
+    for (std::size_t v = 0; v < op.in.size(); ++v) {
+      const Item& it = items[op.in[v]][c];
+      if (ir.ports[op.in[v]].type == PortType::group) {
+        r_nested_[v].push_back(it.vec);
+      } else {
+        r_groups_[v].push_back(it.i);
+      }
+    }
   }
   return Item{};
 }

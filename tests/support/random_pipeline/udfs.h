@@ -214,4 +214,18 @@ struct Fold2 : Starts {
   }
 };
 
+// Brings a gathered group of groups (F::reduce of an F::reduce, two expand levels up) back
+// to one int64, order-sensitively at both levels.
+struct FoldNested : Starts {
+  using Starts::Starts;
+  std::vector<ro::Row<i64>> run(ro::Column<ro::Group<ro::Group<i64>>> g, const CallSpec& s) {
+    std::vector<u64> hs;
+    for (const auto& groups : g) hs.push_back(hash_nested(s.seed, groups));
+    rpc_prologue(s, hs);
+    std::vector<ro::Row<i64>> out;
+    for (u64 h : hs) out.push_back(make_row<i64>(s, h, [&] { return out_value(h, 0); }));
+    return out;
+  }
+};
+
 }  // namespace random_pipeline

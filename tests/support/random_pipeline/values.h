@@ -27,6 +27,14 @@ u64 hash_group(u64 h, const G& group) {
   for (i64 v : group) h = combine(h, static_cast<u64>(v));
   return h;
 }
+// A group of groups (a reduce of a reduce): each inner group hashed in order, with its size,
+// so an empty inner group and a missing one give different values.
+template <class G>
+u64 hash_nested(u64 h, const G& groups) {
+  h = combine(h, 0xbb67ae8584caa73bull + groups.size());
+  for (const auto& group : groups) h = hash_group(h, group);
+  return h;
+}
 inline i64 out_value(u64 h, int output) {
   return static_cast<i64>(mix(h ^ (0x100u + static_cast<u64>(output))));
 }
