@@ -5,9 +5,8 @@ cases_ray_results.py runs it there.)"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 import rayorch_cpp as ro
 from rayorch_cpp import F
@@ -67,19 +66,10 @@ ROOTS = [[], [[], [1, 2]], [[3], [], [4, 5, 6]], [[7]]]
 NESTED = [[], [[], [[1]]], [[[]], [[2], [3]]]]
 
 
-def executors(pipeline: Any) -> list[Any]:
-    return [ro.SyncExecutor(pipeline), ro.Executor(pipeline)]
-
-
-@pytest.mark.parametrize("kind", ["sync", "local", "process"])
-def test_a_gather_of_gathers_is_the_nested_groups_as_output_and_as_call_input(kind: str) -> None:
-    pipeline = NestedGather()
-    executor = {
-        "sync": lambda: ro.SyncExecutor(pipeline),
-        "local": lambda: ro.Executor(pipeline),
-        "process": lambda: ro.Executor(pipeline, isolation="process"),
-    }[kind]()
-    with executor as ex:
+def test_a_gather_of_gathers_is_the_nested_groups_as_output_and_as_call_input(
+    make_executor: Callable[[Any], Any],
+) -> None:
+    with make_executor(NestedGather()) as ex:
         result = ex.run(ROOTS, input_batch_size=2, max_active_input_batches=2, progress=False)
     assert result.outputs == (ROOTS, [repr(r) for r in ROOTS])
 

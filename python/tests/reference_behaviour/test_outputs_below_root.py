@@ -4,6 +4,7 @@ is not present; ``on_row`` and ``stream`` give each root the list of its own."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -71,20 +72,11 @@ def expected_texts() -> list[Any]:
     ]
 
 
-def run_on(kind: str, **options: Any) -> Any:
-    pipeline = Documents()
-    executor = {
-        "sync": lambda: ro.SyncExecutor(pipeline),
-        "local": lambda: ro.Executor(pipeline),
-        "process": lambda: ro.Executor(pipeline, isolation="process"),
-    }[kind]()
-    with executor as ex:
-        return ex.run(DOCS, **options)
-
-
-@pytest.mark.parametrize("kind", ["sync", "local", "process"])
-def test_outputs_below_the_root_are_the_rows_of_every_root_in_order(kind: str) -> None:
-    result = run_on(kind, input_batch_size=2, max_active_input_batches=2)
+def test_outputs_below_the_root_are_the_rows_of_every_root_in_order(
+    make_executor: Callable[[Any], Any],
+) -> None:
+    with make_executor(Documents()) as ex:
+        result = ex.run(DOCS, input_batch_size=2, max_active_input_batches=2)
     docs, texts, even_pages, words = result.outputs
     assert docs == DOCS
     assert texts == expected_texts()

@@ -15,29 +15,17 @@ class Double:
         return [2 * x for x in xs]
 
 
-class FlakyOnce:
-    """Fails its first call with an exception, then doubles."""
+class FailsOnce:
+    """Raises `error` on its first call (ActorLost: the actor is lost), then doubles."""
 
-    def __init__(self, marker: str) -> None:
+    def __init__(self, marker: str, error: type[Exception]) -> None:
         self.marker = Path(marker)
+        self.error = error
 
     def run(self, xs: list[int]) -> list[int]:
         if not self.marker.exists():
             self.marker.write_text("failed once")
-            raise ValueError("first call")
-        return [2 * x for x in xs]
-
-
-class LostOnce:
-    """Loses its actor on its first call (ActorLost), then doubles."""
-
-    def __init__(self, marker: str) -> None:
-        self.marker = Path(marker)
-
-    def run(self, xs: list[int]) -> list[int]:
-        if not self.marker.exists():
-            self.marker.write_text("lost once")
-            raise ro.ActorLost("the actor went away")
+            raise self.error("the first call")
         return [2 * x for x in xs]
 
 
@@ -58,8 +46,9 @@ def one_call(udf: Any, *init: Any, **options: Any) -> Any:
 
 def test_batch_sizes_are_the_grains_of_each_rpc_in_order(tmp_path: Path) -> None:
     pipeline = one_call(
-        FlakyOnce,
+        FailsOnce,
         str(tmp_path / "marker"),
+        ValueError,
         batch_size=2,
         recovery=ro.RecoveryPolicy.retry_batch(max_retries=1),
     )
@@ -74,7 +63,7 @@ def test_batch_sizes_are_the_grains_of_each_rpc_in_order(tmp_path: Path) -> None
 
 
 def test_actor_instances_count_the_actors_that_replaced_lost_ones(tmp_path: Path) -> None:
-    pipeline = one_call(LostOnce, str(tmp_path / "marker"), batch_size=4)
+    pipeline = one_call(FailsOnce, str(tmp_path / "marker"), ro.ActorLost, batch_size=4)
     with ro.Executor(pipeline) as ex:
         first = ex.run(range(4), input_batch_size=4)
         second = ex.run(range(4), input_batch_size=4)
