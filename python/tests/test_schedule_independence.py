@@ -189,6 +189,10 @@ def make_pipeline(
                 stack[-1] = module("fold", Fold)(group, stack[-1])
             elif step == "gather2":
                 gather_of_gathers()
+        if len(stack) > 1 and random.Random(structure_seed * 104729 + 3).random() < 0.4:
+            # An output below the root: the values of every root's descendants, in order.
+            drawn.add(f"output below the root at depth {len(stack) - 1}")
+            extra_outputs.append(stack[-1])
         while len(stack) > 1:
             if len(stack) > 2 and shapes.random() < 0.5:
                 gather_of_gathers()
@@ -300,3 +304,4 @@ def test_the_randomized_pipelines_exercise_every_outcome() -> None:
     assert outcomes & {ro.ItemOutcome.FAILED, ro.ItemOutcome.SUPPRESSED}
     shapes = set().union(*(SHAPES[seed] for seed in range(12)))
     assert shapes >= {"no call", "gather of gathers", "gather of gathers as output"}
+    assert any(s.startswith("output below the root") for s in shapes)
