@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "rayorch/detail/journal.h"
 #include "rayorch/errors.h"
 
 #include "execution/run/run_options_check.h"
+#include "program/plan_fingerprint.h"
 
 namespace rayorch::detail {
 
@@ -342,24 +342,7 @@ Driver::Clock::time_point Driver::next_deadline() const {
 }
 
 std::uint64_t Driver::plan_fingerprint() const {
-  // What the results depend on: the Calls (UDF types, static arguments, wiring) and the
-  // types of every Port; not pool sizes, batch sizes or other tuning.
-  std::string text;
-  auto add = [&](std::string_view s) { text += fmt::format("{}:{};", s.size(), s); };
-  for (const PlanPort& p : plan_->ports) add(p.type);
-  for (const PlanCall& c : plan_->calls) {
-    add(c.name);
-    add(c.udf);
-    for (const std::string& a : c.static_args) add(a);
-    for (int i : c.inputs) add(std::to_string(i));
-    add("->");
-    for (int o : c.outputs) add(std::to_string(o));
-  }
-  add("sources");
-  for (int s : plan_->sources) add(std::to_string(s));
-  add("outputs");
-  for (int o : plan_->outputs) add(std::to_string(o));
-  return fnv1a64(text);
+  return detail::plan_fingerprint(*plan_);
 }
 
 void Driver::log_rpc(const Dispatch& d, bool failed) {

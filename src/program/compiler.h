@@ -43,10 +43,7 @@ struct DomainAssignment {
 
   /// True when `ancestor` is `domain` or one of its ancestors.
   bool is_ancestor_or_self(int ancestor, int domain) const {
-    for (int d = domain; d >= 0; d = domains[d].parent) {
-      if (d == ancestor) return true;
-    }
-    return false;
+    return detail::is_ancestor_or_self(domains, ancestor, domain);
   }
 };
 

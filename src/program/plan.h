@@ -4,6 +4,7 @@
 // worker side includes, so the runtime cannot dereference a value.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,16 @@ struct Consumer {
   int op;
   int slot;
 };
+
+/// True when `ancestor` is `domain` or one of its ancestors in `domains` (Domains with a
+/// `parent`, -1 at the root: the plan's, or the compiler's DomainAssignment).
+template <class Domains>
+bool is_ancestor_or_self(const Domains& domains, int ancestor, int domain) {
+  for (int d = domain; d >= 0; d = domains[static_cast<std::size_t>(d)].parent) {
+    if (d == ancestor) return true;
+  }
+  return false;
+}
 
 struct PlanDomain {
   int parent = -1;  ///< -1 for the root Domain
@@ -148,10 +159,7 @@ struct RuntimePlan {
 
   /// True when `ancestor` is `domain` or one of its ancestors.
   bool is_ancestor_or_self(int ancestor, int domain) const {
-    for (int d = domain; d >= 0; d = domains[d].parent) {
-      if (d == ancestor) return true;
-    }
-    return false;
+    return detail::is_ancestor_or_self(domains, ancestor, domain);
   }
 };
 

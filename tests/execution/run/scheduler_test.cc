@@ -1,0 +1,81 @@
+// Which READY work an idle worker gets (src/execution/run/scheduler.h): the lowest admitted
+// input batch first, a pool's Calls in turn, at most a batch, and fewer where the tail split
+// caps it. Real engines (runtime/engine.h) hold the READY work; nothing runs.
+#include "execution/run/scheduler.h"
+
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <rayorch/rayorch.h>
+
+namespace {
+
+namespace ro = rayorch;
+namespace rd = rayorch::detail;
+
+struct Twice {
+  std::vector<int> run(ro::Column<int> xs) {
+    std::vector<int> out;
+    for (int x : xs) out.push_back(2 * x);
+    return out;
+  }
+};
+
+// `rows` source rows as input batch `index`, its READY work published.
+std::unique_ptr<rd::Engine> admitted(const std::shared_ptr<const rd::RuntimePlan>& plan,
+                                     std::size_t index, std::size_t first, std::size_t rows) {
+  rd::EngineOptions options;
+  options.batch_index = index;
+  auto e = std::make_unique<rd::Engine>(plan, options, first, rows,
+                                        std::vector<std::vector<std::uint8_t>>{});
+  e->advance();
+  return e;
+}
+
+TEST(Scheduler, TheLowestAdmittedInputBatchIsServedFirstABatchAtATime) {
+  ro::Module<Twice> twice = ro::Module<Twice>().batch_size(2);
+  const auto plan = ro::compile([&](ro::Port<int> x) { return twice(x); }).plan();
+  std::vector<std::unique_ptr<rd::Engine>> active;
+  active.push_back(admitted(plan, 0, 0, 3));
+  active.push_back(admitted(plan, 1, 3, 2));
+  rd::Scheduler scheduler(plan, ro::RunOptions{});
+  std::vector<std::pair<std::size_t, std::size_t>> picks;  // (input batch, Grains)
+  while (auto d = scheduler.pick(0, false, active))
+    picks.emplace_back(d->engine->batch_index(), d->batch.grains.size());
+  EXPECT_EQ(picks, (std::vector<std::pair<std::size_t, std::size_t>>{{0, 2}, {0, 1}, {1, 2}}));
+  EXPECT_EQ(scheduler.next_hold_deadline(), rd::Scheduler::Clock::time_point::max());
+}
+
+TEST(Scheduler, ThePoolsCallsAreServedInTurn) {
+  ro::Module<Twice> twice = ro::Module<Twice>().batch_size(1);
+  const auto plan =
+      ro::compile([&](ro::Port<int> x) { return std::make_tuple(twice(x), twice(x)); }).plan();
+  ASSERT_EQ(plan->pools.size(), 1u);
+  ASSERT_EQ(plan->pools[0].calls.size(), 2u);
+  std::vector<std::unique_ptr<rd::Engine>> active;
+  active.push_back(admitted(plan, 0, 0, 2));
+  rd::Scheduler scheduler(plan, ro::RunOptions{});
+  std::vector<int> calls;
+  while (auto d = scheduler.pick(0, false, active)) calls.push_back(d->batch.call);
+  EXPECT_EQ(calls, (std::vector<int>{0, 1, 0, 1}));
+}
+
+TEST(Scheduler, TheTailSplitCapsTheReadyGrainsTaken) {
+  ro::Module<Twice> twice = ro::Module<Twice>().batch_size(8);
+  const auto plan = ro::compile([&](ro::Port<int> x) { return twice(x); }).plan();
+  std::vector<std::unique_ptr<rd::Engine>> active;
+  active.push_back(admitted(plan, 0, 0, 5));
+  rd::Scheduler scheduler(plan, ro::RunOptions{});
+  auto first = scheduler.pick(0, false, active, 2);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->batch.grains.size(), 2u);
+  auto rest = scheduler.pick(0, false, active);
+  ASSERT_TRUE(rest);
+  EXPECT_EQ(rest->batch.grains.size(), 3u);
+  EXPECT_FALSE(scheduler.pick(0, false, active));
+}
+
+}  // namespace

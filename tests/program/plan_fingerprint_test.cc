@@ -1,0 +1,68 @@
+// What a run's results depend on, as one number (src/program/plan_fingerprint.h): tuning
+// leaves it alone; the Calls' arguments, wiring and the outputs change it.
+#include "program/plan_fingerprint.h"
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <rayorch/rayorch.h>
+
+namespace {
+
+namespace ro = rayorch;
+namespace rd = rayorch::detail;
+
+struct Scale {
+  std::vector<int> run(ro::Column<int> xs, int k) {
+    std::vector<int> out;
+    for (int x : xs) out.push_back(k * x);
+    return out;
+  }
+};
+struct Add {
+  std::vector<int> run(ro::Column<int> a, ro::Column<int> b) {
+    std::vector<int> out;
+    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(a[i] + b[i]);
+    return out;
+  }
+};
+
+struct Options {
+  int k = 2;
+  int batch_size = 4;
+  int replicas = 1;
+  bool swapped = false;  // Add's inputs the other way round
+  bool both = false;     // the scaled column as a second output
+};
+
+std::uint64_t fingerprint(const Options& o) {
+  ro::Module<Scale> scale = ro::Module<Scale>().batch_size(o.batch_size).replicas(o.replicas);
+  ro::Module<Add> add;
+  if (o.both) {
+    auto program = ro::compile([&](ro::Port<int> x) {
+      auto y = scale(x, o.k);
+      return std::make_tuple(add(x, y), y);
+    });
+    return rd::plan_fingerprint(*program.plan());
+  }
+  auto program = ro::compile([&](ro::Port<int> x) {
+    auto y = scale(x, o.k);
+    return o.swapped ? add(y, x) : add(x, y);
+  });
+  return rd::plan_fingerprint(*program.plan());
+}
+
+TEST(PlanFingerprint, TuningLeavesItAlone) {
+  EXPECT_EQ(fingerprint({}), fingerprint({}));
+  EXPECT_EQ(fingerprint({}), fingerprint({.batch_size = 64, .replicas = 3}));
+}
+
+TEST(PlanFingerprint, ArgumentsWiringAndOutputsChangeIt) {
+  const std::uint64_t base = fingerprint({});
+  EXPECT_NE(base, fingerprint({.k = 3}));
+  EXPECT_NE(base, fingerprint({.swapped = true}));
+  EXPECT_NE(base, fingerprint({.both = true}));
+}
+
+}  // namespace
