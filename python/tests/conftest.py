@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -53,3 +54,17 @@ def make_executor(kind: str, pipeline: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _reset_counter() -> None:
     Counter.seen = {}
+
+
+@pytest.fixture(params=["sync", "local", "process"])
+def executor_of_each_kind(request: pytest.FixtureRequest) -> Callable[[Any], Any]:
+    """Makes an executor of one kind for a pipeline: the synchronous core, the local executor
+    on threads, and the local executor with every Module in worker processes."""
+    kind = request.param
+
+    def make(pipeline: Any) -> Any:
+        if kind == "sync":
+            return ro.SyncExecutor(pipeline)
+        return ro.Executor(pipeline, isolation="process" if kind == "process" else None)
+
+    return make

@@ -137,11 +137,7 @@ RunState::PoolBacklog RunState::backlog(int pool) const {
       const auto& k = e->counters(call);
       b.ready += e->ready_count(call);
       b.unsealed += k.total - k.sealed;
-      if (b.more_can_arrive) continue;
-      for (int u : plan_->call_consumers.upstream[static_cast<std::size_t>(call)]) {
-        const auto& ku = e->counters(u);
-        if (ku.sealed < ku.total) b.more_can_arrive = true;
-      }
+      if (!b.more_can_arrive) b.more_can_arrive = e->upstream_unsealed(call);
     }
   }
   return b;

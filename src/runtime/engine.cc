@@ -101,6 +101,13 @@ std::string Engine::deadlock_report() const {
       roots_finished_, rows_, calls);
 }
 
+bool Engine::upstream_unsealed(int call) const {
+  for (int u : p_.call_consumers.upstream[static_cast<std::size_t>(call)]) {
+    if (counters_[u].sealed < counters_[u].total) return true;
+  }
+  return false;
+}
+
 std::vector<std::uint32_t> Engine::take_finished_roots() {
   std::vector<std::uint32_t> out;
   out.swap(finished_roots_);

@@ -179,6 +179,9 @@ class Engine {
   /// Values freed so far because nothing needed them any more (value lifetime).
   std::uint64_t values_released() const { return values_released_; }
   std::size_t ready_count(int call) const;
+  /// True while more READY work may still reach `call` in this input batch: a Call upstream
+  /// of it (RuntimePlan::call_consumers) has Grains that are not sealed yet.
+  bool upstream_unsealed(int call) const;
 
   /// The state of one Item of a Port (read-only; for tests and diagnostics).
   ItemState item_state(int port, std::uint32_t entity) const { return items_[port][entity].state; }

@@ -67,9 +67,9 @@ NESTED = [[], [[], [[1]]], [[[]], [[2], [3]]]]
 
 
 def test_a_gather_of_gathers_is_the_nested_groups_as_output_and_as_call_input(
-    make_executor: Callable[[Any], Any],
+    executor_of_each_kind: Callable[[Any], Any],
 ) -> None:
-    with make_executor(NestedGather()) as ex:
+    with executor_of_each_kind(NestedGather()) as ex:
         result = ex.run(ROOTS, input_batch_size=2, max_active_input_batches=2, progress=False)
     assert result.outputs == (ROOTS, [repr(r) for r in ROOTS])
 

@@ -73,9 +73,9 @@ def expected_texts() -> list[Any]:
 
 
 def test_outputs_below_the_root_are_the_rows_of_every_root_in_order(
-    make_executor: Callable[[Any], Any],
+    executor_of_each_kind: Callable[[Any], Any],
 ) -> None:
-    with make_executor(Documents()) as ex:
+    with executor_of_each_kind(Documents()) as ex:
         result = ex.run(DOCS, input_batch_size=2, max_active_input_batches=2)
     docs, texts, even_pages, words = result.outputs
     assert docs == DOCS

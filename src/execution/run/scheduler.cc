@@ -33,12 +33,7 @@ bool Scheduler::wait_for_batch(const Engine& e, int call, Clock::time_point now)
   const auto wait = plan_->pools[pc.pool].options.batch_wait;
   if (wait.count() <= 0 || e.ready_count(call) >= static_cast<std::size_t>(pc.batch_size))
     return false;
-  bool more_can_arrive = false;
-  for (int u : plan_->call_consumers.upstream[call]) {
-    const auto& k = e.counters(u);
-    if (k.sealed < k.total) more_can_arrive = true;
-  }
-  if (!more_can_arrive) return false;
+  if (!e.upstream_unsealed(call)) return false;
   if (hold_since_[call] == Clock::time_point::max()) hold_since_[call] = now;
   return now - hold_since_[call] < wait;
 }
