@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "support/udfs.h"
 #include <gtest/gtest.h>
 
 #include <rayorch/rayorch.h>
@@ -13,20 +14,8 @@ namespace {
 namespace ro = rayorch;
 namespace rd = rayorch::detail;
 
-struct Scale {
-  std::vector<int> run(ro::Column<int> xs, int k) {
-    std::vector<int> out;
-    for (int x : xs) out.push_back(k * x);
-    return out;
-  }
-};
-struct Add {
-  std::vector<int> run(ro::Column<int> a, ro::Column<int> b) {
-    std::vector<int> out;
-    for (std::size_t i = 0; i < a.size(); ++i) out.push_back(a[i] + b[i]);
-    return out;
-  }
-};
+using test_udfs::Add;
+using test_udfs::AddConst;
 
 struct Options {
   int k = 2;
@@ -37,7 +26,7 @@ struct Options {
 };
 
 std::uint64_t fingerprint(const Options& o) {
-  ro::Module<Scale> scale = ro::Module<Scale>().batch_size(o.batch_size).replicas(o.replicas);
+  ro::Module<AddConst> scale = ro::Module<AddConst>().batch_size(o.batch_size).replicas(o.replicas);
   ro::Module<Add> add;
   if (o.both) {
     auto program = ro::compile([&](ro::Port<int> x) {

@@ -6,11 +6,11 @@
 
 #include <map>
 #include <memory>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "support/udfs.h"
 #include <gtest/gtest.h>
 
 #include <rayorch/rayorch.h>
@@ -20,29 +20,11 @@ namespace {
 namespace ro = rayorch;
 namespace rd = rayorch::detail;
 
-struct Pages {
-  std::vector<std::vector<int>> run(ro::Column<int> counts) {
-    std::vector<std::vector<int>> out;
-    for (int n : counts) out.emplace_back(static_cast<std::size_t>(n), n);
-    return out;
-  }
-};
-struct Twice {
-  std::vector<int> run(ro::Column<int> xs) {
-    std::vector<int> out;
-    for (int x : xs) out.push_back(2 * x);
-    return out;
-  }
-};
-struct Sum {
-  std::vector<int> run(ro::Column<ro::Group<int>> groups) {
-    std::vector<int> out;
-    for (const auto& g : groups) out.push_back(std::accumulate(g.begin(), g.end(), 0));
-    return out;
-  }
-};
+using Pages = test_udfs::Split;
+using Twice = test_udfs::Double;
+using test_udfs::Sum;
 
-// Pages#0 and Sum#2 on one pool each, Twice's two Calls (#1 below the root, #3 at the root)
+// Split#0 and Sum#2 on one pool each, Double's two Calls (#1 below the root, #3 at the root)
 // on one shared pool.
 struct Fixture {
   ro::Module<Pages> pages;
@@ -69,7 +51,7 @@ rd::SourceData rows(std::size_t n) {
 TEST(RunRecorder, EachRpcSizeIsKeptInOrderBesideTheHistogram) {
   Fixture f;
   rd::RunRecorder r(*f.plan, rows(3), std::vector<int>(f.plan->pools.size(), 1));
-  const int twice = f.call("Twice#1");
+  const int twice = f.call("Double#1");
   for (std::size_t grains : {4u, 1u, 4u, 3u}) r.rpc_ended(twice, grains, nullptr, 0.5, "ok");
   r.rpc_ended(twice, 2, nullptr, 0.1, "failed");
   r.close(true);
@@ -87,8 +69,8 @@ TEST(RunRecorder, EachRpcSizeIsKeptInOrderBesideTheHistogram) {
 TEST(RunRecorder, AReplacedActorCountsForEveryCallOfItsPool) {
   Fixture f;
   rd::RunRecorder r(*f.plan, rows(1), std::vector<int>(f.plan->pools.size(), 2));
-  const int first = f.call("Twice#1");
-  const int second = f.call("Twice#3");
+  const int first = f.call("Double#1");
+  const int second = f.call("Double#3");
   const int pool = f.plan->calls[static_cast<std::size_t>(first)].pool;
   ASSERT_EQ(f.plan->calls[static_cast<std::size_t>(second)].pool, pool);
   r.actor_replaced(pool);

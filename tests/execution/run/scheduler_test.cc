@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/udfs.h"
 #include <gtest/gtest.h>
 
 #include <rayorch/rayorch.h>
@@ -16,13 +17,7 @@ namespace {
 namespace ro = rayorch;
 namespace rd = rayorch::detail;
 
-struct Twice {
-  std::vector<int> run(ro::Column<int> xs) {
-    std::vector<int> out;
-    for (int x : xs) out.push_back(2 * x);
-    return out;
-  }
-};
+using Twice = test_udfs::Double;
 
 // `rows` source rows as input batch `index`, its READY work published.
 std::unique_ptr<rd::Engine> admitted(const std::shared_ptr<const rd::RuntimePlan>& plan,
