@@ -26,7 +26,7 @@ def parse_args(description, arms=("default",)):
     p.add_argument("--out", required=True, help="where to write the result JSON")
     p.add_argument("--arm", choices=arms, default=arms[0])
     p.add_argument("--events-dir", required=True, help="where recognition actors log calls")
-    p.add_argument("--dpi", type=float, default=150.0)
+    p.add_argument("--dpi", type=float, default=200.0)  # the OCR workload's RENDER_DPI
     p.add_argument("--detect-replicas", type=int, default=1)
     p.add_argument("--recognize-replicas", type=int, default=2)
     p.add_argument("--recognize-batch", type=int, default=32)

@@ -8,7 +8,7 @@ corpus of image PDFs with known text and long-tailed page counts.
 
 The corpus is written once into --work-dir (default /tmp/ocr-pdf-bench-DOCS-SEED-MAXPAGES) and
 reused. Prints pages/s, the time to the first finished document, the recognition batch fill
-(lines per recognition call against --recognize-batch; a call reads each width bucket of its
+(lines per recognition call against --recognize-batch; a call reads each width class of its
 lines in one inference), each stage's busy time, the physical limit
 (the stages' summed busy time, and the process's CPU time, over the cores: no schedule can
 finish faster), the peak RSS of this process (every actor of the local backend is a thread of
@@ -36,7 +36,14 @@ from typing import Any
 from loopback_ray import check_on_loopback, ensure_private_network, start_local_ray
 
 import rayorch_cpp as ro
-from rayorch_cpp.workloads.ocr_pdf import Markdown, OcrPdf, PipelineConfig, StageOptions, samples
+from rayorch_cpp.workloads.ocr_pdf import (
+    Markdown,
+    OcrPdf,
+    PipelineConfig,
+    StageOptions,
+    recall,
+    samples,
+)
 
 
 def corpus(directory: Path, docs: int, seed: int, max_pages: int) -> list[samples.SampleDocument]:
@@ -140,7 +147,7 @@ def main() -> None:
     p.add_argument("--max-pages", type=int, default=80)
     p.add_argument("--seed", type=int, default=24)
     p.add_argument("--work-dir", type=Path, default=None)
-    p.add_argument("--dpi", type=float, default=150.0)
+    p.add_argument("--dpi", type=float, default=PipelineConfig().dpi)
     p.add_argument("--detect-replicas", type=int, default=max(1, cores // 3))
     p.add_argument("--recognize-replicas", type=int, default=max(1, cores - cores // 3))
     p.add_argument("--recognize-batch", type=int, default=32)
@@ -230,7 +237,7 @@ def main() -> None:
     for row, document in enumerate(documents):
         doc = outputs[row]
         assert isinstance(doc, Markdown), doc
-        hit, total = samples.word_recall(document.text, doc.text)
+        hit, total = recall.word_recall(document.text, doc.text)
         found, expected = found + hit, expected + total
     print(
         f"stages: detect {a.detect_replicas} x 1 cpu, recognize {a.recognize_replicas} x "

@@ -37,7 +37,7 @@ from loopback_ray import ensure_private_network
 from ocr_pdf import corpus, descendants, rss_mib
 
 import rayorch_cpp
-from rayorch_cpp.workloads.ocr_pdf import PipelineConfig, samples
+from rayorch_cpp.workloads.ocr_pdf import PipelineConfig, recall, samples
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS = ROOT / "bench" / "peers"
@@ -85,10 +85,10 @@ def run_sampled(command: list[str], env: dict[str, str], timeout: float) -> tupl
     return status, peak
 
 
-def recall(documents: list[samples.SampleDocument], outputs: dict[str, str]) -> float:
+def corpus_recall(documents: list[samples.SampleDocument], outputs: dict[str, str]) -> float:
     found = expected = 0
     for document in documents:
-        hit, total = samples.word_recall(document.text, outputs.get(document.path, ""))
+        hit, total = recall.word_recall(document.text, outputs.get(document.path, ""))
         found, expected = found + hit, expected + total
     return found / expected if expected else float("nan")
 
@@ -190,7 +190,7 @@ def print_table(
         print(
             f"{arm:<14} {result['system']:<34} {e2e:7.2f} {pages / e2e:8.2f} "
             f"{float(first) if first is not None else float('nan'):8.2f} {fill:5.2f} "
-            f"{peak:8.0f} {recall(documents, result['documents']):7.4f}"
+            f"{peak:8.0f} {corpus_recall(documents, result['documents']):7.4f}"
         )
 
 

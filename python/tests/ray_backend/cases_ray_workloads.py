@@ -70,7 +70,7 @@ OCR_STACK = ("onnxruntime", "pypdfium2", "rapidocr_onnxruntime")
     any(importlib.util.find_spec(m) is None for m in OCR_STACK), reason="no ocr extra installed"
 )
 def test_the_ocr_pipeline_on_ray_gives_the_local_markdown(cluster: Any, tmp_path: Path) -> None:
-    from rayorch_cpp.workloads.ocr_pdf import OcrPdf, PipelineConfig, StageOptions, samples
+    from rayorch_cpp.workloads.ocr_pdf import OcrPdf, PipelineConfig, StageOptions, recall, samples
 
     corpus = samples.make_corpus(tmp_path, 2, seed=6, max_pages=2, corrupt=1, blank_pages=1)
     paths = [d.path for d in corpus] + [str(tmp_path / "corrupt0.pdf")]
@@ -84,7 +84,7 @@ def test_the_ocr_pipeline_on_ray_gives_the_local_markdown(cluster: Any, tmp_path
     assert [d.pages_without_text for d in got[:-1]] == [d.pages_without_text for d in expected[:-1]]
     assert isinstance(got[-1], ro.OutputIssue) and got[-1].cause == expected[-1].cause
     for document, markdown in zip(corpus, got):
-        found, total = samples.word_recall(document.text, markdown.text)
+        found, total = recall.word_recall(document.text, markdown.text)
         assert found >= 0.9 * total
 
 

@@ -1,6 +1,6 @@
 """The OCR workload (rayorch_cpp.workloads.ocr_pdf): PP-OCRv4 on onnxruntime in a three-level
 pipeline, the same Markdown on every executor, its word recall on generated pages, per-document
-outcomes, batch-independent recognition, model threads from the Module's resources, and the
+outcomes, model threads from the Module's resources, and the
 command's outputs, journal and exit codes.
 
 Runs when the ``ocr`` extra is installed (scripts/python-env.sh installs it)."""
@@ -23,16 +23,15 @@ from rayorch_cpp.workloads.ocr_pdf import (  # noqa: E402
     OcrPdf,
     PipelineConfig,
     StageOptions,
+    recall,
     samples,
 )
 from rayorch_cpp.workloads.ocr_pdf.__main__ import main, options_from, parser  # noqa: E402
-from rayorch_cpp.workloads.ocr_pdf.detect import TextLineDetector  # noqa: E402
 from rayorch_cpp.workloads.ocr_pdf.models import (  # noqa: E402
     open_session,
     providers_for,
     session_threads,
 )
-from rayorch_cpp.workloads.ocr_pdf.recognize import BUCKETS, TextLineRecognizer  # noqa: E402
 
 # Small stages so that several Grains share a call even on a few pages.
 CONFIG = PipelineConfig(
@@ -92,7 +91,7 @@ def test_word_recall_on_generated_pages_is_at_least_0_9(
     for document, markdown in zip(corpus, sync_outputs):
         assert isinstance(markdown, Markdown), markdown
         assert markdown.pages == len(document.pages)
-        hit, total = samples.word_recall(document.text, markdown.text)
+        hit, total = recall.word_recall(document.text, markdown.text)
         found, expected = found + hit, expected + total
     assert expected > 50
     assert found / expected >= 0.9
@@ -108,7 +107,7 @@ def test_pages_keep_their_order_and_lines_their_reading_order(
             body = section.split("\n", 1)[1].split("<!--")[0].strip().splitlines()
             assert len(body) == len(lines)
             for want, got in zip(lines, body):  # each line its own row, in drawing order
-                hit, total = samples.word_recall(want, got)
+                hit, total = recall.word_recall(want, got)
                 assert hit >= total - 1, (want, got)
 
 
@@ -132,32 +131,6 @@ def test_a_corrupt_pdf_and_a_blank_page_have_their_own_outcomes(
         assert isinstance(markdown, Markdown), markdown
         assert markdown.pages_without_text == ((number,) if r == row else ())
     assert f"## Page {number}\n\n\n" in sync_outputs[row].text
-
-
-def test_recognition_reads_the_same_text_one_line_at_a_time_and_32_at_once(
-    corpus: list[samples.SampleDocument],
-) -> None:
-    import pypdfium2 as pdfium
-
-    detector = TextLineDetector()
-    lines = []
-    for document in corpus:
-        pdf = pdfium.PdfDocument(document.path)
-        for page in pdf:
-            lines += [line.image for line in detector.lines(page.render(scale=150 / 72).to_numpy())]
-        pdf.close()
-    lines = (lines * 2)[:32]
-    assert len(lines) == 32
-    recognizer = TextLineRecognizer()
-    together = recognizer.read(lines)
-    batched = list(recognizer.shapes)
-    alone = [recognizer.read([line])[0] for line in lines]
-    assert together == alone
-    # One inference per width bucket present, together holding every line.
-    assert sum(s.lines for s in batched) == 32
-    assert len(batched) == len({s.width for s in batched}) < 32
-    assert max(s.lines for s in batched) > 1
-    assert all(s.width in BUCKETS for s in batched)
 
 
 class SessionThreads:

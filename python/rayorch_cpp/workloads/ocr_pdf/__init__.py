@@ -5,7 +5,7 @@ Needs the ``ocr`` extra (``pip install 'rayorch-cpp[ocr]'``: onnxruntime, rapido
 for its bundled models, pypdfium2); the models are loaded from the installed wheel, nothing
 is downloaded. ``OcrPdf`` is the pipeline (stages.py), ``convert`` the conversion of a
 directory (convert.py, also ``python -m rayorch_cpp.workloads.ocr_pdf``), ``samples`` a
-generated corpus with known text.
+generated corpus with known text, ``recall`` word recall against a reference text.
 
 Importing this package needs nothing of the extra; its names are loaded on first use, which
 raises OcrStackMissing naming what to install when a package of the extra is missing."""

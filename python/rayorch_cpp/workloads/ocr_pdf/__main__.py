@@ -61,7 +61,8 @@ def parser() -> argparse.ArgumentParser:
         "--detect-side",
         type=positive_int,
         default=defaults.detect_side,
-        help="longest side, in pixels, pages are detected at (1280 for body text at 150 dpi)",
+        help="longest side, in pixels, pages are scaled to for line detection (crops are cut "
+        "from the full render)",
     )
     for stage in STAGES:
         stage_defaults: StageOptions = getattr(defaults, stage)

@@ -19,11 +19,13 @@ Image = npt.NDArray[np.uint8]
 Box = npt.NDArray[np.float32]  # 4 corners (x, y): top-left, top-right, bottom-right, bottom-left
 
 # The page is scaled down so that its longer side is at most DETECT_SIDE pixels before
-# detection (the crops are cut from the full page). 640 suits the generated corpus's large type
-# rendered at 150 dpi: its lines come out 50-60 pixels tall, crisp at the recogniser's 48;
-# body text (10-12 pt) needs a larger side, about 1280 at 150 dpi. The thresholds are
-# rapidocr's (its config.yaml): pixels above 0.3 are text, boxes scoring below 0.5 dropped.
-DETECT_SIDE = 640
+# detection; the crops are cut from the full render (stages.RENDER_DPI, 200), where a line of
+# 10-point body text is about 30 pixels tall, close to the recogniser's 48. At 1280 such a
+# line is about 18 pixels tall in the detector's input, which it finds as reliably as at full
+# size, for 0.6 times the compute; at 640 (9 pixels) its boxes cut letters off (on 16 real
+# pages of 9 Debian manuals, word recall 0.59). The thresholds are rapidocr's (its
+# config.yaml): pixels above 0.3 are text, boxes scoring below 0.5 dropped, boxes grown by 1.6.
+DETECT_SIDE = 1280
 THRESHOLD = 0.3
 BOX_THRESHOLD = 0.5
 UNCLIP_RATIO = 1.6

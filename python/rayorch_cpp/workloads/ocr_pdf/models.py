@@ -107,9 +107,6 @@ def open_session(model: str) -> Any:
     # Threads that spin between calls would take CPU from the other actors on the machine.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3
-    # Recognition inputs change shape with every call; an arena would keep the largest
-    # call's buffers for the session's life.
-    options.enable_cpu_mem_arena = False
     providers = providers_for(num_gpus, devices, ort.get_available_providers())
     if num_gpus > 0 and hasattr(ort, "preload_dlls"):
         # onnxruntime-gpu installed with its cuda/cudnn extras finds the CUDA libraries of

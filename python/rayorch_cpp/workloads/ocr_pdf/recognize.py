@@ -2,31 +2,35 @@
 lines of many pages of many documents.
 
 Every line is scaled to the model's height (48 pixels) keeping its aspect ratio and padded on
-the right to its width bucket: the smallest of 320 (the width the model was exported for),
-480, 736, ... (each about 1.5 times the one before, a multiple of 32) that holds it. The lines
-of one call are read with one inference per bucket present, all lines of that bucket
-together, whatever pages and documents they come from. A line's input therefore depends on
-the line alone, and so does its text: the model's SVTR neck attends over the whole padded
-width, so padding a short line to the widest line of its batch changes what it reads (on the
-generated corpus, one common width per call read 9 of 123 lines differently and dropped word
-recall from 0.998 to 0.957, and cost three times the compute on a CPU). Each line's CTC
-decoding reads only the time steps of its own width."""
+the right to its width class: the next multiple of WIDTH_STEP (32) pixels, at least 320 (the
+width the model was exported for), with no upper bound, so a line as long as a page of small
+type is read at its own width rather than squeezed. A line's input therefore depends on the
+line alone, and so does its text: the model's SVTR neck attends over the whole padded width,
+so padding a line to anything else (the widest line of its batch, as rapidocr does, or a
+coarse bucket) changes what it reads and costs compute that reads nothing.
+
+The lines of one call, whatever pages and documents they come from, are grouped by width
+class; each group is read in inferences of at most ``lines_per_inference`` lines. On a CPU one
+line per inference is the fastest (a larger input runs no faster per line and touches more
+memory); a GPU wants whole groups. Lines of one class read the same alone or together: an
+inference reads each line of its batch independently (no batch statistics at inference)."""
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from .detect import Image
-from .models import open_session, recognition_characters
+from .models import CPU_PROVIDER, open_session, recognition_characters
 
 HEIGHT = 48
 MIN_WIDTH = 320  # the width the model was exported for (rapidocr's rec_img_shape)
-BUCKET_RATIO = 1.5
-MAX_WIDTH = 48 * 64  # a line wider than 64:1 is squeezed to this width, the last bucket
+WIDTH_STEP = 32  # width classes are multiples of this (the model's total horizontal stride)
+GPU_LINES_PER_INFERENCE = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,26 +50,15 @@ class BatchShape:
 
 
 def scaled_width(line: Image) -> int:
-    """The width of a line scaled to HEIGHT, keeping its aspect ratio (at most MAX_WIDTH)."""
+    """The width of a line scaled to HEIGHT, keeping its aspect ratio."""
     height, width = line.shape[:2]
-    return max(1, min(MAX_WIDTH, math.ceil(HEIGHT * width / max(1, height))))
+    return max(1, math.ceil(HEIGHT * width / max(1, height)))
 
 
-def width_buckets() -> list[int]:
-    """The padded widths lines are read at, ascending: MIN_WIDTH, then about BUCKET_RATIO
-    times the one before (a multiple of 32), the last MAX_WIDTH."""
-    buckets = [MIN_WIDTH]
-    while buckets[-1] < MAX_WIDTH:
-        buckets.append(min(MAX_WIDTH, round(buckets[-1] * BUCKET_RATIO / 32) * 32))
-    return buckets
-
-
-BUCKETS = width_buckets()
-
-
-def bucket_of(width: int) -> int:
-    """The padded width of a line that scales to ``width``: the smallest bucket holding it."""
-    return next(b for b in BUCKETS if b >= width)
+def width_class(width: int) -> int:
+    """The padded width of a line that scales to ``width``: the next multiple of WIDTH_STEP,
+    at least MIN_WIDTH."""
+    return max(MIN_WIDTH, math.ceil(width / WIDTH_STEP) * WIDTH_STEP)
 
 
 def batch_tensor(
@@ -86,28 +79,38 @@ def batch_tensor(
 
 class TextLineRecognizer:
     """Reads text lines. One onnxruntime session (threads from the actor's resources,
-    models.open_session); ``read`` runs one inference per width bucket among its lines."""
+    models.open_session); ``read`` groups its lines by width class and reads each group in
+    inferences of at most ``lines_per_inference`` lines (default: 1 on a CPU,
+    GPU_LINES_PER_INFERENCE on a GPU)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lines_per_inference: int | None = None) -> None:
         self.session = open_session("recognition")
         self.input_name = self.session.get_inputs()[0].name
         self.characters = recognition_characters(self.session)
+        on_cpu = self.session.get_providers()[0] == CPU_PROVIDER
+        default = 1 if on_cpu else GPU_LINES_PER_INFERENCE
+        self.lines_per_inference = lines_per_inference or default
+        if self.lines_per_inference < 1:
+            raise ValueError(f"lines_per_inference must be at least 1, not {lines_per_inference}")
         self.shapes: list[BatchShape] = []  # every inference's shape, for the benchmark
 
     def read(self, lines: list[Image]) -> list[str]:
-        """The text of each line, in order: one model inference per width bucket, over all
-        the lines of that bucket."""
-        by_bucket: dict[int, list[int]] = {}
+        """The text of each line, in order: the lines grouped by width class, each group read
+        in inferences of at most ``lines_per_inference`` lines."""
+        by_width: dict[int, list[int]] = {}
         for i, line in enumerate(lines):
-            by_bucket.setdefault(bucket_of(scaled_width(line)), []).append(i)
+            by_width.setdefault(width_class(scaled_width(line)), []).append(i)
         texts = [""] * len(lines)
-        for width in sorted(by_bucket):
-            members = by_bucket[width]
-            for i, text in zip(members, self.read_bucket([lines[i] for i in members], width)):
-                texts[i] = text
+        step = self.lines_per_inference
+        for width in sorted(by_width):
+            members = by_width[width]
+            for start in range(0, len(members), step):
+                part = members[start : start + step]
+                for i, text in zip(part, self.read_group([lines[i] for i in part], width)):
+                    texts[i] = text
         return texts
 
-    def read_bucket(self, lines: list[Image], width: int) -> list[str]:
+    def read_group(self, lines: list[Image], width: int) -> list[str]:
         """The text of each line, padded to ``width``: one model inference."""
         tensor, widths, shape = batch_tensor(lines, width)
         self.shapes.append(shape)
@@ -120,8 +123,11 @@ class TextLineRecognizer:
         ]
 
     def decode(self, labels: npt.NDArray[np.int64]) -> str:
-        """CTC greedy decoding: repeats collapsed, blanks (label 0) removed."""
+        """CTC greedy decoding (repeats collapsed, blanks, label 0, removed), then Unicode
+        compatibility forms folded (NFKC): the model's dictionary is Chinese first and writes
+        punctuation full-width ("，", "：", "（"), which reads as ASCII in an English text."""
         keep = np.ones(len(labels), dtype=bool)
         keep[1:] = labels[1:] != labels[:-1]
         keep &= labels != 0
-        return "".join(self.characters[int(k)] for k in labels[keep]).strip()
+        text = "".join(self.characters[int(k)] for k in labels[keep]).strip()
+        return unicodedata.normalize("NFKC", text)

@@ -1,4 +1,4 @@
-"""A generated corpus of PDFs with known text, and word recall against it.
+"""A generated corpus of PDFs with known text (scored with recall.word_recall).
 
 Each page is drawn with Pillow (DejaVu Sans when the system has it, else Pillow's own font)
 as an image and the pages are written as an image PDF, like a scan: the known text is what
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,16 +150,3 @@ def load_corpus(directory: str | Path) -> list[SampleDocument]:
         SampleDocument(str(Path(directory) / f"{stem}.pdf"), pages)
         for stem, pages in manifest["documents"].items()
     ]
-
-
-def words(text: str) -> list[str]:
-    """The words of a text, lower case, without surrounding punctuation."""
-    return [w for w in (t.strip(".,;:!?()[]\"'").lower() for t in text.split()) if w]
-
-
-def word_recall(expected: str, found: str) -> tuple[int, int]:
-    """(expected words found, expected words): each expected word counts once per
-    occurrence in ``found`` (a multiset intersection, so order does not matter)."""
-    want = Counter(words(expected))
-    have = Counter(words(re.sub(r"<!--.*?-->|^#.*$", " ", found, flags=re.M)))
-    return sum(min(n, have[w]) for w, n in want.items()), sum(want.values())
