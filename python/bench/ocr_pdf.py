@@ -5,15 +5,22 @@ corpus of image PDFs with known text and long-tailed page counts.
         [--recognize-batch 32] [--recognize-replicas N] [--detect-replicas N]
         [--backend ray] [--isolation process] [--recognize-batch-wait S]
         [--input-batch-size 16 --max-active-input-batches 2] [--json PATH]
+    .venv/bin/python python/bench/ocr_pdf.py --pdfs DIR [--pages-per-document 6] [--baselines]
 
 The corpus is written once into --work-dir (default /tmp/ocr-pdf-bench-DOCS-SEED-MAXPAGES) and
 reused. Prints pages/s, the time to the first finished document, the recognition batch fill
 (lines per recognition call against --recognize-batch; a call reads each width class of its
-lines in one inference), each stage's busy time, the physical limit
-(the stages' summed busy time, and the process's CPU time, over the cores: no schedule can
-finish faster), the peak RSS of this process (every actor of the local backend is a thread of
-it; on Ray only the driver's), and word recall against the text drawn on the pages. The
-Executor (models loaded) is built before the clock starts.
+lines in one inference), each stage's busy time, the stages' summed busy time and the
+process's CPU time over the cores (what this run spent, which counts its own waste: not a
+limit; the model-inference limit is --baselines'), the peak RSS of this process (every
+actor of the local backend is a thread of it; on Ray only the driver's), and word recall
+against the text drawn on the pages. The Executor (models loaded) is built before the clock
+starts.
+
+With ``--pdfs`` it reads real PDFs instead (``bash scripts/debian-pdfs.sh DIR`` collects eight
+that Debian ships, typeset by six systems), each cut to its first pages, and scores each
+against its text layer (``pdftotext``); ``--baselines`` adds the model-inference limit and
+RapidOCR() in a process pool on the same pages (ocr_baselines.py).
 
 With ``--backend ray`` the script starts a new one-node Ray cluster on this machine only: it
 re-executes itself in a private network namespace whose only interface is loopback
@@ -34,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from loopback_ray import check_on_loopback, ensure_private_network, start_local_ray
+from ocr_baselines import RealDocument, cut_documents, inference_seconds, rapidocr_pool
 
 import rayorch_cpp as ro
 from rayorch_cpp.workloads.ocr_pdf import (
@@ -147,6 +155,22 @@ def main() -> None:
     p.add_argument("--max-pages", type=int, default=80)
     p.add_argument("--seed", type=int, default=24)
     p.add_argument("--work-dir", type=Path, default=None)
+    p.add_argument(
+        "--pdfs",
+        nargs="+",
+        default=None,
+        help="real PDFs (files or directories; scripts/debian-pdfs.sh collects some) in place "
+        "of the generated corpus, scored against their text layers (pdftotext)",
+    )
+    p.add_argument(
+        "--pages-per-document", type=int, default=6, help="with --pdfs: the first pages read"
+    )
+    p.add_argument(
+        "--baselines",
+        action="store_true",
+        help="with --pdfs: also the model-inference limit and RapidOCR() in a process pool "
+        "(ocr_baselines.py)",
+    )
     p.add_argument("--dpi", type=float, default=PipelineConfig().dpi)
     p.add_argument("--detect-replicas", type=int, default=max(1, cores // 3))
     p.add_argument("--recognize-replicas", type=int, default=max(1, cores - cores // 3))
@@ -175,13 +199,21 @@ def main() -> None:
     a = p.parse_args()
     if a.backend == "ray":
         ensure_private_network(__file__)  # re-executes this script there (as root)
-    work = a.work_dir or Path(f"/tmp/ocr-pdf-bench-{a.docs}-{a.seed}-{a.max_pages}")
-    documents = corpus(work, a.docs, a.seed, a.max_pages)
-    paths = [d.path for d in documents]
-    pages = sum(len(d.pages) for d in documents)
-    lengths = sorted(len(d.pages) for d in documents)
+    if a.pdfs is not None:
+        work = a.work_dir or Path(f"/tmp/ocr-pdf-bench-real-{a.pages_per_document}")
+        real = cut_documents(a.pdfs, work, a.pages_per_document)
+        paths = [d.path for d in real]
+        expected = [d.text for d in real]
+        lengths = sorted(d.pages for d in real)
+    else:
+        work = a.work_dir or Path(f"/tmp/ocr-pdf-bench-{a.docs}-{a.seed}-{a.max_pages}")
+        documents = corpus(work, a.docs, a.seed, a.max_pages)
+        paths = [d.path for d in documents]
+        expected = [d.text for d in documents]
+        lengths = sorted(len(d.pages) for d in documents)
+    pages = sum(lengths)
     print(
-        f"corpus: {len(documents)} documents, {pages} pages (median {lengths[len(lengths) // 2]}, "
+        f"corpus: {len(paths)} documents, {pages} pages (median {lengths[len(lengths) // 2]}, "
         f"longest {lengths[-1]}) in {work}; {cores} cores, load average "
         f"{os.getloadavg()[0]:.1f}"
     )
@@ -233,12 +265,18 @@ def main() -> None:
         nodes = len(ray.nodes())
         print(f"Ray nodes: {nodes}, addresses: {', '.join(check_on_loopback(ray))}")
         ray.shutdown()
-    found = expected = 0
-    for row, document in enumerate(documents):
+    found = total = 0
+    for row, text in enumerate(expected):
         doc = outputs[row]
         assert isinstance(doc, Markdown), doc
-        hit, total = recall.word_recall(document.text, doc.text)
-        found, expected = found + hit, expected + total
+        hit, words = recall.word_recall(text, doc.text)
+        found, total = found + hit, total + words
+        if a.pdfs is not None:
+            source = real[row]
+            print(
+                f"  {Path(source.source).name:<28} {source.producer:<32} {source.pages:3d} pages "
+                f"{words:6d} words  recall {hit / words if words else float('nan'):.4f}"
+            )
     print(
         f"stages: detect {a.detect_replicas} x 1 cpu, recognize {a.recognize_replicas} x "
         f"{a.recognize_cpus:g} cpu batch {a.recognize_batch} (batch wait "
@@ -259,7 +297,7 @@ def main() -> None:
         )
     if a.backend == "local":
         print(
-            f"physical limit: stage busy {busy:.1f} s / {cores} cores = {busy / cores:.2f} s; "
+            f"spent: stage busy {busy:.1f} s / {cores} cores = {busy / cores:.2f} s; "
             f"CPU of the process and its workers {cpu:.1f} s / {cores} cores = "
             f"{cpu / cores:.2f} s (wall {wall:.2f} s)"
         )
@@ -278,7 +316,39 @@ def main() -> None:
         write_json(a.json, a, startup, wall, first[0], result, paths, outputs)
     print(
         f"peak RSS {rss:.0f} MiB (worker processes at the end: {workers_rss:.0f} MiB); word "
-        f"recall {found / expected if expected else float('nan'):.4f} ({found}/{expected})"
+        f"recall {found / total if total else float('nan'):.4f} ({found}/{total})"
+    )
+    if a.pdfs is not None and a.baselines:
+        print_baselines(real, a.dpi, config.detect_side, cores, pages / wall, found / total)
+
+
+def print_baselines(
+    real: list[RealDocument],
+    dpi: float,
+    detect_side: int,
+    cores: int,
+    pages_per_second: float,
+    found: float,
+) -> None:
+    pages = sum(d.pages for d in real)
+    model = inference_seconds(real, dpi, detect_side)
+    limit = pages / (model / cores)
+    print(
+        f"model-inference limit: detection and recognition run() alone {model:.1f} s on one "
+        f"thread for {pages} pages / {cores} cores = {limit:.2f} pages/s; this run "
+        f"{pages_per_second / limit:.1%} of it"
+    )
+    pool = rapidocr_pool(real, dpi, cores)
+    hits = words = 0
+    for d in real:
+        hit, count = recall.word_recall(d.text, pool.texts.get(d.path, ""))
+        hits, words = hits + hit, words + count
+        print(f"  RapidOCR() {Path(d.source).name:<28} recall {hit / count if count else 0:.4f}")
+    print(
+        f"RapidOCR() in a pool of {cores} processes (1 thread each): {pool.seconds:.2f} s = "
+        f"{pages / pool.seconds:.2f} pages/s, recall {hits / words:.4f}; this run "
+        f"{pages_per_second / (pages / pool.seconds):.2f}x its pages/s, recall "
+        f"{found - hits / words:+.4f}"
     )
 
 
