@@ -1,13 +1,15 @@
 """The OCR workload (rayorch_cpp.workloads.ocr_pdf): PP-OCRv4 on onnxruntime in a three-level
 pipeline, the same Markdown on every executor, its word recall on generated pages, per-document
-outcomes, model threads from the Module's resources, and the
-command's outputs, journal and exit codes.
+outcomes, a crash of a render process contained to its document, model threads from the
+Module's resources, and the command's outputs, journal, exit codes, isolation and its report
+of documents read far worse than their text layer.
 
 Runs when the ``ocr`` extra is installed (scripts/python-env.sh installs it)."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +28,14 @@ from rayorch_cpp.workloads.ocr_pdf import (  # noqa: E402
     recall,
     samples,
 )
-from rayorch_cpp.workloads.ocr_pdf.__main__ import main, options_from, parser  # noqa: E402
+from rayorch_cpp.workloads.ocr_pdf.__main__ import STAGES, main, options_from, parser  # noqa: E402
+from rayorch_cpp.workloads.ocr_pdf.convert import ConvertOptions, convert  # noqa: E402
 from rayorch_cpp.workloads.ocr_pdf.models import (  # noqa: E402
     open_session,
     providers_for,
     session_threads,
 )
+from rayorch_cpp.workloads.ocr_pdf.stages import RenderPage  # noqa: E402
 
 # Small stages so that several Grains share a call even on a few pages.
 CONFIG = PipelineConfig(
@@ -219,3 +223,77 @@ def test_the_command_names_the_extra_when_a_package_of_it_is_missing(
     assert main([str(tmp_path), "-o", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "needs pypdfium2" in err and "pip install 'rayorch-cpp[ocr]'" in err
+
+
+class RenderThatCrashes(RenderPage):
+    """Renders as the workload does, but takes its process down on a document named crash*
+    (as a PDF that crashes pdfium would)."""
+
+    def run(self, paths: list[str], pages: list[int]) -> list[Any]:
+        if any(Path(p).stem.startswith("crash") for p in paths):
+            os.abort()
+        return super().run(paths, pages)
+
+
+class OcrPdfWithACrashingRender(OcrPdf):
+    def __init__(self, config: PipelineConfig) -> None:
+        super().__init__(config)
+        self.render = config.render.module(RenderThatCrashes, "render").pre_init(config.dpi)
+
+
+def test_a_pdf_that_crashes_a_render_process_fails_that_document_not_the_run(
+    tmp_path: Path,
+) -> None:
+    documents = samples.make_corpus(tmp_path, 3, seed=4, max_pages=2)
+    crash = tmp_path / "crash.pdf"
+    crash.write_bytes(Path(documents[0].path).read_bytes())
+    config = PipelineConfig(render=StageOptions(batch_size=2, isolation="process"))
+    paths = [d.path for d in documents] + [str(crash)]
+    with ro.Executor(OcrPdfWithACrashingRender(config)) as ex:
+        outputs = ex.run(paths, progress=False).outputs
+    assert all(isinstance(o, Markdown) for o in outputs[:3]), outputs
+    assert isinstance(outputs[3], ro.OutputIssue), outputs[3]
+    assert outputs[3].origin is not None and outputs[3].origin.call.startswith("render")
+    assert "worker crashed: SIGABRT" in str(outputs[3].cause)
+
+
+def test_the_commands_isolation_puts_the_pdfium_stages_in_worker_processes() -> None:
+    local = options_from(parser().parse_args(["in.pdf", "-o", "out", "--isolation", "process"]))
+    isolated = {s for s in STAGES if getattr(local.pipeline, s).isolation == "process"}
+    assert isolated == {"open", "render"}
+    default = options_from(parser().parse_args(["in.pdf", "-o", "out"]))
+    assert all(getattr(default.pipeline, s).isolation is None for s in STAGES)
+    # On Ray every actor is a process of its own; the option changes nothing there.
+    ray = options_from(
+        parser().parse_args(["in.pdf", "-o", "out", "--isolation", "process", "--backend", "ray"])
+    )
+    assert all(getattr(ray.pipeline, s).isolation is None for s in STAGES)
+
+
+def test_a_document_read_far_worse_than_its_text_layer_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pypdfium2 as pdfium
+
+    source = pdfium.PdfDocument("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf")
+    cut = pdfium.PdfDocument.new()
+    cut.import_pages(source, [2])
+    (tmp_path / "in").mkdir()
+    cut.save(str(tmp_path / "in" / "spec.pdf"))
+    cut.close()
+    source.close()
+    samples.make_corpus(tmp_path / "in", 1, seed=7, max_pages=1)  # an image PDF: no layer
+    out = tmp_path / "out"
+    read: dict[str, Any] = {}
+    summary = convert(
+        ConvertOptions([str(tmp_path / "in")], str(out), progress=False),
+        on_document=read.__setitem__,
+    )
+    assert read["doc000"].text_layer_recall is None
+    assert read["spec"].text_layer_recall >= 0.95
+    assert summary.poor_reads == []
+    # At 40 dpi the page's 10-point lines are 6 pixels tall: too small to read.
+    assert main([str(tmp_path / "in"), "-o", str(out), "--no-progress", "-q", "--dpi", "40"]) == 0
+    printed = capsys.readouterr().out
+    assert "warning: 1 documents hold less than 85% of the words of their own text layer" in printed
+    assert "  spec: " in printed and "doc000" not in printed.split("warning:")[1]

@@ -25,6 +25,8 @@ EXIT_CODES = (
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 3
 STAGES = ("open", "render", "detect", "recognize", "join", "assemble")
 MODEL_STAGES = ("detect", "recognize")
+# The stages that call into pdfium, native code that reads untrusted files.
+PDFIUM_STAGES = ("open", "render")
 
 
 def positive_int(text: str) -> int:
@@ -83,6 +85,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue an interrupted conversion")
     p.add_argument("--no-journal", action="store_true", help="keep no run journal")
     p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument(
+        "--isolation",
+        choices=("threads", "process"),
+        default="threads",
+        help="where the stages that call pdfium (open, render) run on the local backend: "
+        "threads of this process, or a worker process per actor, so that a PDF that crashes "
+        "pdfium fails that document, not the run (Ray actors are processes anyway)",
+    )
     p.add_argument("--address", default=None, help="Ray cluster address (host:port)")
     p.add_argument("--trace", default=None, help="write a Chrome trace of every call here")
     p.add_argument("--report", default=None, help="write the JSON metrics report here")
@@ -103,6 +113,9 @@ def options_from(a: argparse.Namespace) -> ConvertOptions:
             num_cpus=getattr(a, f"{stage}_cpus"),
             num_gpus=getattr(a, f"{stage}_gpus", 0.0),
             batch_wait=getattr(defaults, stage).batch_wait,
+            isolation="process"
+            if a.isolation == "process" and a.backend == "local" and stage in PDFIUM_STAGES
+            else None,
         )
         for stage in STAGES
     }
@@ -151,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ABORTED
-    if not a.quiet or summary.failures:
+    if not a.quiet or summary.failures or summary.poor_reads:
         print(format_summary(summary), end="")
     return EXIT_SOME_FAILED if summary.failures else EXIT_OK
 

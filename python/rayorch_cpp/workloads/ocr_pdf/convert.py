@@ -25,6 +25,10 @@ from typing import Any
 from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult
 from .stages import Markdown, OcrPdf, PipelineConfig
 
+# A document whose Markdown holds fewer of its text layer's words than this is reported: on
+# real manuals the workload reads 0.94 to 1.0 of them (BENCHMARKS.md), so a far lower figure
+# means pages the model cannot read at this resolution, or a text layer that is itself wrong.
+POOR_READ_BELOW = 0.85
 JOURNAL_NAME = ".ocr_pdf-journal"
 FAILURES_NAME = "failures.jsonl"
 PROBE_PREFIX = ".ocr_pdf-probe-"
@@ -88,6 +92,9 @@ class ConvertSummary:
     restored: int = 0
     failures: list[FailedDocument] = field(default_factory=list)  # sorted by stem
     pages: int = 0  # of the written documents
+    # (stem, share of its text layer's words read) of the documents read far worse than their
+    # text layer (POOR_READ_BELOW), in delivery order
+    poor_reads: list[tuple[str, float]] = field(default_factory=list)
     pages_without_text: int = 0
     startup_seconds: float = 0.0
     run_seconds: float = 0.0
@@ -238,6 +245,8 @@ def convert(
         if summary.first_document_seconds < 0:
             summary.first_document_seconds = time.monotonic() - start
         summary.written.append(stems[row])
+        if doc.text_layer_recall is not None and doc.text_layer_recall < POOR_READ_BELOW:
+            summary.poor_reads.append((stems[row], doc.text_layer_recall))
         summary.pages += doc.pages
         summary.pages_without_text += len(doc.pages_without_text)
 
@@ -289,6 +298,14 @@ def format_summary(s: ConvertSummary) -> str:
         )
         text += "\n"
     text += f"markdown: {s.out_dir}/<stem>.md\n"
+    if s.poor_reads:
+        text += (
+            f"warning: {len(s.poor_reads)} documents hold less than {POOR_READ_BELOW:.0%} of "
+            "the words of their own text layer (pages too small to read at this --dpi, or a "
+            "text layer that is itself wrong; compare with pdftotext):\n"
+        )
+        for stem, share in s.poor_reads:
+            text += f"  {stem}: {share:.0%} of its text layer's words\n"
     if s.failures:
         text += f"failures ({len(s.failures)}), listed in {Path(s.out_dir) / FAILURES_NAME}:\n"
         for f in s.failures:

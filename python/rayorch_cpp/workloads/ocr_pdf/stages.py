@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import F, Module, Pipeline, Port, RecordFailure, RecoveryPolicy
+from . import recall
 from .detect import DETECT_SIDE, Image, TextLine, TextLineDetector
 from .recognize import TextLineRecognizer
 
@@ -30,31 +31,38 @@ COMPLETE_MARKER = "<!-- ocr_pdf: complete"
 # recall 0.973 and 0.971 on 16 real pages of 9 Debian manuals); at 150 dpi it reads 0.972
 # only with boxes grown further than rapidocr grows them (0.899 with rapidocr's).
 RENDER_DPI = 200.0
+# A text layer of fewer words (a page number, a stamp) says too little to compare against.
+TEXT_LAYER_MIN_WORDS = 20
 
 
 @dataclass(frozen=True, slots=True)
 class DocumentInfo:
-    """What opening a PDF tells: its name (file stem) and page count."""
+    """What opening a PDF tells: its name (file stem), page count, and the text of its text
+    layer ("" when it has none, as a scan has none)."""
 
     stem: str
     pages: int
+    text_layer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Markdown:
-    """A converted document: its Markdown, page count and the pages on which no text was
-    found (1-based; a page without text, such as a blank or an image-less one, is converted
-    with an empty section, not failed)."""
+    """A converted document: its Markdown, page count, the pages on which no text was found
+    (1-based; a page without text, such as a blank or an image-less one, is converted with
+    an empty section, not failed), and, when the PDF has a text layer of at least
+    TEXT_LAYER_MIN_WORDS words, the share of that layer's words the Markdown holds
+    (recall.word_recall; None without one)."""
 
     stem: str
     pages: int
     text: str
     pages_without_text: tuple[int, ...] = ()
+    text_layer_recall: float | None = None
 
 
 class OpenPdf:
-    """path -> (its page numbers, DocumentInfo); a PDF that cannot be opened is a
-    RecordFailure naming the file and pdfium's error."""
+    """path -> (its page numbers, DocumentInfo with its text layer); a PDF that cannot be
+    opened is a RecordFailure naming the file and pdfium's error."""
 
     def run(self, paths: list[str]) -> tuple[list[Any], list[Any]]:
         import pypdfium2 as pdfium
@@ -65,16 +73,28 @@ class OpenPdf:
             try:
                 with PDFIUM_LOCK:
                     document = pdfium.PdfDocument(path)
-                    count = len(document)
-                    document.close()
+                    try:
+                        count = len(document)
+                        layer = "\n".join(text_layer_of(document[i]) for i in range(count))
+                    finally:
+                        document.close()
             except (pdfium.PdfiumError, OSError) as error:
                 failure = RecordFailure(f"cannot open {path}: {error}")
                 pages.append(failure)
                 infos.append(failure)
                 continue
             pages.append(list(range(count)))
-            infos.append(DocumentInfo(Path(path).stem, count))
+            infos.append(DocumentInfo(Path(path).stem, count, layer))
         return pages, infos
+
+
+def text_layer_of(page: Any) -> str:
+    """The text of a pdfium page's text layer ("" without one)."""
+    textpage = page.get_textpage()
+    try:
+        return str(textpage.get_text_range())
+    finally:
+        textpage.close()
 
 
 class RenderPage:
@@ -170,24 +190,31 @@ class AssembleMarkdown:
                 else:
                     empty.append(number)
             text += f"\n{COMPLETE_MARKER}, {info.pages} pages -->\n"
-            out.append(Markdown(info.stem, info.pages, text, tuple(empty)))
+            found, words = recall.word_recall(info.text_layer, text)
+            layer_recall = found / words if words >= TEXT_LAYER_MIN_WORDS else None
+            out.append(Markdown(info.stem, info.pages, text, tuple(empty), layer_recall))
         return out
 
 
 @dataclass(frozen=True, slots=True)
 class StageOptions:
-    """One stage's Module options: actors, Grains per call, CPUs and GPUs per actor, and how
+    """One stage's Module options: actors, Grains per call, CPUs and GPUs per actor, how
     long an idle actor may wait for a fuller batch while more of its work can still arrive
-    (``batch_wait``, seconds; 0: it takes what is ready)."""
+    (``batch_wait``, seconds; 0: it takes what is ready), and where its actors run
+    (``isolation``: None for the run's default, threads; "process": a worker process per
+    actor, so that a crash in native code costs the documents of the call, not the run)."""
 
     replicas: int = 1
     batch_size: int = 1
     num_cpus: float = 1.0
     num_gpus: float = 0.0
     batch_wait: float = 0.0
+    isolation: str | None = None
 
     def module(self, udf: Any, name: str) -> Module:
         waits: dict[str, Any] = {"batch_wait": self.batch_wait} if self.batch_wait > 0 else {}
+        if self.isolation is not None:
+            waits["isolation"] = self.isolation
         return Module(
             udf,
             name=name,
