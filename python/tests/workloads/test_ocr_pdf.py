@@ -297,3 +297,17 @@ def test_a_document_read_far_worse_than_its_text_layer_is_reported(
     printed = capsys.readouterr().out
     assert "warning: 1 documents hold less than 85% of the words of their own text layer" in printed
     assert "  spec: " in printed and "doc000" not in printed.split("warning:")[1]
+
+
+def test_the_command_says_an_interrupted_run_was_interrupted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rayorch_cpp.workloads.ocr_pdf import convert as convert_module
+
+    def interrupted(options: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(convert_module, "convert", interrupted)
+    assert main([str(tmp_path), "-o", str(tmp_path / "out")]) == 3
+    err = capsys.readouterr().err
+    assert "ocr_pdf: the run stopped: interrupted\n" in err and "--resume" in err

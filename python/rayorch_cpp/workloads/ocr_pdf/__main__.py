@@ -157,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except (ExecutionError, OSError, KeyboardInterrupt) as error:
-        print(f"{command}: the run stopped: {error or 'interrupted'}", file=sys.stderr)
+        # A KeyboardInterrupt, and some OSErrors, say nothing of themselves.
+        why = "interrupted" if isinstance(error, KeyboardInterrupt) else str(error) or repr(error)
+        print(f"{command}: the run stopped: {why}", file=sys.stderr)
         print(
             f"documents finished before the error are complete in {a.output}; rerun with "
             "--resume to convert the rest",
