@@ -142,3 +142,38 @@ def test_a_line_as_long_as_a_page_of_small_type_is_read_whole() -> None:
     assert shape.width >= line.shape[1] * 48 / line.shape[0]  # read at its own width
     found, total = recall.word_recall(words, text)
     assert found / total >= 0.95, text
+
+
+def test_large_type_is_detected_at_the_small_side_and_body_text_or_a_table_is_not(
+    real_pdfs: list[Path], tmp_path: Path
+) -> None:
+    from PIL import Image, ImageDraw, ImageFont
+
+    from rayorch_cpp.workloads.ocr_pdf import samples
+    from rayorch_cpp.workloads.ocr_pdf.detect import DETECT_SIDE, PROBE_SIDE
+
+    config = PipelineConfig()
+    detector = TextLineDetector(config.detect_side)
+    for path in real_pdfs:  # body text of two manuals
+        for image in rendered_pages(path, config.dpi):
+            detector.boxes(image)
+            assert detector.last_side == DETECT_SIDE, path.name
+    [large] = samples.make_corpus(tmp_path, 1, seed=2, max_pages=1)  # 20-point type
+    detector.boxes(rendered_pages(Path(large.path), config.dpi)[0])
+    assert detector.last_side == PROBE_SIDE
+    # A caption and a ruled table: the rules make no band of text.
+    page = Image.new("RGB", (1700, 2200), "white")
+    draw = ImageDraw.Draw(page)
+    font_file = "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf"
+    font = ImageFont.truetype(font_file, 28) if Path(font_file).is_file() else None
+    draw.text((200, 200), "Table 3: results by river and station", fill="black", font=font)
+    for row in range(9):
+        draw.line((200, 300 + row * 60, 1500, 300 + row * 60), fill="black", width=3)
+    for column in range(5):
+        draw.line((200 + column * 325, 300, 200 + column * 325, 780), fill="black", width=3)
+    for row in range(8):
+        for column in range(4):
+            at = (215 + column * 325, 312 + row * 60)
+            draw.text(at, f"cell {row} {column} 0.93", fill="black", font=font)
+    detector.boxes(np.asarray(page)[:, :, ::-1].copy())
+    assert detector.last_side == DETECT_SIDE

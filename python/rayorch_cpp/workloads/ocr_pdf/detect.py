@@ -26,13 +26,16 @@ Box = npt.NDArray[np.float32]  # 4 corners (x, y): top-left, top-right, bottom-r
 # pages of 9 Debian manuals, word recall 0.59). The thresholds are rapidocr's (its
 # config.yaml): pixels above 0.3 are text, boxes scoring below 0.5 dropped, boxes grown by 1.6.
 DETECT_SIDE = 1280
-# Large type needs no such resolution: a page whose text lines are at least TALL_LINE pixels
-# tall at PROBE_SIDE (about 15-point type or larger on a letter page) is detected there, for a
-# quarter of the compute. A line's height is read from the page itself, before any model
-# runs: the median height of the bands of rows that hold ink (line_height).
+# Large type needs no such resolution: a page whose text bands are at least TALL_LINE pixels
+# tall at PROBE_SIDE (type of about 15 points or larger on a letter page; body text at 9-12
+# points makes bands of 4-6 there) is detected there, for a quarter of the compute. The bands
+# are read from the page itself, before any model runs (line_height).
 PROBE_SIDE = 640
-TALL_LINE = 12
+TALL_LINE = 8
 INK = 160  # a pixel darker than this in every channel is ink
+# A row crosses text when it enters ink at least this often: the strokes of a few letters. The
+# rules of a table or a frame enter ink a few times a row, so they join no band of text.
+TEXT_ROW_STROKES = 12
 THRESHOLD = 0.3
 BOX_THRESHOLD = 0.5
 UNCLIP_RATIO = 1.6
@@ -108,10 +111,11 @@ class TextLineDetector:
 
 
 def line_height(page: Image) -> float:
-    """The median height, in pixels, of the bands of consecutive rows that hold ink (0 on a
-    page without ink): a text line's height from ascender to descender on a text page."""
+    """The median height, in pixels, of the bands of consecutive rows that cross text (0 on
+    a page without text): about a text line's x-height and ascenders on a text page."""
     ink = page.min(axis=2) < INK
-    rows = ink.sum(axis=1) > max(2, page.shape[1] // 500)
+    strokes = np.count_nonzero(ink[:, 1:] & ~ink[:, :-1], axis=1)
+    rows = strokes >= TEXT_ROW_STROKES
     edges = np.diff(np.concatenate(([0], rows.astype(np.int8), [0])))
     heights = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
     return float(np.median(heights)) if len(heights) else 0.0
