@@ -35,7 +35,7 @@ from rayorch_cpp.workloads.ocr_pdf.models import (  # noqa: E402
     providers_for,
     session_threads,
 )
-from rayorch_cpp.workloads.ocr_pdf.stages import RenderPage  # noqa: E402
+from rayorch_cpp.workloads.ocr_pdf.stages import JoinLines, RenderPage, join_hyphenated  # noqa: E402
 
 # Small stages so that several Grains share a call even on a few pages.
 CONFIG = PipelineConfig(
@@ -311,3 +311,17 @@ def test_the_command_says_an_interrupted_run_was_interrupted(
     assert main([str(tmp_path), "-o", str(tmp_path / "out")]) == 3
     err = capsys.readouterr().err
     assert "ocr_pdf: the run stopped: interrupted\n" in err and "--resume" in err
+
+
+def test_a_word_hyphenated_across_rows_is_joined_and_nothing_else_moves() -> None:
+    rows = ["for non-", "developers and", "the well-", "Known A-", "1 x-", "ray"]
+    assert join_hyphenated(rows) == [
+        "for nondevelopers",
+        "and",
+        "the well-",  # the next row starts with a capital: a compound, left as it is
+        "Known A-",
+        "1 xray",
+    ]
+    assert join_hyphenated(["re-", "run"]) == ["rerun"]  # the emptied row is dropped
+    assert join_hyphenated(["", "a-", "b"]) == ["", "ab"]  # an empty row of its own stays
+    assert JoinLines().run([["one re-", "run", "two"]], [[0, 1, 2]]) == ["one rerun\ntwo"]

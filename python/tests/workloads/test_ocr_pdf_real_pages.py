@@ -177,3 +177,16 @@ def test_large_type_is_detected_at_the_small_side_and_body_text_or_a_table_is_no
             draw.text(at, f"cell {row} {column} 0.93", fill="black", font=font)
     detector.boxes(np.asarray(page)[:, :, ::-1].copy())
     assert detector.last_side == DETECT_SIDE
+
+
+def test_the_detection_input_is_rapidocrs_on_real_pages(real_pdfs: list[Path]) -> None:
+    from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
+
+    from rayorch_cpp.workloads.ocr_pdf.detect import DetectionInput
+
+    for image in rendered_pages(real_pdfs[0], PipelineConfig().dpi):
+        for side in (640, 1280, 4096):  # scaled down, and a side past the page: not scaled up
+            ours = DetectionInput(side)(image)
+            theirs = DetPreProcess(side, "max", [0.5] * 3, [0.5] * 3)(image)
+            assert ours is not None and ours.shape == theirs.shape
+            assert np.array_equal(ours, theirs)

@@ -152,7 +152,8 @@ class RecognizeLines:
 
 class JoinLines:
     """(a page's line texts in reading order, their rows) -> the page's text: lines of one
-    row joined by a space, rows by a newline."""
+    row joined by a space, rows by a newline, and a word hyphenated across a row break joined
+    (join_hyphenated)."""
 
     def run(self, texts: list[list[str]], rows: list[list[int]]) -> list[str]:
         out = []
@@ -162,8 +163,25 @@ class JoinLines:
                 if i == 0 or row != line_rows[i - 1]:
                     joined.append([])
                 joined[-1].append(text)
-            out.append("\n".join(" ".join(t for t in row_texts if t) for row_texts in joined))
+            page = [" ".join(t for t in row_texts if t) for row_texts in joined]
+            out.append("\n".join(join_hyphenated(page)))
         return out
+
+
+def join_hyphenated(rows: list[str]) -> list[str]:
+    """``rows`` with each word that typesetting broke across two rows ("non-" at the end of
+    one, "developers" at the start of the next) whole again at the end of the first row,
+    without its hyphen, as text extraction (pdftotext) gives it: a row that ends in a letter
+    and a hyphen, followed by a row that starts with a lower-case letter. A row left empty
+    by the move is dropped."""
+    out = list(rows)
+    for i in range(len(out) - 1):
+        head, tail = out[i], out[i + 1]
+        if len(head) >= 2 and head[-1] == "-" and head[-2].isalpha() and tail[:1].islower():
+            rest, _, remainder = tail.partition(" ")
+            out[i] = head[:-1] + rest
+            out[i + 1] = remainder
+    return [row for row, was in zip(out, rows) if row or not was]
 
 
 class AssembleMarkdown:
