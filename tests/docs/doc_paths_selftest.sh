@@ -11,8 +11,8 @@ check="${1:-$(dirname "$0")/doc_paths.sh}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "${tmp}"' EXIT
 
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=../support/selftest.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/selftest.sh"
 
 make_clean_tree() {
   local t="$1"
@@ -60,23 +60,6 @@ The engine's design is `docs/DESIGN.md`; see [the other page](../docs/OTHER.md).
 MD
   # Not a documentation file: never read.
   echo "src/gone.h" >"${t}/src/notes.md"
-}
-
-# expect_result TREE EXPECTED_RC DESCRIPTION [EXPECTED_OUTPUT_SUBSTRING] [ARGS...]
-expect_result() {
-  local tree="$1" expected="$2" what="$3" needle="${4:-}"
-  shift 4 || shift $#
-  local out rc=0
-  out="$(bash "${check}" "$@" "${tree}" 2>&1)" || rc=$?
-  if [[ ${rc} -ne ${expected} ]]; then
-    fail "${what}: expected exit ${expected}, got ${rc}"$'\n'"${out}"
-    return
-  fi
-  if [[ -n "${needle}" && "${out}" != *"${needle}"* ]]; then
-    fail "${what}: output lacks '${needle}'"$'\n'"${out}"
-    return
-  fi
-  echo "ok: ${what}"
 }
 
 tree="${tmp}/tree"
