@@ -418,6 +418,9 @@ def test_actors_that_cannot_be_placed_fail_after_the_startup_timeout(
     assert "did not start within 0.3 s (actor_startup_timeout_s)" in message
     assert "Module<ocr>: 3 actor(s) waiting, each asking {CPU: 1}" in message
     assert "The cluster has {CPU: 2} in all, {CPU: 0} free" in message
+    # The Module sets num_cpus=1 itself: the message does not say it set none.
+    assert "unless its Module sets" not in message
+    assert "Each actor asks for what its Module sets (num_cpus=1 where it sets none)" in message
     assert len(killed) == 3
 
 
