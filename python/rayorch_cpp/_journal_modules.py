@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _core
+from ._code_reach import reached_code
 
 # Options that tune how a Module runs, not what it computes: a change to them keeps the
 # journal's records valid (as pool and batch sizes stay out of the engine's plan digest).
@@ -82,14 +83,20 @@ def _code_objects(udf: Any) -> Iterable[types.CodeType]:
 
 def code_digest(udf: Any) -> str:
     """A digest of a UDF's code: its source, else its bytecode (a UDF defined in a REPL or
-    loaded from bytecode only). A C++ UDF (a name) is digested by its name."""
+    loaded from bytecode only), with what that code reaches (_code_reach.py: the user's own
+    functions and classes it calls, the values its closures capture, the versions of the
+    installed packages it uses). A C++ UDF (a name) is digested by its name."""
     if isinstance(udf, str):
         return _digest(udf.encode())
     target = udf if isinstance(udf, type) or inspect.isroutine(udf) else type(udf)
     try:
-        return _digest(inspect.getsource(target).encode())
+        own = _digest(inspect.getsource(target).encode())
     except (OSError, TypeError):
-        return _digest(b"\1".join(_code_bytes(code) for code in _code_objects(udf)))
+        own = _digest(b"\1".join(_code_bytes(code) for code in _code_objects(udf)))
+    reached = reached_code(udf)
+    if not reached:  # a UDF that reaches nothing keeps the digest of its own code
+        return own
+    return _digest((own + json.dumps(reached, sort_keys=True)).encode())
 
 
 def _value_digest(value: Any) -> str:
