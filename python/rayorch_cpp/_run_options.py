@@ -37,8 +37,11 @@ class Journal:
     outputs must be picklable). A rerun with the same journal admits only the rows not
     recorded finished (present or dropped; failed and suppressed ones run again unless
     ``retry_failed=False``) and returns the recorded ones as if computed, counted in
-    ``RunResult.roots_restored``. ``key(row)`` names a source row (default: a 64-bit digest
-    of its pickled source values, 16 hex digits). A journal of another pipeline or other
+    ``RunResult.roots_restored``. ``key(row)`` names a source row by its index, or
+    ``value_key(values)`` by its source values (a tuple, one per source column: a document
+    id, ``value_key=lambda values: values[0]["id"]``, which also keys the rows of a
+    generator as they are pulled); default: a 64-bit digest of its pickled source values,
+    16 hex digits. A journal of another pipeline or other
     inputs raises ValueError unless ``force`` (``allow_other_inputs`` accepts other inputs of
     the same pipeline); so does one whose outputs were computed by a Module whose code (or
     ``version`` option), constructor arguments or other non-tuning options have changed
@@ -50,6 +53,7 @@ class Journal:
 
     path: str
     key: Callable[[int], str] | None = None
+    value_key: Callable[[tuple[Any, ...]], str] | None = None
     retry_failed: bool = True
     force: bool = False
     allow_other_inputs: bool = False
@@ -70,10 +74,28 @@ def _values_digest(row: int, values: tuple[Any, ...]) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def _lazy_row_key(key: Callable[[int], str] | None, fallback: bool) -> LazyRowKey:
+def _checked_value_key(value_key: Callable[[tuple[Any, ...]], str]) -> LazyRowKey:
+    def keyed(row: int, values: tuple[Any, ...]) -> str:
+        k = value_key(values)
+        if not isinstance(k, str):
+            raise TypeError(
+                f"journal value_key(values) must return a str; row {row} gave {type(k).__name__}"
+            )
+        return k
+
+    return keyed
+
+
+def _lazy_row_key(
+    key: Callable[[int], str] | None,
+    fallback: bool,
+    value_key: Callable[[tuple[Any, ...]], str] | None = None,
+) -> LazyRowKey:
     """The journal key of each row of a lazy source, computed as the row is pulled: as
     _row_keys gives for the same rows in a list (the engine checks that it is a str). With
     ``fallback``, a row that cannot be pickled is keyed by its index."""
+    if value_key is not None:
+        return _checked_value_key(value_key)
     if key is not None:
         given = key
         return lambda row, values: given(row)
@@ -94,9 +116,17 @@ def _row_index(row: int, values: tuple[Any, ...]) -> str:
     return str(row)
 
 
-def _row_keys(columns: Sequence[Sequence[Any]], key: Callable[[int], str] | None) -> list[str]:
-    """One journal key per source row: key(row), else a digest of the pickled row values."""
+def _row_keys(
+    columns: Sequence[Sequence[Any]],
+    key: Callable[[int], str] | None,
+    value_key: Callable[[tuple[Any, ...]], str] | None = None,
+) -> list[str]:
+    """One journal key per source row: key(row) or value_key(values), else a digest of the
+    pickled row values."""
     rows = len(columns[0]) if columns else 0
+    if value_key is not None:
+        keyed = _checked_value_key(value_key)
+        return [keyed(row, tuple(c[row] for c in columns)) for row in range(rows)]
     if key is not None:
         keys = []
         for row in range(rows):
@@ -137,19 +167,24 @@ def _long_run(
             return None
     if journal is not None and journal.sync_every_records < 1:
         raise ValueError("Journal.sync_every_records must be >= 1")
+    if journal is not None and journal.key is not None and journal.value_key is not None:
+        raise ValueError(
+            "Journal takes key (a row's index -> its key) or value_key (a row's source values "
+            "-> its key), not both"
+        )
     keys: JournalKeys
     sized = cast(Sequence[Sequence[Any]], columns)  # unless lazy
     rows = 0 if lazy or not columns else len(sized[0])
     if lazy:
         # Each row is keyed as it is pulled, as it would be in a list.
         if journal is not None:
-            keys = _lazy_row_key(journal.key, fallback=False)
+            keys = _lazy_row_key(journal.key, fallback=False, value_key=journal.value_key)
         elif dead_letters is not None:
             keys = _lazy_row_key(None, fallback=True)
         else:
             keys = _row_index
     elif journal is not None:
-        keys = _row_keys(sized, journal.key)
+        keys = _row_keys(sized, journal.key, journal.value_key)
     elif dead_letters is not None:
         try:
             keys = _row_keys(sized, None)

@@ -262,3 +262,34 @@ def test_dead_letters_name_every_root_that_is_not_present(tmp_path: Path) -> Non
         assert j["attempts"] >= 1 and j["restored"] is False
         assert len(j["key"]) == 16  # the digest of the pickled source value
         assert isinstance(out[row], ro.OutputIssue)
+
+
+class Doubled:
+    def run(self, docs: list[dict[str, Any]]) -> list[int]:
+        return [doc["n"] * 2 for doc in docs]
+
+
+def test_a_journal_keys_rows_by_a_source_value_of_a_list_or_a_generator(tmp_path: Path) -> None:
+    path = tmp_path / "run.journal"
+    double = ro.Module(Doubled)
+    docs = [{"id": f"doc-{n}", "n": n} for n in range(6)]
+    by_id = ro.Journal(str(path), value_key=lambda values: values[0]["id"])
+    first = ro.SyncExecutor(lambda d: double(d)).run(docs[:4], journal=by_id)
+    assert first.outputs == [0, 2, 4, 6]
+    # Another order, two new documents, from a generator: the four are restored by id.
+    reordered = (doc for doc in reversed(docs))
+    again = ro.SyncExecutor(lambda d: double(d)).run(
+        reordered,
+        journal=ro.Journal(str(path), value_key=lambda v: v[0]["id"], allow_other_inputs=True),
+    )
+    assert again.roots_restored == 4
+    assert again.outputs == [10, 8, 6, 4, 2, 0]
+    with pytest.raises(ValueError, match="key .* or value_key .*, not both"):
+        ro.SyncExecutor(lambda d: double(d)).run(
+            docs, journal=ro.Journal(str(path), key=str, value_key=lambda v: "x")
+        )
+    with pytest.raises(TypeError, match=r"value_key\(values\) must return a str; row 0 gave int"):
+        ro.SyncExecutor(lambda d: double(d)).run(
+            docs,
+            journal=ro.Journal(str(tmp_path / "other.journal"), value_key=lambda v: 1),  # type: ignore[arg-type,return-value]
+        )
