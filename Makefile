@@ -62,12 +62,27 @@ test-wheel: deps
 # sanitizer trees, so `make test` stays well within a CI budget on two cores.
 ASAN_BUILD     ?= build-asan
 TSAN_BUILD     ?= build-tsan
-# A test's target is its path under tests/ with '/' as '_' (tests/runtime/rules_test.cc:
-# runtime_rules_test).
-ASAN_TARGETS   ?= smoke_test runtime_rules_test runtime_scenarios_test runtime_recovery_test \
-                  execution_local_executor_test execution_schedule_independence_test \
-                  api_misuse_test
-TSAN_TARGETS   ?= execution_local_executor_test execution_schedule_independence_test
+# A test's target is its path under tests/ with '/' as '_' (tests/runtime/rule_reduce_test.cc:
+# runtime_rule_reduce_test).
+ASAN_TARGETS   ?= smoke_test runtime_engine_grains_test runtime_rule_call_input_test \
+                  runtime_rule_expand_test runtime_rule_filter_test runtime_rule_reduce_test \
+                  runtime_rule_broadcast_test runtime_scenarios_shapes_test \
+                  runtime_scenarios_failures_test runtime_scenarios_aborts_test \
+                  runtime_scenarios_schedule_test runtime_recovery_policies_test \
+                  runtime_recovery_losses_test \
+                  execution_local_executor_actors_test execution_local_executor_batching_test \
+                  execution_local_executor_failures_test execution_local_executor_runs_test \
+                  execution_local_executor_timeouts_test \
+                  execution_schedule_independence_test \
+                  execution_schedule_independence_inputs_test \
+                  execution_schedule_independence_failures_test \
+                  api_misuse_compile_test api_misuse_contracts_test api_misuse_failures_test
+TSAN_TARGETS   ?= execution_local_executor_actors_test execution_local_executor_batching_test \
+                  execution_local_executor_failures_test execution_local_executor_runs_test \
+                  execution_local_executor_timeouts_test \
+                  execution_schedule_independence_test \
+                  execution_schedule_independence_inputs_test \
+                  execution_schedule_independence_failures_test
 SANITIZE_BUILD_TYPE ?= Debug
 
 sanitize-subset: deps

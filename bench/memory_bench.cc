@@ -18,20 +18,21 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <numeric>
-#include <span>
 #include <stdexcept>
+#include <string>
 #include <thread>
-#include <utility>
+#include <vector>
 
 #include "bench.h"
+#include "memory_workload.h"
 #include <fmt/format.h>
 
 namespace rayorch::bench {
@@ -39,202 +40,15 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = kMiB * 1024.0;
-constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ull;
-constexpr std::uint64_t kFnvPrime = 0x100000001b3ull;
 
-// ---- the workload --------------------------------------------------------------------------
-
-/// A child descriptor: which frame of which source.
-struct FrameRef {
-  std::uint32_t video = 0;
-  std::uint32_t frame = 0;
-};
-
-// Bytes held by live Frames in this process and their high-water mark: the payload the
-// engine actually keeps, without the allocator's slack that RSS also counts.
-std::atomic<std::int64_t> g_frame_bytes{0};
-std::atomic<std::int64_t> g_frame_bytes_peak{0};
-// Frames decoded, and frames handed to summarise: their difference is the payload queued
-// between the two stages, whatever the engine's release policy.
-std::atomic<std::int64_t> g_decoded{0};
-std::atomic<std::int64_t> g_summarising{0};
-std::atomic<std::int64_t> g_queued_peak{0};
-
-void raise_peak(std::atomic<std::int64_t>& peak, std::int64_t value) {
-  std::int64_t seen = peak.load(std::memory_order_relaxed);
-  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
-  }
-}
-
-void count_frame_bytes(std::int64_t delta) {
-  if (delta == 0) return;
-  const std::int64_t now = g_frame_bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
-  raise_peak(g_frame_bytes_peak, now);
-}
-
-/// A decoded frame. Every copy and destruction is counted, so copies the engine makes
-/// show up as payload too.
-struct Frame {
-  Frame() = default;
-  explicit Frame(std::vector<std::uint8_t> b) : bytes(std::move(b)) { count_frame_bytes(held()); }
-  Frame(const Frame& o) : bytes(o.bytes) { count_frame_bytes(held()); }
-  Frame(Frame&& o) noexcept : bytes(std::exchange(o.bytes, {})) {}
-  Frame& operator=(const Frame& o) {
-    if (this != &o) {
-      count_frame_bytes(-held());
-      bytes = o.bytes;
-      count_frame_bytes(held());
-    }
-    return *this;
-  }
-  Frame& operator=(Frame&& o) noexcept {
-    if (this != &o) {
-      count_frame_bytes(-held());
-      bytes = std::exchange(o.bytes, {});
-    }
-    return *this;
-  }
-  ~Frame() { count_frame_bytes(-held()); }
-
-  std::int64_t held() const { return static_cast<std::int64_t>(bytes.size()); }
-
-  std::vector<std::uint8_t> bytes;
-};
-
-/// Two checksums of a frame's bytes.
-struct Summary {
-  std::uint64_t sum = 0;
-  std::uint64_t hash = kFnvOffset;
-};
-static_assert(sizeof(Summary) == 16);
-
-/// One value per source: its summaries folded in frame order.
-struct Fingerprint {
-  std::uint64_t frames = 0;
-  std::uint64_t sum = 0;
-  std::uint64_t hash = kFnvOffset;
-  friend bool operator==(const Fingerprint&, const Fingerprint&) = default;
-};
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// Pseudo-random bytes so that no page of a payload is shared or compressible by the kernel.
-void fill_frame(FrameRef f, std::span<std::uint8_t> out) {
-  std::uint64_t state = (static_cast<std::uint64_t>(f.video) << 32) | f.frame;
-  for (std::size_t i = 0; i < out.size(); i += sizeof(std::uint64_t)) {
-    const std::uint64_t w = splitmix64(state);
-    std::memcpy(out.data() + i, &w, std::min(sizeof w, out.size() - i));
-  }
-}
-
-Summary summarise_bytes(std::span<const std::uint8_t> bytes) {
-  Summary s;
-  std::size_t i = 0;
-  for (; i + sizeof(std::uint64_t) <= bytes.size(); i += sizeof(std::uint64_t)) {
-    std::uint64_t w;
-    std::memcpy(&w, bytes.data() + i, sizeof w);
-    s.sum += w;
-    s.hash = (s.hash ^ w) * kFnvPrime;
-  }
-  for (; i < bytes.size(); ++i) {
-    s.sum += bytes[i];
-    s.hash = (s.hash ^ bytes[i]) * kFnvPrime;
-  }
-  return s;
-}
-
-// Order-sensitive, so a summary gathered into the wrong position changes the result.
-void fold_into(Fingerprint& f, const Summary& s) {
-  ++f.frames;
-  f.sum += s.sum;
-  f.hash = (f.hash ^ s.hash) * kFnvPrime;
-}
-
-struct ListFrames {
-  explicit ListFrames(std::size_t n) : children(n) {}
-  std::vector<std::vector<FrameRef>> run(ro::Column<int> videos) {
-    std::vector<std::vector<FrameRef>> out(videos.size());
-    for (std::size_t i = 0; i < videos.size(); ++i) {
-      out[i].resize(children);
-      for (std::size_t k = 0; k < children; ++k)
-        out[i][k] = FrameRef{static_cast<std::uint32_t>(videos[i]), static_cast<std::uint32_t>(k)};
-    }
-    return out;
-  }
-  std::size_t children;
-};
-
-struct DecodeFrame {
-  explicit DecodeFrame(std::size_t b) : bytes(b) {}
-  std::vector<Frame> run(ro::Column<FrameRef> refs) {
-    std::vector<Frame> out;
-    out.reserve(refs.size());
-    for (const FrameRef& r : refs) {
-      std::vector<std::uint8_t> b(bytes);
-      fill_frame(r, b);
-      out.emplace_back(std::move(b));
-    }
-    const std::int64_t decoded =
-        g_decoded.fetch_add(static_cast<std::int64_t>(refs.size()), std::memory_order_relaxed) +
-        static_cast<std::int64_t>(refs.size());
-    raise_peak(g_queued_peak, decoded - g_summarising.load(std::memory_order_relaxed));
-    return out;
-  }
-  std::size_t bytes;
-};
-
-struct SummariseFrame {
-  std::vector<Summary> run(ro::Column<Frame> frames) {
-    g_summarising.fetch_add(static_cast<std::int64_t>(frames.size()), std::memory_order_relaxed);
-    std::vector<Summary> out;
-    out.reserve(frames.size());
-    for (const Frame& f : frames) out.push_back(summarise_bytes(f.bytes));
-    return out;
-  }
-};
-
-struct FoldVideo {
-  std::vector<Fingerprint> run(ro::Column<ro::Group<Summary>> videos) {
-    std::vector<Fingerprint> out(videos.size());
-    for (std::size_t i = 0; i < videos.size(); ++i) {
-      for (const Summary& s : videos[i]) fold_into(out[i], s);
-    }
-    return out;
-  }
-};
-
-struct MemoryPipeline : ro::Pipeline {
-  explicit MemoryPipeline(const MemoryOptions& o)
-      : list(ro::Module<ListFrames>(o.children)),
-        decode(ro::Module<DecodeFrame>(o.payload_kib * 1024)
-                   .replicas(o.decode_replicas)
-                   .batch_size(o.decode_batch)),
-        summarise(
-            ro::Module<SummariseFrame>().replicas(o.summary_replicas).batch_size(o.summary_batch)) {
-  }
-  ro::Module<ListFrames> list;
-  ro::Module<DecodeFrame> decode;
-  ro::Module<SummariseFrame> summarise;
-  ro::Module<FoldVideo> fold;
-  ro::Port<Fingerprint> forward(ro::Port<int> video) {
-    return fold(ro::F::reduce(summarise(decode(ro::F::expand(list(video))))));
-  }
-};
-
-// The value of one source computed without the engine, one frame at a time.
-Fingerprint direct_fingerprint(int video, const MemoryOptions& o, std::vector<std::uint8_t>& buf) {
-  Fingerprint f;
-  for (std::size_t k = 0; k < o.children; ++k) {
-    fill_frame(FrameRef{static_cast<std::uint32_t>(video), static_cast<std::uint32_t>(k)}, buf);
-    fold_into(f, summarise_bytes(buf));
-  }
-  return f;
-}
+// The workload (list -> expand -> decode -> summarise -> reduce -> fold) is in
+// memory_workload.h.
+using memory_workload::direct_fingerprint;
+using memory_workload::Fingerprint;
+using memory_workload::g_frame_bytes;
+using memory_workload::g_frame_bytes_peak;
+using memory_workload::g_queued_peak;
+using memory_workload::MemoryPipeline;
 
 // ---- one size in a child process -----------------------------------------------------------
 

@@ -7,11 +7,15 @@ each peer writes one JSON result with its timings and every document's ordered p
 import argparse
 import json
 import os
-import socket
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+# One definition of how a benchmark starts Ray on loopback, shared with the project's own.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python" / "bench"))
+from loopback_ray import start_local_ray as start_loopback_ray  # noqa: E402
 
 
 def parse_args(description, arms=("groupby",)):
@@ -191,29 +195,6 @@ class DriverRegroup:
         self.pool.shutdown()
 
 
-def require_loopback_only():
-    """Refuses to go on unless this process is in a network namespace whose only interface is
-    loopback (`unshare --net` plus `ip link set lo up`), so that Ray cannot bind an external
-    address. Call it before starting Ray."""
-    interfaces = sorted(name for _, name in socket.if_nameindex())
-    if interfaces != ["lo"]:
-        raise SystemExit(
-            f"refusing to start Ray with network interfaces {interfaces}: run this in a private "
-            "network namespace with only loopback (as root: unshare --net sh -c "
-            "'ip link set lo up && exec ...')"
-        )
-
-
-def require_ray_on_loopback(ray):
-    """After ray.init: every node of the cluster must be on 127.0.0.1. Prints the nodes to
-    stderr (the peer's log), so that every run shows where its cluster ran."""
-    nodes = ray.nodes()
-    addresses = sorted({node["NodeManagerAddress"] for node in nodes})
-    if addresses != ["127.0.0.1"]:
-        raise SystemExit(f"a Ray node is not on loopback: {addresses}")
-    print(f"Ray nodes: {len(nodes)}, addresses: {', '.join(addresses)}", file=sys.stderr)
-
-
 def peer_defaults(topo):
     """True when the peers run at their own defaults (the untuned regime's --peer-defaults):
     no actor or task counts of their own, within a cluster of the budget's CPUs."""
@@ -225,26 +206,17 @@ def peer_label(system, topo):
     return f"{system} [own defaults]" if peer_defaults(topo) else system
 
 
-def start_local_ray(ray, topo=None, num_cpus=None):
+def start_local_ray(topo=None, num_cpus=None):
     """Starts a new local Ray cluster for a peer: only inside a loopback-only network
     namespace, on 127.0.0.1, never joining a cluster another process left in /tmp/ray, and
     checking that every node is on 127.0.0.1. Its logical CPUs: `num_cpus`, or as many as the
     simulated pipeline `topo` has actors and tasks (its stages only sleep), or the budget's
     when the peers run at their own defaults."""
-    require_loopback_only()
     if num_cpus is None and peer_defaults(topo) and int(topo.get("budget_cpus", 0)) > 0:
         num_cpus = int(topo["budget_cpus"])
     if num_cpus is None:
         num_cpus = topo["render_replicas"] + topo["ocr_replicas"] + topo["assemble_replicas"]
-    ray.init(
-        address="local",
-        num_cpus=num_cpus,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        logging_level="ERROR",
-        log_to_driver=False,
-    )
-    require_ray_on_loopback(ray)
+    start_loopback_ray(num_cpus)
 
 
 def sleep_ms(ms):

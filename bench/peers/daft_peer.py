@@ -33,7 +33,7 @@ from daft import DataType, col  # noqa: E402
 if RUNNER == "ray":
     import ray
 
-    common.start_local_ray(ray, topo)
+    common.start_local_ray(topo)
     daft.set_runner_ray(address=ray.get_runtime_context().gcs_address)
 else:
     daft.set_runner_native()

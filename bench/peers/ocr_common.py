@@ -42,10 +42,10 @@ def corpus_paths(directory):
     return [d.path for d in samples.load_corpus(directory)]
 
 
-def start_local_ray(ray, num_cpus):
+def start_local_ray(num_cpus):
     """A new one-node Ray with `num_cpus` logical CPUs, as common.start_local_ray starts it
     (only in a loopback-only namespace, every node checked to be on 127.0.0.1)."""
-    common.start_local_ray(ray, num_cpus=num_cpus)
+    common.start_local_ray(num_cpus=num_cpus)
 
 
 class CallLog:

@@ -26,7 +26,7 @@ from daft import DataType, col  # noqa: E402
 
 from rayorch_cpp.workloads.ocr_pdf import stages  # noqa: E402
 
-ocr_common.start_local_ray(ray, args.ray_cpus)
+ocr_common.start_local_ray(args.ray_cpus)
 daft.set_runner_ray(address=ray.get_runtime_context().gcs_address)
 paths = ocr_common.corpus_paths(args.corpus)
 DPI = args.dpi

@@ -28,7 +28,7 @@ import ray  # noqa: E402
 
 from rayorch_cpp.workloads.ocr_pdf import stages  # noqa: E402
 
-ocr_common.start_local_ray(ray, args.ray_cpus)
+ocr_common.start_local_ray(args.ray_cpus)
 ray.data.DataContext.get_current().enable_progress_bars = False
 paths = ocr_common.corpus_paths(args.corpus)
 DPI = args.dpi

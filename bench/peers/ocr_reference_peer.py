@@ -20,7 +20,7 @@ import rayorch as ro  # noqa: E402
 
 from rayorch_cpp.workloads.ocr_pdf import stages  # noqa: E402
 
-ocr_common.start_local_ray(ray, args.ray_cpus)
+ocr_common.start_local_ray(args.ray_cpus)
 paths = ocr_common.corpus_paths(args.corpus)
 
 

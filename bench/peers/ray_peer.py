@@ -25,7 +25,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import ray  # noqa: E402
 
-common.start_local_ray(ray, topo)
+common.start_local_ray(topo)
 ctx = ray.data.DataContext.get_current()
 ctx.enable_progress_bars = False
 

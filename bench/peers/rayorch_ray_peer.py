@@ -32,7 +32,7 @@ except ImportError as error:
 # default budget on Ray), one call per actor at a time; the cluster has the budget's CPUs.
 AUTO = bool(topo.get("auto_replicas", False))
 BUDGET_CPUS = int(topo.get("budget_cpus", 0))
-common.start_local_ray(ray, topo, BUDGET_CPUS if AUTO and BUDGET_CPUS > 0 else None)
+common.start_local_ray(topo, BUDGET_CPUS if AUTO and BUDGET_CPUS > 0 else None)
 
 with open(args.corpus) as f:
     _corpus = json.load(f)

@@ -19,7 +19,7 @@ import time  # noqa: E402
 import ray  # noqa: E402
 import rayorch as ro  # noqa: E402
 
-common.start_local_ray(ray, topo)
+common.start_local_ray(topo)
 
 PAYLOAD = common.payload_bytes(args.corpus)
 POISONED = common.poisoned_documents(docs)

@@ -143,7 +143,7 @@ using RunApiOf = RunApi<typename Compiled<P>::output, typename Compiled<P>::inpu
 /// Runs a compiled program on a backend. Starts every actor pool up front and reuses the
 /// actors across runs and input batches.
 ///
-/// Eager start (DESIGN 6.1): the constructor returns at once while each actor builds its UDF
+/// Eager start (DESIGN 6.1.4): the constructor returns at once while each actor builds its UDF
 /// instance on its own thread. A run dispatches to an actor as soon as it is ready (the
 /// tasks of a Call without a ready actor wait in its queue) and admits input as soon as a
 /// Call that reads the sources has a ready actor. An actor whose constructor throws stays out

@@ -44,7 +44,7 @@ struct InputBatchMetrics {
   std::uint64_t released_values = 0;  ///< values freed once nothing needed them
 };
 
-/// When one actor's constructor finished (eager start, DESIGN 6.1).
+/// When one actor's constructor finished (eager start, DESIGN 6.1.4).
 struct ActorStartMetrics {
   int actor = -1;                ///< its index within its pool
   double started_seconds = 0.0;  ///< since the executor was made
@@ -54,7 +54,7 @@ struct ActorStartMetrics {
 };
 
 /// A self-sizing pool's target changed, or a grow was refused by the budget (`from == to`)
-/// (DESIGN 6.1, self-sizing pools).
+/// (DESIGN 6.1.7).
 struct PoolResizeMetrics {
   double seconds = 0.0;  ///< since the run started
   int from = 0;          ///< actors (started or starting) before

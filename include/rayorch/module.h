@@ -70,7 +70,7 @@ class Module {
     state_->options.auto_replicas = false;
     return set(&ModuleOptions::replicas, n);
   }
-  /// The pool sizes itself (DESIGN 6.1, self-sizing pools): between `min` actors (kept while work
+  /// The pool sizes itself (DESIGN 6.1.7): between `min` actors (kept while work
   /// can still reach it; 0 lets it shrink to nothing) and `max` (0: the machine's CPU count),
   /// within the executor's resource budget, following the backlog the lineage knows of.
   Module& auto_replicas(int min = 0, int max = 0) {

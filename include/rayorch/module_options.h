@@ -32,7 +32,7 @@ enum class Isolation : std::uint8_t {
 struct ModuleOptions {
   int replicas = 1;  ///< actors in the Module's pool (>= 1); unused when auto_replicas
   /// The pool sizes itself between min_replicas and max_replicas within the executor's
-  /// resource budget (DESIGN 6.1, self-sizing pools).
+  /// resource budget (DESIGN 6.1.7).
   bool auto_replicas = false;
   int min_replicas = 0;  ///< auto only: actors kept while work can still reach the pool (>= 0)
   /// auto only: the most actors (>= 1, >= min_replicas); 0: the machine's CPU count (the
@@ -55,7 +55,7 @@ struct ModuleOptions {
   std::uint64_t memory_limit = 0;
 };
 
-/// What the self-sizing pools of one executor may hold at once (DESIGN 6.1, self-sizing pools),
+/// What the self-sizing pools of one executor may hold at once (DESIGN 6.1.7),
 /// counted in the per-actor cpus/gpus/resources of every pool's started actors (fixed pools
 /// included). Consulted only when some pool sizes itself.
 struct ResourceBudget {

@@ -1,14 +1,14 @@
 // Observers of a run: the progress line, the Chrome trace and the JSON report are built-in
-// observers of the driver's events (DESIGN 6.1); users and workloads add their own through
+// observers of the driver's events (DESIGN 6.1.10); users and workloads add their own through
 // RunOptions::observers.
 //
 // Threading: every callback runs on the thread that called run(), between driver steps,
 // never concurrently with another callback of the same run. Callbacks should be quick: the
 // driver dispatches no work while one runs.
 // Exceptions: an exception thrown from on_run_start, on_rpc, on_actor_start, on_pool_resize,
-// on_root or
-// on_progress aborts the run like one from the streaming callback (the executor closes). One
-// thrown from on_run_end or report_section is recorded in RunMetrics::file_errors (and
+// on_root or on_progress aborts the run like one from the streaming callback: the run throws
+// it once the RPCs in flight are done, and the executor keeps its actors for the next run.
+// One thrown from on_run_end or report_section is recorded in RunMetrics::file_errors (and
 // printed on stderr); the run's outputs stand.
 // Ownership: RunOptions holds observers by shared_ptr; the run keeps them alive until it
 // returns. One observer object may watch several runs, one after the other.
@@ -55,7 +55,7 @@ struct RpcEvent {
   std::string_view status;  ///< "ok", "failed", "lost" or "timeout"
 };
 
-/// An actor's constructor finished (eager start, DESIGN 6.1): the actor joined its pool, or
+/// An actor's constructor finished (eager start, DESIGN 6.1.4): the actor joined its pool, or
 /// failed and stays out of it. Each actor is reported once per executor, in the run during
 /// which the driver learnt of it; one that started between runs is reported at the start of
 /// the next run (with a negative `run_seconds`).
@@ -68,7 +68,7 @@ struct ActorStartEvent {
 };
 
 /// A self-sizing pool's target changed (its actors start, or retire once idle), or a grow
-/// was refused by the resource budget (`from == to`; DESIGN 6.1, self-sizing pools).
+/// was refused by the resource budget (`from == to`; DESIGN 6.1.7).
 struct PoolResizeEvent {
   int pool = -1;           ///< index into RunStartEvent::pools
   int from = 0;            ///< actors (started or starting) before
@@ -95,7 +95,7 @@ struct CallProgress {
   std::uint64_t in_flight = 0;  ///< Grains in running RPCs
 };
 
-/// Per-pool actor counts for a progress display (eager start, DESIGN 6.1).
+/// Per-pool actor counts for a progress display (eager start, DESIGN 6.1.4).
 struct PoolProgress {
   std::string_view pool;
   int actors = 0;  ///< actors the pool was made with

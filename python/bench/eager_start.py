@@ -1,4 +1,4 @@
-"""Eager start: what slow constructors cost the first run (docs/DESIGN.md 6.1).
+"""Eager start: what slow constructors cost the first run (docs/DESIGN.md 6.1.4).
 
     .venv/bin/python python/bench/eager_start.py [--replicas 4] [--load-s 0.5] [--rows 40]
 

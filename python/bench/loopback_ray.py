@@ -36,8 +36,7 @@ def ensure_private_network(script: str) -> None:
 def start_local_ray(num_cpus: int) -> Any:
     """Starts a new one-node Ray cluster on 127.0.0.1 (never one another process left in
     /tmp/ray) and returns the `ray` module; exits when a node is not on loopback."""
-    if sorted(name for _, name in socket.if_nameindex()) != ["lo"]:
-        raise SystemExit("refusing to start Ray outside a loopback-only network namespace")
+    refuse_outside_loopback_namespace()
     import ray
 
     ray.init(
@@ -48,8 +47,22 @@ def start_local_ray(num_cpus: int) -> Any:
         logging_level="ERROR",
         log_to_driver=False,
     )
-    check_on_loopback(ray)
+    addresses = check_on_loopback(ray)
+    # The log of every run shows where its cluster ran.
+    print(f"Ray nodes: {len(ray.nodes())}, addresses: {', '.join(addresses)}", file=sys.stderr)
     return ray
+
+
+def refuse_outside_loopback_namespace() -> None:
+    """Exits unless this process is in a network namespace whose only interface is loopback
+    (`unshare --net` plus `ip link set lo up`), so that Ray cannot bind an external address."""
+    interfaces = sorted(name for _, name in socket.if_nameindex())
+    if interfaces != ["lo"]:
+        raise SystemExit(
+            f"refusing to start Ray outside a loopback-only network namespace (interfaces "
+            f"{interfaces}): run this as root in a private network namespace with only loopback "
+            "(unshare --net sh -c 'ip link set lo up && exec ...')"
+        )
 
 
 def check_on_loopback(ray: Any) -> list[str]:
@@ -66,8 +79,7 @@ def start_local_cluster(nodes: int, cpus_per_node: int) -> tuple[Any, Any]:
     `nodes` worker nodes (ray.cluster_utils.Cluster, so nodes can be removed and added);
     connects to it and returns (the cluster, the `ray` module). Exits outside a
     loopback-only namespace or when a node is not on loopback."""
-    if sorted(name for _, name in socket.if_nameindex()) != ["lo"]:
-        raise SystemExit("refusing to start Ray outside a loopback-only network namespace")
+    refuse_outside_loopback_namespace()
     import ray
     from ray.cluster_utils import Cluster
 

@@ -267,7 +267,7 @@ class ActorStartMetrics:
     def error(self) -> str: ...
 
 class PoolResizeMetrics:
-    """A self-sizing pool's decision (DESIGN 6.1, self-sizing pools)."""
+    """A self-sizing pool's decision (DESIGN 6.1.7)."""
 
     @property
     def seconds(self) -> float: ...

@@ -22,7 +22,7 @@
 #include "rayorch/errors.h"
 #include "rayorch/outcome.h"
 
-#include "execution/driver.h"
+#include "execution/cores.h"
 
 namespace rayorch::python {
 
@@ -261,8 +261,7 @@ Core Core::ray(const Program& program, nb::object backend, ResourceBudget budget
   options.budget = std::move(budget);
   options.sizing.random_seed = random_resize_seed;
   nb::gil_scoped_release release;
-  return Core(program,
-              std::make_unique<rd::Driver>(program.plan, std::move(pools), std::move(options)));
+  return Core(program, rd::make_driven_core(program.plan, std::move(pools), std::move(options)));
 }
 
 Core Core::sync(const Program& program, bool wire) {

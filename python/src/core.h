@@ -24,7 +24,7 @@ class Core {
  public:
   /// The local backend. With `server_command`, its process-isolated pools start their
   /// worker server as that command with `server_payload` (process_workers.h).
-  /// `budget`: what self-sizing pools may hold (DESIGN 6.1, self-sizing pools);
+  /// `budget`: what self-sizing pools may hold (DESIGN 6.1.7);
   /// `random_resize_seed` (testing only) draws their sizes at random.
   static Core local(const Program& program,
                     std::optional<std::vector<std::string>> server_command = std::nullopt,

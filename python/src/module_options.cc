@@ -105,7 +105,7 @@ RecoveryPolicy recovery_policy(const OptionValue& v, int& infra_retries) {
 constexpr std::array kEngineOptions = {
     EngineOption{"replicas",
                  [](const OptionValue& v, ModuleOptions& o) {
-                   // "auto": the pool sizes itself (DESIGN 6.1, self-sizing pools).
+                   // "auto": the pool sizes itself (DESIGN 6.1.7).
                    if (PyUnicode_Check(v.value.ptr())) {
                      if (nb::cast<std::string>(v.value) != "auto") v.bad("an integer or 'auto'");
                      o.auto_replicas = true;

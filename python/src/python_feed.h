@@ -1,6 +1,6 @@
 // A lazy source in Python: source columns given as iterables (generators, iterators, files,
 // map objects) are pulled row by row as the run admits input batches, instead of being read
-// whole before the first row runs (DESIGN 6.1).
+// whole before the first row runs (DESIGN 6.1.2).
 //
 // Threading: next() runs on the driver's thread, the thread that called run() (for stream(),
 // its background thread), and takes the GIL for as long as it pulls one chunk; the user's

@@ -106,10 +106,11 @@ class RayPools final : public rd::WorkerPools {
     on_backend("retiring", pool, [&] { backend_.retire(pool, actor); });
   }
 
-  void take_started(std::vector<rd::ActorStart>& out) override {
+  void take_actor_events(std::vector<rd::ActorEvent>& out) override {
+    using Kind = rd::ActorEvent::Kind;
     const auto at = Clock::now();
     for (const auto& [pool, actor] : resumed_)
-      out.push_back(rd::ActorStart{.pool = pool, .actor = actor, .at = at, .resumed = true});
+      out.push_back({.kind = Kind::resumed, .pool = pool, .actor = actor, .at = at, .error = {}});
     resumed_.clear();
     if (!stopped_) {
       Gil gil;  // for the Python error, if any
@@ -123,14 +124,16 @@ class RayPools final : public rd::WorkerPools {
       for (const auto& [pool, actor] : lost) {
         forget_actor(pool, actor);
         ++starting_;
-        out.push_back(rd::ActorStart{.pool = pool, .actor = actor, .at = at, .restarting = true});
+        out.push_back(
+            {.kind = Kind::restarting, .pool = pool, .actor = actor, .at = at, .error = {}});
       }
     }
     if (starting_ == 0) return;
     for (auto& [pool, actor, error] : backend_.take_started()) {
       --starting_;
+      const Kind kind = error.empty() ? Kind::ready : Kind::failed;
       out.push_back(
-          rd::ActorStart{.pool = pool, .actor = actor, .at = at, .error = std::move(error)});
+          {.kind = kind, .pool = pool, .actor = actor, .at = at, .error = std::move(error)});
     }
   }
 
@@ -379,7 +382,7 @@ class RayPools final : public rd::WorkerPools {
   }
 
   // Restarts an actor that Ray reported lost, in the background and on another node where it
-  // can: the driver takes it for a starting actor until take_started() reports it (the caller
+  // can: the driver takes it for a starting actor until take_actor_events() reports it (the caller
   // holds the GIL). Calls held at the lost actor hold nothing any more.
   void restart_lost(int pool, int actor, rd::WorkerResult& r) {
     forget_actor(pool, actor);
@@ -403,7 +406,7 @@ class RayPools final : public rd::WorkerPools {
   std::vector<std::vector<std::uint64_t>> actor_epochs_;  // per actor: its incarnation
   std::unordered_map<std::uint64_t, Pending> pending_;
   // Calls reported early whose actors Ray still holds (token -> pool, actor), how many hold
-  // each actor, and the actors freed since the last take_started().
+  // each actor, and the actors freed since the last take_actor_events().
   std::unordered_map<std::uint64_t, std::pair<int, int>> held_;
   std::vector<std::vector<int>> held_calls_;
   std::vector<std::pair<int, int>> resumed_;

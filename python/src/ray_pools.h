@@ -35,7 +35,7 @@
 namespace rayorch::python {
 
 /// The Ray worker pools of `plan`. `backend` is a rayorch_cpp._ray_backend.RayBackend whose
-/// actors may still be starting (eager start: their starts come through take_started), or
+/// actors may still be starting (eager start: their starts come through take_actor_events), or
 /// any RayBackendProtocol; the pools drive it and own nothing else.
 std::unique_ptr<detail::WorkerPools> make_ray_pools(std::shared_ptr<const detail::RuntimePlan> plan,
                                                     nanobind::object backend);

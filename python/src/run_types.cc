@@ -126,7 +126,7 @@ void bind_run_metrics(nb::module_& m) {
       .def_ro("error", &ActorStartMetrics::error);
 
   nb::class_<PoolResizeMetrics>(m, "PoolResizeMetrics",
-                                "A self-sizing pool's decision (DESIGN 6.1, self-sizing pools).")
+                                "A self-sizing pool's decision (DESIGN 6.1.7).")
       .def_ro("seconds", &PoolResizeMetrics::seconds)
       .def_ro("from_actors", &PoolResizeMetrics::from)
       .def_ro("to_actors", &PoolResizeMetrics::to)

@@ -65,7 +65,7 @@ def test_ray_is_not_started_outside_a_loopback_only_namespace(
     with pytest.raises(SystemExit, match="outside a loopback-only network namespace"):
         loopback_ray.start_local_ray(2)
     with pytest.raises(SystemExit, match="only loopback"):
-        peers_common.start_local_ray(ray, num_cpus=2)
+        peers_common.start_local_ray(num_cpus=2)
     assert ray.inits == []
 
 
@@ -75,7 +75,7 @@ def test_ray_starts_on_127_0_0_1_and_every_node_is_checked(
     interfaces(monkeypatch, "lo")
     ray = stand_in_ray(monkeypatch, "127.0.0.1")
     assert loopback_ray.start_local_ray(3) is ray
-    peers_common.start_local_ray(ray, num_cpus=3)
+    peers_common.start_local_ray(num_cpus=3)
     # A peer's log shows where its cluster ran.
     assert "Ray nodes: 1, addresses: 127.0.0.1\n" in capsys.readouterr().err
     assert [init["_node_ip_address"] for init in ray.inits] == ["127.0.0.1", "127.0.0.1"]
@@ -92,7 +92,7 @@ def test_a_node_off_loopback_ends_the_benchmark(
     with pytest.raises(SystemExit, match=f"not on loopback: .*{address}"):
         loopback_ray.start_local_ray(2)
     with pytest.raises(SystemExit, match=f"not on loopback: .*{address}"):
-        peers_common.start_local_ray(ray, num_cpus=2)
+        peers_common.start_local_ray(num_cpus=2)
     with pytest.raises(SystemExit, match=address):
         loopback_ray.check_on_loopback(ray)
 

@@ -1,4 +1,4 @@
-"""Eager start on the local backend (docs/DESIGN.md 6.1): the executor returns while its
+"""Eager start on the local backend (docs/DESIGN.md 6.1.4): the executor returns while its
 actors' constructors run, work starts on the first ready actor, an actor whose constructor
 raises stays out of its pool, and a pool whose every constructor raises is an error naming
 the Module. Order is asserted from logs and events, never from durations."""

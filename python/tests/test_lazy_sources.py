@@ -1,4 +1,4 @@
-"""Lazy source columns (Executor.run, DESIGN 6.1): an iterable without a length is pulled row
+"""Lazy source columns (Executor.run, DESIGN 6.1.2): an iterable without a length is pulled row
 by row as input batches are admitted, so the rows held are those of the active batches; its
 outputs are those of the same rows in a list; columns that end apart, a source that raises,
 the run journal and streaming."""

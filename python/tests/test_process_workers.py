@@ -4,7 +4,6 @@ cross pickled with out-of-band buffers, and no process left behind."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -18,102 +17,17 @@ import numpy as np
 import pytest
 
 import rayorch_cpp as ro
-from rayorch_cpp import F
-
-
-class Where:
-    """x -> (x * x, worker pid, replica index)."""
-
-    def __init__(self) -> None:
-        context = ro.replica_context()
-        self.index = context.index if context is not None else -1
-
-    def run(self, xs: list[int]) -> list[tuple[int, int, int]]:
-        time.sleep(0.002)  # lets every replica take batches
-        return [(x * x, os.getpid(), self.index) for x in xs]
-
-
-class Split:
-    """n -> [0, .., n-1] (an expanded output crosses as a list)."""
-
-    def run(self, xs: list[int]) -> list[list[int]]:
-        return [list(range(x)) for x in xs]
-
-
-class Plus:
-    def __init__(self, k: int) -> None:
-        self.k = k
-
-    def run(self, xs: list[int]) -> list[int]:
-        return [x + self.k for x in xs]
-
-
-class Total:
-    def run(self, groups: list[list[int]]) -> list[int]:
-        return [sum(g) for g in groups]
-
-
-class Culprit:
-    """Ends its worker on row `bad` in the way `how` names; other rows pass through."""
-
-    def __init__(self, how: str, bad: int) -> None:
-        self.how, self.bad = how, bad
-
-    def run(self, xs: list[int]) -> list[int]:
-        for x in xs:
-            if x != self.bad:
-                continue
-            sys.stderr.write(f"row {x} ends this worker ({self.how})\n")
-            sys.stderr.flush()
-            if self.how == "segfault":
-                ctypes.string_at(0)
-            elif self.how == "abort":
-                os.abort()
-            elif self.how == "exit":
-                os._exit(3)
-            elif self.how == "memory":
-                bytearray(4 << 30)
-            elif self.how == "hang":
-                time.sleep(600)
-        return [x * 10 for x in xs]
-
-
-class BrokenConstructor:
-    def __init__(self, how: str) -> None:
-        if how == "raise":
-            raise ValueError("no model file")
-        ctypes.string_at(0)
-
-    def run(self, xs: list[int]) -> list[int]:
-        return xs
-
-
-class ArrayFacts:
-    """What a received array is: writable?, the bytes under it, and its mean; and an echo."""
-
-    def run(self, arrays: list[np.ndarray]) -> list[tuple[bool, str, int, float, np.ndarray]]:
-        out = []
-        for a in arrays:
-            base: Any = a
-            while isinstance(base, np.ndarray) and base.base is not None:
-                base = base.base
-            out.append((a.flags.writeable, type(base).__name__, len(base), float(a.mean()), a))
-        return out
-
-
-def squares(replicas: int, isolation: str | None) -> Any:
-    options: dict[str, Any] = {"replicas": replicas, "batch_size": 2}
-    if isolation is not None:
-        options["isolation"] = isolation
-    where = ro.Module(Where).ray_options(**options)
-    return lambda x: where(x)
-
-
-def hierarchy(isolation: str) -> Any:
-    split = ro.Module(Split).ray_options(isolation=isolation)
-    plus = ro.Module(Plus).pre_init(5).ray_options(isolation=isolation, replicas=2, batch_size=3)
-    total = ro.Module(Total).ray_options(isolation=isolation)
-    return lambda n: total(F.reduce(plus(F.expand(split(n)))))
+from process_udfs import (
+    ArrayFacts,
+    BrokenConstructor,
+    Culprit,
+    Descriptors,
+    Devices,
+    Plus,
+    hierarchy,
+    rendered_pages,
+    squares,
+)
 
 
 def test_replicas_run_in_worker_processes_with_their_own_replica_index() -> None:
@@ -346,13 +260,6 @@ def test_no_worker_outlives_a_killed_driver(tmp_path: Path) -> None:
         driver.wait()
 
 
-class Devices:
-    def run(self, xs: list[int]) -> list[tuple[str, tuple[str, ...]]]:
-        context = ro.replica_context()
-        assert context is not None
-        return [(os.environ.get("CUDA_VISIBLE_DEVICES", "-"), context.devices) for _ in xs]
-
-
 def test_each_worker_sees_only_its_replicas_devices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
     devices = ro.Module(Devices).ray_options(
@@ -366,26 +273,6 @@ def test_each_worker_sees_only_its_replicas_devices(monkeypatch: pytest.MonkeyPa
                 break
     assert seen == {("4,5", ("4", "5")), ("6,7", ("6", "7"))}
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"  # the executor's own is unchanged
-
-
-class PageFacts:
-    """A C++ PageImage that crossed into this worker (through its Codec), and back."""
-
-    def run(self, pages: list[Any]) -> list[tuple[int, int, int, int, Any]]:
-        return [(p.number, p.width, p.height, sum(p.pixels) % 65521, p) for p in pages]
-
-
-def rendered_pages(isolation: str) -> Any:
-    open_pdf = ro.CppModule("Pdf2mdOpen")
-    render = ro.CppModule("Pdf2mdRender").pre_init(50).ray_options(isolation=isolation)
-    facts = ro.Module(PageFacts).ray_options(isolation=isolation)
-
-    def forward(path: ro.Port) -> ro.Port:
-        refs, _ = open_pdf(path)
-        page = F.expand(refs)
-        return F.reduce(facts(render(F.broadcast(path, like=page), page)))
-
-    return forward
 
 
 def test_cpp_values_cross_to_python_workers_through_their_codec(tmp_path: Path) -> None:
@@ -402,18 +289,6 @@ def test_cpp_values_cross_to_python_workers_through_their_codec(tmp_path: Path) 
     # The image that came back from the worker is the C++ type with the same pixels.
     back = processes[0][0][4]
     assert isinstance(back, ro._core.PageImage) and back.pixels == threads[0][0][4].pixels
-
-
-class Descriptors:
-    def run(self, xs: list[int]) -> list[list[str]]:
-        fds = Path("/proc/self/fd")
-        targets = []
-        for fd in fds.iterdir():
-            try:
-                targets.append(os.readlink(fd))
-            except OSError:
-                continue  # the directory's own descriptor, closed by now
-        return [sorted(targets) for _ in xs]
 
 
 def test_a_worker_holds_its_own_socket_and_none_of_the_servers() -> None:

@@ -1,4 +1,4 @@
-"""Self-sizing pools on the local backend (docs/DESIGN.md 6.1, "Self-sizing pools"):
+"""Self-sizing pools on the local backend (docs/DESIGN.md 6.1.7):
 ``replicas="auto"`` pools start and retire actors within the executor's budget; no row is
 lost or computed twice (counts from the UDFs' own logs); misuse is a clear error naming the
 Module. Order comes from gates and logs, never from durations."""

@@ -7,6 +7,12 @@
 
 namespace rayorch::detail {
 
+std::unique_ptr<ExecutionCore> make_driven_core(std::shared_ptr<const RuntimePlan> plan,
+                                                std::unique_ptr<WorkerPools> pools,
+                                                DriverOptions options) {
+  return std::make_unique<Driver>(std::move(plan), std::move(pools), std::move(options));
+}
+
 std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
                                                const LocalBackend& backend) {
   return make_local_core(std::move(plan), WorkerServerLaunch{}, backend);

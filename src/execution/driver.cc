@@ -17,30 +17,25 @@ namespace rayorch::detail {
 Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPools> pools,
                DriverOptions options)
     : plan_(std::move(plan)), pools_(std::move(pools)), options_(options), created_(Clock::now()) {
-  for (int n : pools_->sizes()) workers_.emplace_back(static_cast<std::size_t>(n));
-  max_outstanding_ = std::max<std::size_t>(pools_->max_outstanding(), 1);
+  const std::vector<int> slots = pools_->sizes();
   const std::vector<int> actors = pools_->actors();
   const bool background = pools_->starts_in_background();
+  const bool resizable = pools_->resizable();
   for (std::size_t p = 0; p < actors.size(); ++p) {
-    const auto n = static_cast<std::size_t>(actors[p]);
-    phases_.emplace_back(n, background ? ActorPhase::starting : ActorPhase::ready);
-    ready_actors_.push_back(background ? 0 : actors[p]);
-    failed_actors_.push_back(0);
-    starting_actors_.push_back(background ? actors[p] : 0);
-    held_actors_.push_back(0);
-    ever_ready_.push_back(!background && actors[p] > 0);
-    asked_.emplace_back(n, created_);
-    ready_at_.emplace_back(n, created_);
-    held_since_.emplace_back(n, created_);
-    all_ready_.push_back(!background);
-    PoolMetrics m{.pool = plan_->pools[p].name, .actors = actors[p], .started = {}};
-    // Pools that start nothing in the background were built before the executor returned.
-    if (!background) {
-      for (int a = 0; a < actors[p]; ++a)
-        m.started.push_back({.actor = a, .started_seconds = 0.0, .error = {}});
-    }
-    starts_.push_back(std::move(m));
+    // A self-sizing pool's actors wait for the driver to start them (init_sizing()).
+    const bool sizes = resizable && sizes_itself(plan_->pools[p].options);
+    pool_states_.emplace_back(PoolState::Options{.name = plan_->pools[p].name,
+                                                 .actors = actors[p],
+                                                 .slots = slots[p],
+                                                 .initial = sizes        ? ActorPhase::stopped
+                                                            : background ? ActorPhase::starting
+                                                                         : ActorPhase::ready,
+                                                 .sizes_itself = sizes,
+                                                 .created = created_});
+    slots_.emplace_back(static_cast<std::size_t>(slots[p]));
   }
+  max_outstanding_ = std::max<std::size_t>(pools_->max_outstanding(), 1);
+  restarted_.assign(actors.size(), 0);
   std::vector<bool> reads_sources(plan_->pools.size(), false);
   for (const PlanCall& c : plan_->calls) {
     for (int port : c.inputs) {
@@ -58,11 +53,6 @@ Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPo
       source_pools_.push_back(static_cast<int>(p));
   }
   init_sizing();
-  call_costs_.resize(actors.size());
-  restarted_.assign(actors.size(), 0);
-  const std::vector<int> slots = pools_->sizes();
-  for (std::size_t p = 0; p < actors.size(); ++p)
-    one_slot_per_actor_.push_back(slots[p] == actors[p]);
 }
 
 Driver::~Driver() {
@@ -92,6 +82,7 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
   }
   RunState state(plan_, pools_->make_store(plan_), std::move(sources), options, sink,
                  pools_->actors(), options_.wire);
+  if (options_.keep_rpc_log) state.keep_rpc_log(log_);
   ++run_;
   // A run that aborts (a UDF error under the abort policy, a contract error, the error
   // budget, an exception from the streaming callback) leaves the actors as they are: the
@@ -132,13 +123,16 @@ RunMetrics Driver::drive(RunState& state) {
   late_results_.clear();
   for (WorkerResult& r : results_) handle(state, r);
 
-  state.set_actor_starts(starts_);
+  std::vector<PoolMetrics> starts;
+  starts.reserve(pool_states_.size());
+  for (const PoolState& pool : pool_states_) starts.push_back(pool.starts());
+  state.set_actor_starts(std::move(starts));
   state.begin();
   // Starts that await_actors() learnt between runs are in the metrics already; the
   // observers hear of them now.
   for (const FreshStart& f : unannounced_) state.announce_actor_start(f.pool, f.start, f.at);
   unannounced_.clear();
-  take_started(state);
+  take_actor_events(state);
   if (sizing_) begin_sizing(state);
   await_source_actor(state);
   state.admit();
@@ -173,13 +167,13 @@ RunMetrics Driver::drive(RunState& state) {
                                 Clock::now() + std::chrono::milliseconds(200)});
     pools_->wait(wake, results_);
     for (WorkerResult& r : results_) handle(state, r);
-    take_started(state);
+    take_actor_events(state);
     expire(state);
     state.settle();
     if (sizing_) resize(state, false);
     state.tick();
   }
-  take_started(state);  // a node loss detected with the last results belongs to this run
+  take_actor_events(state);  // a node loss detected with the last results belongs to this run
   return state.finish();
 }
 
@@ -191,13 +185,16 @@ void Driver::drain() {
   // executor closes as after any unrecoverable failure.
   auto release = [this](const WorkerResult& r) {
     if (r.run != run_ || !r.current) return;
-    WorkerState& w = workers_[r.pool][r.slot];
+    Slot& w = slots_[r.pool][r.slot];
     if (!w.current) return;  // handled before the interrupt
-    w.current.reset();
-    w.deadline = Clock::time_point::max();
-    --outstanding_;
-    if (r.actor_restarting)
-      restart_actor(static_cast<std::size_t>(r.pool), pools_->actor_of(r.pool, r.slot));
+    take_rpc(w);
+    if (r.actor_restarting) {
+      apply({.kind = ActorEvent::Kind::restarting,
+             .pool = r.pool,
+             .actor = pools_->actor_of(r.pool, r.slot),
+             .at = Clock::now(),
+             .error = {}});
+    }
   };
   try {
     for (const WorkerResult& r : results_) release(r);
@@ -207,16 +204,14 @@ void Driver::drain() {
                    results_);
       for (const WorkerResult& r : results_) release(r);
       // Starts are kept for the next run (wait() would otherwise wake for them at once).
-      pools_->take_started(drained_starts_);
+      pools_->take_actor_events(drained_events_);
       const auto now = Clock::now();
-      for (std::size_t p = 0; p < workers_.size(); ++p) {
-        for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {
-          WorkerState& w = workers_[p][slot];
+      for (std::size_t p = 0; p < slots_.size(); ++p) {
+        for (std::size_t slot = 0; slot < slots_[p].size(); ++slot) {
+          Slot& w = slots_[p][slot];
           if (!w.current || w.deadline > now) continue;
           pools_->replace(static_cast<int>(p), static_cast<int>(slot));
-          w.current.reset();
-          w.deadline = Clock::time_point::max();
-          --outstanding_;
+          take_rpc(w);
         }
       }
     }
@@ -227,18 +222,18 @@ void Driver::drain() {
 }
 
 void Driver::dispatch(RunState& state) {
-  const std::size_t np = workers_.size();
+  const std::size_t np = slots_.size();
   for (std::size_t k = 0; k < np; ++k) {
     const std::size_t p = (cursor_ + k) % np;
-    for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {
+    for (std::size_t slot = 0; slot < slots_[p].size(); ++slot) {
       if (outstanding_ >= max_outstanding_) return;
-      WorkerState& w = workers_[p][slot];
-      if (w.current || !ready(p, slot)) continue;
+      Slot& w = slots_[p][slot];
+      if (w.current || !takes_tasks(p, slot)) continue;
       if (sizing_ && retire_surplus(p, slot)) continue;
       // Holding a small batch back is safe only while another RPC runs: its result wakes
       // the loop, so nothing can stall.
-      auto d = state.pick(static_cast<int>(p), outstanding_ > 0, tail_cap(state, p, slot));
-      if (!d) break;
+      auto rpc = state.pick(static_cast<int>(p), outstanding_ > 0, tail_cap(state, p, slot));
+      if (!rpc) break;
       w.dispatched = Clock::now();
       const auto timeout = plan_->pools[p].options.timeout;
       w.deadline = timeout.count() > 0 ? Clock::now() + timeout : Clock::time_point::max();
@@ -246,9 +241,9 @@ void Driver::dispatch(RunState& state) {
       task.run = run_;
       task.pool = static_cast<int>(p);
       task.slot = static_cast<int>(slot);
-      task.inputs = state.resolve_inputs(*d);
-      task.invocation = d->batch;
-      w.current = std::move(*d);
+      task.inputs = state.resolve_inputs(*rpc);
+      task.invocation = *rpc;
+      w.current = std::move(*rpc);
       pools_->submit(std::move(task));
       ++outstanding_;
       cursor_ = p + 1;
@@ -267,74 +262,53 @@ void Driver::handle(RunState& state, WorkerResult& r) {
     state.reject_late(r.attempt.report);
     return;
   }
-  WorkerState& w = workers_[r.pool][r.slot];
-  Dispatch d = std::move(*w.current);
-  w.current.reset();
-  w.deadline = Clock::time_point::max();
-  --outstanding_;
+  Invocation rpc = take_rpc(slots_[r.pool][r.slot]);
   if (!r.fatal.empty()) {
     // The worker has no UDF instance (its replacement could not be built): the executor
     // cannot run again.
     close();
     throw ExecutionError(r.fatal);
   }
-  const Attempt& a = r.attempt;
-  if (options_.keep_rpc_log) log_rpc(d, a.kind != Attempt::Kind::ok);
+  Attempt& a = r.attempt;
   const int actor = pools_->actor_of(r.pool, r.slot);
-  if (r.actor_held) hold_actor(static_cast<std::size_t>(r.pool), actor);
-  if (r.actor_restarting) restart_actor(static_cast<std::size_t>(r.pool), actor);
-  switch (a.kind) {
-    case Attempt::Kind::ok:
-      busy_seconds_[r.pool] += std::chrono::duration<double>(a.end - a.start).count();
-      grains_done_[r.pool] += d.batch.grains.size();
-      call_costs_[static_cast<std::size_t>(r.pool)].add(
-          d.batch.grains.size(), std::chrono::duration<double>(a.end - a.start).count());
-      state.record_rpc(d, actor, a.start, a.end, "ok");
-      state.apply_result(d, r.attempt);
-      break;
-    case Attempt::Kind::failed:
-      state.record_rpc(d, actor, a.start, a.end, "failed");
-      state.apply_failure(d, a.error);
-      break;
-    case Attempt::Kind::lost:
-      state.record_rpc(d, actor, a.start, a.end, "lost");
-      if (!r.loss_counted) state.count_replaced_actor(r.pool);
-      state.apply_lost(d, a.error);
-      break;
-    case Attempt::Kind::inputs_lost:
-      state.record_rpc(d, actor, a.start, a.end, "inputs lost");
-      state.apply_inputs_lost(d, a.lost_blocks, a.error);
-      break;
+  // A lost attempt's replacement is counted with its loss (apply_attempt), not as a restart.
+  for (const auto& [flag, kind] : {std::pair{r.actor_held, ActorEvent::Kind::held},
+                                   std::pair{r.actor_restarting, ActorEvent::Kind::restarting}}) {
+    if (flag)
+      apply({.kind = kind, .pool = r.pool, .actor = actor, .at = Clock::now(), .error = {}});
   }
+  if (a.kind == Attempt::Kind::ok) {
+    pool_states_[static_cast<std::size_t>(r.pool)].record_call(
+        rpc.grains.size(), std::chrono::duration<double>(a.end - a.start).count());
+  }
+  state.apply_attempt(rpc, a, actor, r.loss_counted);
+}
+
+Invocation Driver::take_rpc(Slot& slot) {
+  Invocation rpc = std::move(*slot.current);
+  slot.current.reset();
+  slot.deadline = Clock::time_point::max();
+  --outstanding_;
+  return rpc;
 }
 
 void Driver::expire(RunState& state) {
   const auto now = Clock::now();
-  for (std::size_t p = 0; p < workers_.size(); ++p) {
-    for (std::size_t slot = 0; slot < workers_[p].size(); ++slot) {
-      WorkerState& w = workers_[p][slot];
+  for (std::size_t p = 0; p < slots_.size(); ++p) {
+    for (std::size_t slot = 0; slot < slots_[p].size(); ++slot) {
+      Slot& w = slots_[p][slot];
       if (!w.current || w.deadline > now) continue;
-      Dispatch d = std::move(*w.current);
-      w.current.reset();
-      w.deadline = Clock::time_point::max();
-      const auto timeout = plan_->pools[p].options.timeout;
+      Invocation rpc = take_rpc(w);
       pools_->replace(static_cast<int>(p), static_cast<int>(slot));
-      --outstanding_;
-      state.count_replaced_actor(static_cast<int>(p));
-      if (options_.keep_rpc_log) log_rpc(d, true);
-      state.record_rpc(d, pools_->actor_of(static_cast<int>(p), static_cast<int>(slot)),
-                       now - timeout, now, "timeout");
-      state.apply_lost(
-          d, fmt::format("rayorch::Timeout: the RPC ran past the {} ms timeout", timeout.count()),
-          Loss::timeout);
+      state.apply_timeout(rpc, pools_->actor_of(static_cast<int>(p), static_cast<int>(slot)), now);
     }
   }
 }
 
 Driver::Clock::time_point Driver::next_deadline() const {
   auto t = Clock::time_point::max();
-  for (const auto& pool : workers_) {
-    for (const WorkerState& w : pool) {
+  for (const auto& pool : slots_) {
+    for (const Slot& w : pool) {
       if (w.current) t = std::min(t, w.deadline);
     }
   }
@@ -343,19 +317,6 @@ Driver::Clock::time_point Driver::next_deadline() const {
 
 std::uint64_t Driver::plan_fingerprint() const {
   return detail::plan_fingerprint(*plan_);
-}
-
-void Driver::log_rpc(const Dispatch& d, bool failed) {
-  const PlanCall& call = plan_->calls[d.batch.call];
-  RpcRecord rec;
-  rec.call = call.name;
-  rec.input_batch = d.engine->batch_index();
-  for (std::size_t i = 0; i < d.batch.grains.size(); ++i) {
-    rec.grains.push_back(d.engine->entity_key(call.domain, d.batch.grains[i]));
-    rec.generations.push_back(d.batch.generations[i]);
-  }
-  rec.failed = failed;
-  log_.push_back(std::move(rec));
 }
 
 }  // namespace rayorch::detail

@@ -1,4 +1,4 @@
-// The driver's side of self-sizing pools (DESIGN 6.1, self-sizing pools): it feeds the policy
+// The driver's side of self-sizing pools (DESIGN 6.1.7): it feeds the policy
 // (execution/run/pool_sizing.h) with what the lineage and the measurements say, and applies
 // its targets to the pools (WorkerPools::start_actor / retire_actor). An actor is retired only
 // when ready and idle, so no Grain is ever taken from it. See driver.h.
@@ -14,47 +14,28 @@
 namespace rayorch::detail {
 
 void Driver::init_sizing() {
-  const std::size_t n = phases_.size();
-  auto_.assign(n, false);
-  target_.assign(n, 0);
-  live_.assign(n, 0);
-  startup_seconds_.assign(n, 0.0);
-  startups_.assign(n, 0);
-  busy_seconds_.assign(n, 0.0);
-  grains_done_.assign(n, 0);
-  for (std::size_t p = 0; p < n; ++p) {
-    live_[p] = static_cast<int>(phases_[p].size());
-    target_[p] = live_[p];
-    auto_[p] = sizes_itself(plan_->pools[p].options);
-  }
-  sizing_ = pools_->resizable() && std::find(auto_.begin(), auto_.end(), true) != auto_.end();
+  const std::size_t n = pool_states_.size();
+  sizing_ = pools_->resizable() && std::any_of(pool_states_.begin(), pool_states_.end(),
+                                               [](const PoolState& p) { return p.sizes_itself(); });
   if (!sizing_) return;
 
   const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   sizer_.emplace(resolve_budget(options_.budget, cpus), options_.sizing, n);
-  // A self-sizing pool's slots start stopped (the pools start none of them).
   std::vector<PoolDemand> pools(n);
   std::vector<int> actors(n, 0);
   for (std::size_t p = 0; p < n; ++p) {
     pools[p].name = plan_->pools[p].name;
     pools[p].per_actor = actor_resources(plan_->pools[p].options);
-    if (!auto_[p]) {
-      actors[p] = live_[p];
-      continue;
-    }
-    std::fill(phases_[p].begin(), phases_[p].end(), ActorPhase::stopped);
-    starting_actors_[p] = 0;
-    live_[p] = 0;
-    target_[p] = 0;
-    all_ready_[p] = false;
-    actors[p] = plan_->pools[p].options.min_replicas;
+    // A self-sizing pool's actors start stopped (the pools start none of them).
+    actors[p] = pool_states_[p].sizes_itself() ? plan_->pools[p].options.min_replicas
+                                               : pool_states_[p].live();
   }
   Resources used;
   for (std::size_t p = 0; p < n; ++p) add_resources(used, pools[p].per_actor, actors[p]);
   // Every minimum must fit, and each pool's first actor beside the others' minimums: the
   // policy can then always give a pool with work an actor.
   for (std::size_t p = 0; p < n; ++p) {
-    if (!auto_[p]) continue;
+    if (!pool_states_[p].sizes_itself()) continue;
     const int min = plan_->pools[p].options.min_replicas;
     Resources others = used;
     add_resources(others, pools[p].per_actor, -min);
@@ -77,22 +58,24 @@ void Driver::init_sizing() {
     if (std::find(order.begin(), order.end(), p) == order.end()) order.push_back(p);
   }
   for (std::size_t p : order) {
-    if (!auto_[p] || actors[p] > 0 || sizer_->fitting(pools[p], used, 1) == 0) continue;
+    if (!pool_states_[p].sizes_itself() || actors[p] > 0 || sizer_->fitting(pools[p], used, 1) == 0)
+      continue;
     actors[p] = 1;
     add_resources(used, pools[p].per_actor, 1);
   }
   for (std::size_t p = 0; p < n; ++p) {
-    if (auto_[p]) apply_target(p, actors[p]);
+    if (pool_states_[p].sizes_itself()) apply_target(p, actors[p]);
   }
 }
 
 void Driver::begin_sizing(RunState& state) {
-  for (std::size_t p = 0; p < auto_.size(); ++p) {
-    if (auto_[p]) state.pool_size(static_cast<int>(p), target_[p]);
+  for (std::size_t p = 0; p < pool_states_.size(); ++p) {
+    if (pool_states_[p].sizes_itself())
+      state.pool_size(static_cast<int>(p), pool_states_[p].target());
   }
   for (int sp : source_pools_) {
     const auto p = static_cast<std::size_t>(sp);
-    if (!auto_[p] || target_[p] > 0) continue;
+    if (!pool_states_[p].sizes_itself() || pool_states_[p].target() > 0) continue;
     // The budget is soft here: admission needs an actor of a Call that reads the sources.
     state.pool_resized(sp, 0, 1, "the run starts and it reads the sources", Clock::now());
     apply_target(p, 1);
@@ -104,27 +87,28 @@ PoolDemand Driver::demand(const RunState& state, std::size_t p) const {
   const ModuleOptions& o = plan_->pools[p].options;
   PoolDemand d;
   d.name = plan_->pools[p].name;
-  d.sizes_itself = auto_[p];
+  const PoolState& pool = pool_states_[p];
+  d.sizes_itself = pool.sizes_itself();
   d.min_replicas = o.min_replicas;
-  d.max_replicas = static_cast<int>(phases_[p].size()) - failed_actors_[p];
+  d.max_replicas = pool.actors() - pool.count(ActorPhase::failed);
   d.per_actor = actor_resources(o);
-  d.actors = auto_[p] ? target_[p] : live_[p];
+  d.actors = pool.sizes_itself() ? pool.target() : pool.live();
   int batch = 1;
   for (int c : plan_->pools[p].calls)
     batch = std::max(batch, plan_->calls[static_cast<std::size_t>(c)].batch_size);
   d.batch_size = batch;
-  for (const WorkerState& w : workers_[p]) {
+  for (const Slot& w : slots_[p]) {
     if (!w.current) continue;
     ++d.busy;
-    d.in_flight += w.current->batch.grains.size();
+    d.in_flight += w.current->grains.size();
   }
   const RunState::PoolBacklog b = state.backlog(static_cast<int>(p));
   d.ready = b.ready;
   d.pending = b.unsealed > b.ready + d.in_flight ? b.unsealed - b.ready - d.in_flight : 0;
   d.more_can_arrive = b.more_can_arrive;
-  if (busy_seconds_[p] > 0)
-    d.grains_per_second = static_cast<double>(grains_done_[p]) / busy_seconds_[p];
-  if (startups_[p] > 0) d.startup_seconds = startup_seconds_[p] / startups_[p];
+  if (pool.busy_seconds() > 0)
+    d.grains_per_second = static_cast<double>(pool.grains_done()) / pool.busy_seconds();
+  d.startup_seconds = pool.mean_startup_seconds().value_or(0.0);
   return d;
 }
 
@@ -133,8 +117,8 @@ bool Driver::resize(RunState& state, bool force) {
   if (!force && now < next_resize_) return false;
   next_resize_ = now + std::chrono::milliseconds(100);
   std::vector<PoolDemand> pools;
-  pools.reserve(phases_.size());
-  for (std::size_t p = 0; p < phases_.size(); ++p) pools.push_back(demand(state, p));
+  pools.reserve(pool_states_.size());
+  for (std::size_t p = 0; p < pool_states_.size(); ++p) pools.push_back(demand(state, p));
   bool started = false;
   const double seconds = std::chrono::duration<double>(now - created_).count();
   for (const SizingDecision& d : sizer_->decide(pools, seconds)) {
@@ -145,30 +129,35 @@ bool Driver::resize(RunState& state, bool force) {
 }
 
 bool Driver::apply_target(std::size_t p, int to) {
-  target_[p] = to;
+  PoolState& pool = pool_states_[p];
+  pool.set_target(to);
   bool started = false;
-  for (std::size_t a = 0; a < phases_[p].size() && live_[p] < to; ++a) {
-    if (phases_[p][a] != ActorPhase::stopped) continue;
-    phases_[p][a] = ActorPhase::starting;
-    asked_[p][a] = Clock::now();
-    ++starting_actors_[p];
-    ++live_[p];
-    pools_->start_actor(static_cast<int>(p), static_cast<int>(a));
+  for (int a = 0; a < pool.actors() && pool.live() < to; ++a) {
+    if (!pool.apply({.kind = ActorEvent::Kind::starting,
+                     .pool = static_cast<int>(p),
+                     .actor = a,
+                     .at = Clock::now(),
+                     .error = {}}))
+      continue;
+    pools_->start_actor(static_cast<int>(p), a);
     started = true;
   }
   // Idle ready actors above the target go now; busy or starting ones once idle and ready.
-  for (std::size_t a = 0; a < phases_[p].size() && live_[p] > to; ++a) retire_surplus(p, a);
+  for (std::size_t a = 0; a < slots_[p].size() && pool.live() > to; ++a) retire_surplus(p, a);
   return started;
 }
 
 bool Driver::retire_surplus(std::size_t p, std::size_t slot) {
-  if (!auto_[p] || live_[p] <= target_[p]) return false;
-  if (phases_[p][slot] != ActorPhase::ready || workers_[p][slot].current) return false;
+  PoolState& pool = pool_states_[p];
+  if (!pool.sizes_itself() || pool.live() <= pool.target() || slots_[p][slot].current) return false;
+  // A self-sizing pool's slots are its actors (WorkerPools::resizable()).
+  if (!pool.apply({.kind = ActorEvent::Kind::retired,
+                   .pool = static_cast<int>(p),
+                   .actor = static_cast<int>(slot),
+                   .at = Clock::now(),
+                   .error = {}}))
+    return false;
   pools_->retire_actor(static_cast<int>(p), static_cast<int>(slot));
-  phases_[p][slot] = ActorPhase::stopped;
-  --ready_actors_[p];
-  --live_[p];
-  all_ready_[p] = false;
   return true;
 }
 

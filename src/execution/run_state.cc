@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -66,19 +67,31 @@ void RunState::admit() {
   }
 }
 
-std::optional<Dispatch> RunState::pick(int pool, bool may_wait, std::size_t max_ready) {
+std::optional<Invocation> RunState::pick(int pool, bool may_wait, std::size_t max_ready) {
   if (delivery_.budget().exceeded()) return std::nullopt;  // the budget is spent: stop
-  auto d = scheduler_.pick(pool, may_wait, batches_.active(), max_ready);
-  if (d) recorder_.dispatched(d->batch.call, d->batch.grains.size());
-  return d;
+  auto rpc = scheduler_.pick(pool, may_wait, batches_.active(), max_ready);
+  if (rpc) recorder_.dispatched(rpc->call, rpc->grains.size());
+  return rpc;
 }
 
 std::chrono::steady_clock::time_point RunState::next_hold_deadline() const {
   return scheduler_.next_hold_deadline();
 }
 
-ResolvedInputs RunState::resolve_inputs(const Dispatch& d) const {
-  return store_->resolve_inputs(d.batch);
+ResolvedInputs RunState::resolve_inputs(const Invocation& rpc) const {
+  return store_->resolve_inputs(rpc);
+}
+
+Engine& RunState::engine_of(const Invocation& rpc) const {
+  Engine* e = batches_.find(rpc.input_batch);
+  // An input batch retires only when complete, which no RPC in flight lets it be.
+  if (e == nullptr) {
+    throw std::logic_error(
+        fmt::format("internal error: an RPC of input batch {} is in flight "
+                    "but the batch is not active",
+                    rpc.input_batch));
+  }
+  return *e;
 }
 
 void RunState::apply_store_commands(Engine& e) {
@@ -143,25 +156,27 @@ RunState::PoolBacklog RunState::backlog(int pool) const {
   return b;
 }
 
-void RunState::record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
+void RunState::record_rpc(const Invocation& rpc, Engine& engine, int actor,
+                          std::chrono::steady_clock::time_point start,
                           std::chrono::steady_clock::time_point end, const char* status) {
-  const std::size_t grains = d.batch.grains.size();
-  if (d.engine != nullptr && d.engine->rebuilding(d.batch.id))
-    recorder_.rebuild_ended(std::chrono::duration<double>(end - start).count());
-  recorder_.rpc_ended(d.batch.call, grains, d.engine,
-                      std::chrono::duration<double>(end - start).count(), status);
+  const std::size_t grains = rpc.grains.size();
+  const double seconds = std::chrono::duration<double>(end - start).count();
+  if (engine.rebuilding(rpc.id)) recorder_.rebuild_ended(seconds);
+  if (rpc_log_ != nullptr)
+    rpc_log_->push_back(rpc_record(rpc, engine, std::string_view(status) != "ok"));
+  recorder_.rpc_ended(rpc.call, grains, engine.batch_index(), seconds, status);
   if (events_.empty()) return;
   RpcEvent e;
-  e.call = d.batch.call;
-  e.pool = plan_->calls[d.batch.call].pool;
+  e.call = rpc.call;
+  e.pool = plan_->calls[rpc.call].pool;
   e.actor = actor;
-  e.input_batch = d.engine ? d.engine->batch_index() : 0;
+  e.input_batch = engine.batch_index();
   e.rows = grains;
-  if (events_.wants_rpc_parents() && d.engine != nullptr) {
+  if (events_.wants_rpc_parents()) {
     std::set<std::string> parents;
-    const int domain = plan_->calls[d.batch.call].domain;
-    for (std::uint32_t g : d.batch.grains) {
-      std::string key = d.engine->entity_key(domain, g);
+    const int domain = plan_->calls[rpc.call].domain;
+    for (std::uint32_t g : rpc.grains) {
+      std::string key = engine.entity_key(domain, g);
       const auto slash = key.rfind('/');
       parents.insert(slash == std::string::npos ? key : key.substr(0, slash));
     }
@@ -207,37 +222,72 @@ void RunState::announce_actor_start(int pool, const ActorStartMetrics& start,
                                       .error = start.error});
 }
 
-void RunState::apply_result(Dispatch& d, Attempt& attempt) {
-  const PlanCall& pc = plan_->calls[d.batch.call];
-  std::vector<BlockId> created;
-  created.reserve(attempt.blocks.size());
-  for (auto& [id, block] : attempt.blocks) {
-    store_->put(id, std::move(block));
-    created.push_back(id);
+void RunState::apply_attempt(const Invocation& rpc, Attempt& attempt, int actor,
+                             bool replacement_counted) {
+  Engine& engine = engine_of(rpc);
+  FailureVerdict verdict;
+  switch (attempt.kind) {
+    case Attempt::Kind::ok: {
+      record_rpc(rpc, engine, actor, attempt.start, attempt.end, "ok");
+      std::vector<BlockId> created;
+      created.reserve(attempt.blocks.size());
+      for (auto& [id, block] : attempt.blocks) {
+        store_->put(id, std::move(block));
+        created.push_back(id);
+      }
+      const CommitStatus st = engine.commit(attempt.report, created);
+      if (st == CommitStatus::contract_error) {
+        const PlanCall& pc = plan_->calls[rpc.call];
+        throw ExecutionError(fmt::format(
+            "contract error: Call {} (UDF {}) returned a result that breaks the UDF contract "
+            "for an RPC of {} rows: {}; run() must return one element per input row for every "
+            "output",
+            pc.name, pc.udf, rpc.grains.size(), attempt.report.contract_error));
+      }
+      if (st == CommitStatus::accepted) recorder_.accepted(rpc.call, rpc.grains.size());
+      return;
+    }
+    case Attempt::Kind::failed:
+      record_rpc(rpc, engine, actor, attempt.start, attempt.end, "failed");
+      verdict = engine.fail(rpc.id, attempt.error);
+      break;
+    case Attempt::Kind::lost:
+      record_rpc(rpc, engine, actor, attempt.start, attempt.end, "lost");
+      if (!replacement_counted) recorder_.actor_replaced(plan_->calls[rpc.call].pool);
+      verdict = engine.lost(rpc.id, attempt.error, Loss::actor);
+      break;
+    case Attempt::Kind::inputs_lost:
+      record_rpc(rpc, engine, actor, attempt.start, attempt.end, "inputs lost");
+      engine.inputs_lost(rpc.id, attempt.lost_blocks, attempt.error);
+      return;
   }
-  const CommitStatus st = d.engine->commit(attempt.report, created);
-  if (st == CommitStatus::contract_error) {
-    throw ExecutionError(fmt::format(
-        "contract error: Call {} (UDF {}) returned a result that breaks the UDF contract for an "
-        "RPC of {} rows: {}; run() must return one element per input row for every output",
-        pc.name, pc.udf, d.batch.grains.size(), attempt.report.contract_error));
+  if (verdict.abort) throw ExecutionError(verdict.message);
+}
+
+void RunState::apply_timeout(const Invocation& rpc, int actor,
+                             std::chrono::steady_clock::time_point now) {
+  Engine& engine = engine_of(rpc);
+  const int pool = plan_->calls[rpc.call].pool;
+  const auto timeout = plan_->pools[pool].options.timeout;
+  recorder_.actor_replaced(pool);
+  record_rpc(rpc, engine, actor, now - timeout, now, "timeout");
+  const FailureVerdict verdict = engine.lost(
+      rpc.id, fmt::format("rayorch::Timeout: the RPC ran past the {} ms timeout", timeout.count()),
+      Loss::timeout);
+  if (verdict.abort) throw ExecutionError(verdict.message);
+}
+
+RpcRecord RunState::rpc_record(const Invocation& rpc, const Engine& engine, bool failed) const {
+  const PlanCall& call = plan_->calls[rpc.call];
+  RpcRecord rec;
+  rec.call = call.name;
+  rec.input_batch = engine.batch_index();
+  for (std::size_t i = 0; i < rpc.grains.size(); ++i) {
+    rec.grains.push_back(engine.entity_key(call.domain, rpc.grains[i]));
+    rec.generations.push_back(rpc.generations[i]);
   }
-  if (st == CommitStatus::accepted) recorder_.accepted(d.batch.call, d.batch.grains.size());
-}
-
-void RunState::apply_failure(Dispatch& d, const std::string& error) {
-  FailureVerdict v = d.engine->fail(d.batch.id, error);
-  if (v.abort) throw ExecutionError(v.message);
-}
-
-void RunState::apply_lost(Dispatch& d, const std::string& reason, Loss loss) {
-  FailureVerdict v = d.engine->lost(d.batch.id, reason, loss);
-  if (v.abort) throw ExecutionError(v.message);
-}
-
-void RunState::apply_inputs_lost(Dispatch& d, const std::vector<BlockId>& blocks,
-                                 const std::string& reason) {
-  d.engine->inputs_lost(d.batch.id, blocks, reason);
+  rec.failed = failed;
+  return rec;
 }
 
 void RunState::reject_late(Report& report) {
@@ -260,10 +310,8 @@ void RunState::emit_progress(bool final) {
   progress_.resize(plan_->calls.size());
   for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
     const int call = static_cast<int>(c);
-    std::size_t ready = 0;
-    for (const auto& e : batches_.active()) ready += e->ready_count(call);
-    progress_[c] =
-        CallProgress{plan_->calls[c].name, recorder_.done(call), ready, recorder_.in_flight(call)};
+    progress_[c] = CallProgress{plan_->calls[c].name, recorder_.done(call),
+                                ready_grains(batches_.active(), call), recorder_.in_flight(call)};
   }
   const std::vector<PoolMetrics>& pools = recorder_.metrics().pools;
   pool_progress_.resize(pools.size());

@@ -2,7 +2,8 @@
 // input-batch admission (InputBatches), work selection for idle workers (Scheduler), root
 // delivery and the error budget (RootDelivery), metrics (RunRecorder) and the events its
 // observers receive (RunEvents; the progress line, trace and report are observers:
-// execution/observers). The driver talks to it through the operations below only.
+// execution/observers). The driver talks to it through the operations below only, in the
+// terms of the worker protocol (an RPC is its Invocation): it never sees an Engine.
 //
 // Threading: the driver thread only.
 #pragma once
@@ -45,11 +46,11 @@ class RunState {
   /// `may_wait` (another RPC is running), a Call with a batch_wait may hold back a batch
   /// smaller than batch_size while its upstream is unsealed, up to that wait. `max_ready`
   /// above 0 caps the READY Grains taken (the tail split, execution/run/tail_split.h).
-  std::optional<Dispatch> pick(int pool, bool may_wait = false, std::size_t max_ready = 0);
+  std::optional<Invocation> pick(int pool, bool may_wait = false, std::size_t max_ready = 0);
   /// When the earliest batch_wait hold expires (time_point::max() when none is held).
   std::chrono::steady_clock::time_point next_hold_deadline() const;
   /// The input values of a picked RPC, resolved in this run's blocks.
-  ResolvedInputs resolve_inputs(const Dispatch& d) const;
+  ResolvedInputs resolve_inputs(const Invocation& rpc) const;
   /// Advances every engine, delivers finished roots, retires complete batches, admits more.
   /// Throws ExecutionError on a fatal data error or a deadlock.
   void settle();
@@ -57,7 +58,7 @@ class RunState {
   bool done() const;
 
   /// What the lineage knows of the work of one pool's Calls, over the active input batches
-  /// (read-only; the pool-sizing policy's input, DESIGN 6.1, self-sizing pools).
+  /// (read-only; the pool-sizing policy's input, DESIGN 6.1.7).
   struct PoolBacklog {
     std::uint64_t ready = 0;     ///< READY Grains
     std::uint64_t unsealed = 0;  ///< Grains created and not sealed (ready and in flight too)
@@ -67,10 +68,7 @@ class RunState {
   };
   PoolBacklog backlog(int pool) const;
 
-  /// Records a finished RPC in the metrics and tells the observers.
-  void record_rpc(const Dispatch& d, int actor, std::chrono::steady_clock::time_point start,
-                  std::chrono::steady_clock::time_point end, const char* status);
-  /// The actors' starts known before the run (DESIGN 6.1), for its metrics; call once, before
+  /// The actors' starts known before the run (DESIGN 6.1.4), for its metrics; call once, before
   /// begin().
   void set_actor_starts(std::vector<PoolMetrics> pools) { recorder_.set_pools(std::move(pools)); }
   /// An actor of `pool` started (ready, or failed with `start.error`) at `at`; records it and
@@ -90,17 +88,19 @@ class RunState {
   /// Counts an actor replaced after a loss or a timeout.
   void count_replaced_actor(int pool) { recorder_.actor_replaced(pool); }
 
-  /// Applies a successful attempt (stores its blocks, commits its report); throws
-  /// ExecutionError on a contract error.
-  void apply_result(Dispatch& d, Attempt& attempt);
-  /// Applies a UDF exception; throws ExecutionError when the policy aborts.
-  void apply_failure(Dispatch& d, const std::string& error);
-  /// Applies a lost actor or a timeout; throws ExecutionError when the run must stop.
-  void apply_lost(Dispatch& d, const std::string& reason, Loss loss = Loss::actor);
-
-  /// Applies an attempt whose input blocks were lost: the engine re-materialises them.
-  void apply_inputs_lost(Dispatch& d, const std::vector<BlockId>& blocks,
-                         const std::string& reason);
+  /// Applies what an attempt of `rpc` on `actor` (of the RPC's pool) came to, after recording
+  /// the RPC in the metrics and for the observers: a report is committed (its blocks stored
+  /// first), a UDF exception goes to the Call's RecoveryPolicy, a lost actor replays the
+  /// Grains (its replacement counted unless `replacement_counted`: another slot's loss of the
+  /// same actor counted it), lost inputs are re-materialised. Throws ExecutionError on a
+  /// contract error or when the policy or the replay budget ends the run.
+  void apply_attempt(const Invocation& rpc, Attempt& attempt, int actor, bool replacement_counted);
+  /// `rpc` ran past its pool's timeout, detected at `now`: its slot was given a fresh actor
+  /// (counted here); records the RPC and replays its Grains as after a loss.
+  void apply_timeout(const Invocation& rpc, int actor, std::chrono::steady_clock::time_point now);
+  /// From now on every finished RPC is also appended to `log` (testing::SyncExecutor::rpc_log()).
+  /// `log` is owned by the caller (it outlives the run) and must outlive this RunState.
+  void keep_rpc_log(std::vector<RpcRecord>& log) { rpc_log_ = &log; }
 
   /// Offers the late report of an abandoned attempt to its engine, which rejects it.
   void reject_late(Report& report);
@@ -122,13 +122,21 @@ class RunState {
   // Hands the next restored root (the caller's `row`) to the caller, then to on_root.
   void deliver_restored(std::size_t row, Outcome outcome);
   void apply_store_commands(Engine& e);
+  // The engine of the input batch an RPC in flight belongs to (active while it is in flight).
+  Engine& engine_of(const Invocation& rpc) const;
+  // Records a finished RPC in the metrics (and the RPC log) and tells the observers.
+  void record_rpc(const Invocation& rpc, Engine& engine, int actor,
+                  std::chrono::steady_clock::time_point start,
+                  std::chrono::steady_clock::time_point end, const char* status);
   void retire(std::size_t slot);
+  RpcRecord rpc_record(const Invocation& rpc, const Engine& engine, bool failed) const;
 
   std::shared_ptr<const RuntimePlan> plan_;
   std::unique_ptr<BlockStore> store_;
   bool wire_ = false;  // store commands cross as bytes (testing::SyncOptions)
   std::vector<int> actors_per_pool_;
   RunRecorder recorder_;
+  std::vector<RpcRecord>* rpc_log_ = nullptr;  // not owned; null unless keep_rpc_log()
   RunEvents events_;
   InputBatches batches_;
   Scheduler scheduler_;

@@ -1,5 +1,5 @@
 // The worker-pool interface: what a backend implements so that the one driver
-// (execution/driver.h) can run a plan's Calls on it (DESIGN 6.1).
+// (execution/driver.h) can run a plan's Calls on it (DESIGN 6.1.3).
 //
 // A backend owns workers, grouped in pools (one pool per Module, `PlanPool`), each worker
 // holding one UDF instance. It runs invocations and reports what they produced; it decides
@@ -23,20 +23,20 @@
 //   an attempt that the driver abandons (replace) can still read its inputs safely.
 // - Results carry the run and the worker's incarnation (`epoch`) they belong to; the
 //   driver fences results of abandoned attempts and of earlier runs with them.
-// - Eager start (DESIGN 6.1): a backend may hand its pools to the driver while its actors'
+// - Eager start (DESIGN 6.1.4): a backend may hand its pools to the driver while its actors'
 //   constructors still run (starts_in_background()). It then reports every actor's start,
-//   ready or failed, once, through take_started(), and wait() returns early when one is in.
+//   ready or failed, once, through take_actor_events(), and wait() returns early when one is in.
 //   The driver submits only to workers whose actor has started and is ready; a task sent to
 //   a worker that replace() made fresh waits for that worker's constructor.
 // - Held actors: a backend may report a task before its actor is done with it (the Ray
 //   backend fails a call whose input went with a node as soon as it finds the node lost,
 //   while Ray still holds the call at its actor). The result says so (`actor_held`); the
-//   driver then submits nothing to that actor until take_started() reports it again
+//   driver then submits nothing to that actor until take_actor_events() reports it again
 //   (`resumed`), or, held longer than a start of its pool takes, restarts it
 //   (restart_held()).
 // - Restarted actors: a backend may put a fresh actor in a lost one's place in the
 //   background (`actor_restarting`); the driver takes it for a starting actor, whose start
-//   comes through take_started() as any start does.
+//   comes through take_actor_events() as any start does.
 #pragma once
 
 #include <chrono>
@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "execution/actor_event.h"
 #include "execution/block_store.h"
 #include "execution/invoke.h"
 #include "execution/value_store.h"
@@ -79,25 +80,12 @@ struct WorkerResult {
   /// Non-empty: the worker cannot run anything (its UDF instance could not be rebuilt).
   std::string fatal;
   /// The worker's actor is still held by this task (reported early): it takes no task
-  /// until take_started() reports it `resumed`.
+  /// until take_actor_events() reports it `resumed`.
   bool actor_held = false;
   /// The worker's actor was lost and a fresh one is starting in its place in the
-  /// background: the actor takes no task until take_started() reports its start (a failed
+  /// background: the actor takes no task until take_actor_events() reports its start (a failed
   /// start leaves it out of its pool, as at eager start).
   bool actor_restarting = false;
-};
-
-/// An actor whose first constructor finished, successfully (`error` empty) or not; or
-/// (`resumed`) a ready actor free again after a held task (WorkerResult::actor_held).
-struct ActorStart {
-  int pool = -1;
-  int actor = -1;  ///< within its pool, as actor_of() numbers them
-  std::chrono::steady_clock::time_point at;
-  std::string error;     ///< the constructor's error, naming the Module
-  bool resumed = false;  ///< not a start: the actor was held, and is ready again
-  /// Not a start: the actor went with its node while it had no task, and a fresh one is
-  /// starting in its place (its start follows, as any start does).
-  bool restarting = false;
 };
 
 /// A node that went away with workers or blocks of the pools (Ray), once detected.
@@ -135,15 +123,17 @@ class WorkerPools {
   /// Hands `task` to the idle worker (task.pool, task.slot).
   virtual void submit(WorkerTask task) = 0;
   /// Appends the results that are ready to `out`, waiting until at least one is, an actor
-  /// started (take_started()), or `deadline` passes. A backend that runs tasks on the
+  /// started (take_actor_events()), or `deadline` passes. A backend that runs tasks on the
   /// driver's thread runs them here.
   virtual void wait(Clock::time_point deadline, std::vector<WorkerResult>& out) = 0;
   /// True when the actors' constructors may still run after the pools were made: each
-  /// actor's start then comes through take_started(). False: every actor was built before
+  /// actor's start then comes through take_actor_events(). False: every actor was built before
   /// the pools were returned (a constructor failure threw then).
   virtual bool starts_in_background() const { return false; }
-  /// Appends the actors that started since the last call, each once, in the order they did.
-  virtual void take_started(std::vector<ActorStart>& out) { (void)out; }
+  /// Appends what happened to the actors since the last call, each event once, in the order
+  /// it did: starts (`ready`, `failed`), and from pools that report them, `resumed` and
+  /// `restarting` (ActorEvent). The driver applies the other kinds itself.
+  virtual void take_actor_events(std::vector<ActorEvent>& out) { (void)out; }
   /// Appends the nodes found lost since the last call, each once, in the order they were.
   /// Only a backend whose workers live on nodes that can go away reports any.
   virtual void take_node_losses(std::vector<NodeLoss>& out) { (void)out; }
@@ -151,7 +141,7 @@ class WorkerPools {
   /// and implement start_actor() / retire_actor(); their slots are their actors.
   virtual bool resizable() const { return false; }
   /// Starts the stopped actor `actor` of `pool` (never started, or retired): its constructor
-  /// runs in the background and its start comes through take_started().
+  /// runs in the background and its start comes through take_actor_events().
   virtual void start_actor(int pool, int actor) {
     (void)pool;
     (void)actor;
@@ -164,7 +154,7 @@ class WorkerPools {
   }
   /// Kills `actor` of `pool`, which a task reported early still holds (WorkerResult::
   /// actor_held), and starts a fresh one in its place in the background: the driver then
-  /// takes it for a starting actor, whose start comes through take_started(), and no
+  /// takes it for a starting actor, whose start comes through take_actor_events(), and no
   /// resumed report of the old one follows. False: these pools cannot (the driver waits).
   virtual bool restart_held(int pool, int actor) {
     (void)pool;

@@ -21,23 +21,18 @@
 #include "rayorch/run_options.h"
 
 #include "program/plan.h"
+#include "runtime/engine_records.h"
 #include "runtime/outputs_below_root_state.h"
 #include "runtime/protocol.h"
 #include "runtime/rebuild_state.h"
 
 namespace rayorch::detail {
 
-/// The state of one Item; `unresolved` until its one terminal fact is published.
-enum class ItemState : std::uint8_t { unresolved, present, dropped, failed, suppressed };
-
-/// Lifecycle of a Grain (DESIGN 5).
-enum class GrainPhase : std::uint8_t { waiting, ready, in_flight, sealed };
-
 /// Lifecycle events a Grain can undergo; used by the transition table.
 enum class GrainEvent : std::uint8_t {
   inputs_ready,     ///< every input PRESENT
   inputs_terminal,  ///< inputs decided the outcome without READY (failure or drop)
-  suppress,         ///< a barrier or a failed batch seals it
+  suppress,         ///< a barrier or a failed RPC seals it
   reserve,          ///< taken into an RPC
   commit,           ///< its report committed
   requeue,          ///< retry or replay at generation + 1
@@ -95,17 +90,17 @@ class Engine {
   /// On contract_error, `report.contract_error` says what was wrong.
   CommitStatus commit(Report& report, const std::vector<BlockId>& created);
   /// The UDF threw: seals barriered Grains, then applies the Call's RecoveryPolicy.
-  FailureVerdict fail(std::uint64_t batch_id, const std::string& error);
+  FailureVerdict fail(std::uint64_t rpc_id, const std::string& error);
   /// The actor was lost (or timed out): replays the Grains at a higher generation within
   /// each Grain's infrastructure budget. Beyond it the run aborts, except for a Call of a
   /// process-isolated pool: its batch is split in halves (deferred), and a lone Grain is
   /// sealed FAILED with `reason` as its cause; and except for a timeout in any other pool,
   /// which is then a UDF failure with `reason` as its error, under the Call's RecoveryPolicy.
-  FailureVerdict lost(std::uint64_t batch_id, const std::string& reason, Loss loss = Loss::actor);
+  FailureVerdict lost(std::uint64_t rpc_id, const std::string& reason, Loss loss = Loss::actor);
   /// The worker could not read `blocks` (lost with their storage, e.g. a Ray node): they are
   /// re-materialised from lineage (DESIGN 5.13) and the RPC's Grains wait for them, each
   /// within its infrastructure budget; past it a Grain is FAILED with `reason` as its cause.
-  void inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blocks,
+  void inputs_lost(std::uint64_t rpc_id, const std::vector<BlockId>& blocks,
                    const std::string& reason);
   /// The store could not read `blocks`, which hold outputs of the finished batch-local
   /// `root`, to deliver them: they are re-materialised (DESIGN 5.13) and the root is
@@ -116,7 +111,7 @@ class Engine {
   /// True when the Call has a re-execution queued (DESIGN 5.13).
   bool has_reexecution(int call) const;
   /// True when the in-flight RPC re-executes Grains to re-materialise lost values.
-  bool rebuilding(std::uint64_t batch_id) const;
+  bool rebuilding(std::uint64_t rpc_id) const;
   /// Source columns to put into the store again, as (column, block): a rebuild reads them.
   std::vector<std::pair<std::uint32_t, BlockId>> take_source_restores();
   /// Values re-materialised and Grains re-executed for it so far.
@@ -213,76 +208,22 @@ class Engine {
   // The implementation is split by responsibility; each group below names the file that
   // defines its functions and owns its state.
 
-  static constexpr std::uint8_t kTruth = 1;     // the value is boolean true (masks)
-  static constexpr std::uint8_t kReleased = 2;  // the Item no longer holds its block
-  struct Item {
-    std::int32_t block = -1;  // engine-local block of the value; -1: none
-    std::uint32_t row = 0;
-    std::int32_t cause = -1;
-    ItemState state = ItemState::unresolved;
-    std::uint8_t flags = 0;
-  };
-  struct Fact {
-    std::int32_t port;
-    std::uint32_t entity;
-  };
-  struct Cause {
-    std::string message;
-    int call = -1;  // the deciding Grain, when a Grain decided
-    std::uint32_t entity = 0;
-    std::uint32_t attempts = 0;
-  };
-  struct BlockState {
-    std::uint32_t uses = 0;  // Items holding it plus pending expansions into it
-    bool live = false;       // created and not yet released
-  };
-  struct Grain {
-    std::uint32_t generation = 0;
-    std::uint16_t unresolved = 0;
-    std::uint16_t infra_used = 0;
-    std::uint16_t rebuild_used = 0;  // waits for (or re-executions of) lost values (5.13)
-    GrainPhase phase = GrainPhase::waiting;
-    bool has_drop = false;
-    bool has_failure = false;  // a failed input waits for lower-index inputs to decide the cause
-  };
-  struct Expansion {
-    std::uint32_t first = 0;
-    std::uint32_t count = 0;
-    std::uint8_t state = 0;  // 0 unresolved, 1 succeeded, 2 dropped, 3 failed
-    std::int32_t cause = -1;
-  };
-  // Where an expanded list's elements are: rows [offset, offset + length) of a child block.
-  struct ListSplit {
-    std::int32_t block = -1;
-    std::uint32_t offset = 0;
-    std::uint32_t length = 0;
-  };
-  struct ReduceProgress {
-    std::uint32_t cursor = 0;  // children below this ordinal are known not to fail the group
-    bool published = false;
-  };
-  struct RecoveryBatch {
-    std::vector<std::uint32_t> grains;
-    std::uint16_t retries_used = 0;
-    bool tail_used = false;
-    std::int32_t lineage = -1;        // a re-execution: the RPC whose rows it rebuilds
-    std::vector<std::int32_t> holds;  // a re-execution: the input blocks it keeps alive
-  };
-  struct InFlight {
-    int call = -1;
-    std::vector<std::uint32_t> grains;
-    std::vector<std::uint32_t> generations;
-    std::vector<OutputSlot> outputs;
-    std::uint16_t retries_used = 0;
-    bool tail_used = false;
-    std::int32_t lineage = -1;
-    std::vector<std::int32_t> holds;
-  };
-  struct CallQueues {
-    std::deque<std::uint32_t> ready;
-    std::deque<RecoveryBatch> immediate;
-    std::deque<RecoveryBatch> deferred;
-  };
+  // The records the state below is made of (runtime/engine_records.h).
+  static constexpr std::uint8_t kTruth = engine_records::kTruth;
+  static constexpr std::uint8_t kReleased = engine_records::kReleased;
+  using Item = engine_records::Item;
+  using Fact = engine_records::Fact;
+  using Cause = engine_records::Cause;
+  using BlockState = engine_records::BlockState;
+  using Grain = engine_records::Grain;
+  using Expansion = engine_records::Expansion;
+  using ListSplit = engine_records::ListSplit;
+  using ReduceProgress = engine_records::ReduceProgress;
+  using RecoveryBatch = engine_records::RecoveryBatch;
+  using InFlight = engine_records::InFlight;
+  using CallQueues = engine_records::CallQueues;
+  using ExpandState = engine_records::ExpandState;
+  using ReduceState = engine_records::ReduceState;
 
   // ---- Facts and lineage (engine_facts.cc) ----
   void create_entities(int domain, std::uint32_t count, std::uint32_t parent);
@@ -355,24 +296,24 @@ class Engine {
                               std::vector<std::int32_t> holds = {});
 
   // ---- Commit of reports (engine_commit.cc) ----
-  std::string check_report(const InFlight& batch, const Report& report) const;
+  std::string check_report(const InFlight& in_flight, const Report& report) const;
 
   // ---- Recovery (engine_recovery.cc) ----
   void requeue(int call, const std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
                bool tail_used, bool immediate);
   std::string describe_grains(int call, const std::vector<std::uint32_t>& grains) const;
-  /// Applies the Call's RecoveryPolicy to the `live` Grains of a failed `batch`.
-  FailureVerdict recover(const InFlight& batch, const std::vector<std::uint32_t>& live,
+  /// Applies the Call's RecoveryPolicy to the `live` Grains of the failed RPC `in_flight`.
+  FailureVerdict recover(const InFlight& in_flight, const std::vector<std::uint32_t>& live,
                          const std::string& error);
-  /// Removes and returns an in-flight batch; counts a stale report when it is unknown.
-  std::optional<InFlight> take_in_flight(std::uint64_t batch_id);
+  /// Removes and returns an in-flight RPC; counts a stale report when it is unknown.
+  std::optional<InFlight> take_in_flight(std::uint64_t rpc_id);
 
   // ---- Re-materialisation of lost values (engine_rebuild.cc, engine_rebuild_plan.cc) ----
   enum class Avail : std::uint8_t { ok, pending, lost, failed };
   Binding bound(std::int32_t block, std::uint32_t row) const;
   Avail availability(std::int32_t& block, std::uint32_t& row, std::int32_t& cause) const;
   Avail grain_inputs(int call, std::uint32_t entity, std::int32_t& cause);
-  void record_lineage(const InFlight& batch, const Report& report);
+  void record_lineage(const InFlight& in_flight, const Report& report);
   void mark_lost(std::int32_t block);
   bool item_needed(int port, std::uint32_t entity, std::int32_t block, std::uint32_t row) const;
   void demand(std::int32_t block, std::uint32_t row);
@@ -395,11 +336,11 @@ class Engine {
   bool hold_back(int call, std::vector<std::uint32_t>& grains, std::uint16_t retries_used,
                  bool tail_used);
   void release_holds(std::vector<std::int32_t>& holds);
-  void commit_rebuild(InFlight batch, const Report& report);
+  void commit_rebuild(InFlight in_flight, const Report& report);
   // A re-execution that could not finish: with `retry`, its Grains run again within their
   // budget, which a loss is charged to unless it is a further report of one already charged
   // (`repeated` false: see inputs_lost).
-  void rebuild_failed(InFlight batch, const std::string& why, bool retry, bool repeated = true);
+  void rebuild_failed(InFlight in_flight, const std::string& why, bool retry, bool repeated = true);
 
   // ---- State ----
   // Construction (engine.cc).
@@ -435,25 +376,9 @@ class Engine {
   std::uint64_t values_released_ = 0;
 
   // Expand (rule_expand.cc; read by value lifetime, reduce and broadcast).
-  struct ExpandState {
-    // Per child Domain, indexed by the parent Entity.
-    std::vector<std::vector<Expansion>> expansions;
-    // Per Port that is expanded (else empty), indexed by the parent Entity.
-    std::vector<std::vector<ListSplit>> splits;
-  };
   ExpandState expand_;
 
   // Reduce (rule_reduce.cc; guards are counted down as Grains seal, engine_grains.cc).
-  struct ReduceState {
-    // Per Domain: the reduces whose parent Domain it is.
-    std::vector<std::vector<int>> into;
-    // Per reduce, indexed by the parent Entity.
-    std::vector<std::vector<ReduceProgress>> progress;
-    // Per Call: the reduces it guards (PlanReduce::guards), and its unsealed Grains per
-    // parent Entity (kept only for guard Calls).
-    std::vector<std::vector<int>> guarded;
-    std::vector<std::vector<std::uint32_t>> unsealed;
-  };
   ReduceState reduce_;
 
   // Filter and broadcast keep no state of their own: arrivals are read from the Items.
@@ -461,7 +386,7 @@ class Engine {
   // Dispatch: queues per Call and the RPCs in flight.
   std::vector<CallQueues> queues_;
   std::unordered_map<std::uint64_t, InFlight> in_flight_;
-  std::uint64_t next_batch_id_ = 1;
+  std::uint64_t next_rpc_id_ = 1;
 
   // Commit.
   std::uint64_t stale_reports_ = 0;

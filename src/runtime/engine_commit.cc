@@ -6,22 +6,23 @@
 
 namespace rayorch::detail {
 
-std::string Engine::check_report(const InFlight& batch, const Report& report) const {
-  const std::size_t rows = batch.grains.size();
+std::string Engine::check_report(const InFlight& in_flight, const Report& report) const {
+  const std::size_t rows = in_flight.grains.size();
   for (const RowFailure& rf : report.failures) {
     if (rf.row >= rows)
       return fmt::format("a failure names row {} of an RPC of {} rows", rf.row, rows);
   }
-  if (report.outputs.size() != batch.outputs.size()) {
-    return fmt::format("{} outputs for {} declared", report.outputs.size(), batch.outputs.size());
+  if (report.outputs.size() != in_flight.outputs.size()) {
+    return fmt::format("{} outputs for {} declared", report.outputs.size(),
+                       in_flight.outputs.size());
   }
-  for (std::size_t k = 0; k < batch.outputs.size(); ++k) {
+  for (std::size_t k = 0; k < in_flight.outputs.size(); ++k) {
     const OutputReport& o = report.outputs[k];
-    if (batch.outputs[k].child_block != 0 && o.lengths.size() != rows) {
+    if (in_flight.outputs[k].child_block != 0 && o.lengths.size() != rows) {
       return fmt::format("expanded output {} reports {} list lengths for {} rows", k,
                          o.lengths.size(), rows);
     }
-    if (batch.outputs[k].truth && o.truth.size() != rows) {
+    if (in_flight.outputs[k].truth && o.truth.size() != rows) {
       return fmt::format("mask output {} reports {} booleans for {} rows", k, o.truth.size(), rows);
     }
   }
@@ -61,33 +62,33 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
   report.contract_error = check_report(f, report);
   if (!report.contract_error.empty()) return CommitStatus::contract_error;
   const PlanCall& pc = p_.calls[call];
-  InFlight batch = std::move(it->second);
+  InFlight in_flight = std::move(it->second);
   in_flight_.erase(it);
-  if (batch.lineage >= 0) {
-    commit_rebuild(std::move(batch), report);
+  if (in_flight.lineage >= 0) {
+    commit_rebuild(std::move(in_flight), report);
     return CommitStatus::accepted;
   }
-  record_lineage(batch, report);
+  record_lineage(in_flight, report);
   const std::size_t nout = pc.outputs.size();
   std::vector<std::int32_t> blocks(nout, -1);
   std::vector<std::int32_t> child_blocks(nout, -1);
   for (std::size_t k = 0; k < nout; ++k) {
     // Each new block is held while its rows are published: sealing a row can settle a group
     // and release that row before the later rows of the same block exist.
-    blocks[k] = static_cast<std::int32_t>(block_local(batch.outputs[k].block));
+    blocks[k] = static_cast<std::int32_t>(block_local(in_flight.outputs[k].block));
     make_live(blocks[k]);
     ++blocks_[blocks[k]].uses;
-    if (batch.outputs[k].child_block != 0) {
-      child_blocks[k] = static_cast<std::int32_t>(block_local(batch.outputs[k].child_block));
+    if (in_flight.outputs[k].child_block != 0) {
+      child_blocks[k] = static_cast<std::int32_t>(block_local(in_flight.outputs[k].child_block));
       make_live(child_blocks[k]);
       ++blocks_[child_blocks[k]].uses;
     }
   }
-  std::vector<std::uint8_t> failed_row(batch.grains.size(), 0);
+  std::vector<std::uint8_t> failed_row(in_flight.grains.size(), 0);
   // GroupFailures first: install barriers, fail the triggering Grains.
   for (const RowFailure& rf : report.failures) {
     if (rf.kind != RowKind::group_failure) continue;
-    const std::uint32_t e = batch.grains[rf.row];
+    const std::uint32_t e = in_flight.grains[rf.row];
     const std::int32_t cause = intern(rf.message, call, e);
     set_barrier(call, e, cause);
     if (failed_row[rf.row]) continue;
@@ -97,12 +98,12 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
   for (const RowFailure& rf : report.failures) {
     if (rf.kind != RowKind::record_failure || failed_row[rf.row]) continue;
     failed_row[rf.row] = 1;
-    seal_grain(call, batch.grains[rf.row], ItemState::failed,
-               intern(rf.message, call, batch.grains[rf.row]), GrainEvent::commit);
+    seal_grain(call, in_flight.grains[rf.row], ItemState::failed,
+               intern(rf.message, call, in_flight.grains[rf.row]), GrainEvent::commit);
   }
   std::vector<std::uint32_t> offsets(nout, 0);
-  for (std::size_t row = 0; row < batch.grains.size(); ++row) {
-    const std::uint32_t e = batch.grains[row];
+  for (std::size_t row = 0; row < in_flight.grains.size(); ++row) {
+    const std::uint32_t e = in_flight.grains[row];
     const bool publishable = !failed_row[row] && barrier_cause(call, e) < 0;
     for (std::size_t k = 0; k < nout; ++k) {
       if (child_blocks[k] < 0) continue;
@@ -122,7 +123,7 @@ CommitStatus Engine::commit(Report& report, const std::vector<BlockId>& created)
     move_grain(call, e, GrainEvent::commit);
     for (std::size_t k = 0; k < nout; ++k) {
       const std::uint8_t flags =
-          batch.outputs[k].truth && report.outputs[k].truth[row] != 0 ? kTruth : 0;
+          in_flight.outputs[k].truth && report.outputs[k].truth[row] != 0 ? kTruth : 0;
       publish(pc.outputs[k], e, ItemState::present, blocks[k], static_cast<std::uint32_t>(row), -1,
               flags);
     }

@@ -45,7 +45,7 @@ Invocation Engine::make_reservation(int call, std::vector<std::uint32_t> grains,
                                     std::int32_t lineage, std::vector<std::int32_t> holds) {
   const PlanCall& pc = p_.calls[call];
   Invocation r;
-  r.id = next_batch_id_++;
+  r.id = next_rpc_id_++;
   r.input_batch = options_.batch_index;
   r.call = call;
   r.generations.reserve(grains.size());
@@ -92,7 +92,7 @@ std::optional<Invocation> Engine::reserve(int call, std::size_t max_ready) {
       return make_reservation(call, std::move(live), b.retries_used, b.tail_used);
   }
   // 2. READY work. Grains whose inputs are being re-materialised are held back (5.13), so
-  // picking goes on until a batch is left or the queue is empty.
+  // picking goes on until an RPC's worth is left or the queue is empty.
   const Reservation policy = options_.reservation.value_or(p_.pools[pc.pool].options.reservation);
   const bool lifo = options_.queue_order == QueueOrder::lifo;
   std::vector<std::uint32_t> picked;

@@ -15,8 +15,8 @@ bool Engine::has_reexecution(int call) const {
   return std::any_of(q.begin(), q.end(), [](const RecoveryBatch& b) { return b.lineage >= 0; });
 }
 
-bool Engine::rebuilding(std::uint64_t batch_id) const {
-  auto it = in_flight_.find(batch_id);
+bool Engine::rebuilding(std::uint64_t rpc_id) const {
+  auto it = in_flight_.find(rpc_id);
   return it != in_flight_.end() && it->second.lineage >= 0;
 }
 
@@ -26,11 +26,11 @@ std::vector<std::pair<std::uint32_t, BlockId>> Engine::take_source_restores() {
   return out;
 }
 
-void Engine::inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blocks,
+void Engine::inputs_lost(std::uint64_t rpc_id, const std::vector<BlockId>& blocks,
                          const std::string& reason) {
-  std::optional<InFlight> taken = take_in_flight(batch_id);
+  std::optional<InFlight> taken = take_in_flight(rpc_id);
   if (!taken) return;
-  InFlight& batch = *taken;
+  InFlight& in_flight = *taken;
   rebuild_.active = true;
   rebuild_.reason = reason;
   // A backend may name one lost input per report (Ray names the first argument it could not
@@ -47,14 +47,14 @@ void Engine::inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blo
     mark_lost(static_cast<std::int32_t>(local));
   }
   const bool repeated = !known || remade;
-  const int call = batch.call;
+  const int call = in_flight.call;
   const int budget = p_.calls[call].infra_retries;
-  if (batch.lineage >= 0) {
-    rebuild_failed(std::move(batch), "its own inputs were lost too: " + reason, true, repeated);
+  if (in_flight.lineage >= 0) {
+    rebuild_failed(std::move(in_flight), "its own inputs were lost too: " + reason, true, repeated);
     return;
   }
   std::vector<std::uint32_t> waiting;
-  for (std::uint32_t e : take_live(call, batch.grains, &batch.generations)) {
+  for (std::uint32_t e : take_live(call, in_flight.grains, &in_flight.generations)) {
     Grain& g = grains_[call][e];
     const bool charged = repeated || g.rebuild_used == 0;
     if (charged && g.rebuild_used >= budget) {
@@ -71,7 +71,7 @@ void Engine::inputs_lost(std::uint64_t batch_id, const std::vector<BlockId>& blo
   counters_[call].requeues += waiting.size();
   if (!waiting.empty()) {
     rebuild_.parked.push_back(
-        ParkedBatch{call, std::move(waiting), -1, batch.retries_used, batch.tail_used});
+        ParkedBatch{call, std::move(waiting), -1, in_flight.retries_used, in_flight.tail_used});
   }
   progress_rebuilds();
 }
@@ -302,26 +302,26 @@ void Engine::release_holds(std::vector<std::int32_t>& holds) {
   holds.clear();
 }
 
-void Engine::commit_rebuild(InFlight batch, const Report& report) {
-  const LineageRpc old = rebuild_.rpcs[static_cast<std::size_t>(batch.lineage)];
-  const PlanCall& pc = p_.calls[batch.call];
-  record_lineage(batch, report);  // the new blocks can be lost and rebuilt in turn
-  std::vector<std::int32_t> failed(batch.grains.size(), -1);
+void Engine::commit_rebuild(InFlight in_flight, const Report& report) {
+  const LineageRpc old = rebuild_.rpcs[static_cast<std::size_t>(in_flight.lineage)];
+  const PlanCall& pc = p_.calls[in_flight.call];
+  record_lineage(in_flight, report);  // the new blocks can be lost and rebuilt in turn
+  std::vector<std::int32_t> failed(in_flight.grains.size(), -1);
   for (const RowFailure& rf : report.failures) {
     if (failed[rf.row] < 0)
       failed[rf.row] =
           loss_cause(fmt::format("{} failed on re-execution: {}", pc.name, rf.message));
   }
-  std::vector<std::uint32_t> offsets(batch.outputs.size(), 0);
-  for (std::size_t i = 0; i < batch.grains.size(); ++i) {
-    const std::uint32_t e = batch.grains[i];
+  std::vector<std::uint32_t> offsets(in_flight.outputs.size(), 0);
+  for (std::size_t i = 0; i < in_flight.grains.size(); ++i) {
+    const std::uint32_t e = in_flight.grains[i];
     const auto at = static_cast<std::size_t>(std::find(old.grains.begin(), old.grains.end(), e) -
                                              old.grains.begin());
-    rebuild_.grains.erase({batch.call, e});
+    rebuild_.grains.erase({in_flight.call, e});
     ++rebuild_.reexecuted;
-    for (std::size_t k = 0; k < batch.outputs.size(); ++k) {
+    for (std::size_t k = 0; k < in_flight.outputs.size(); ++k) {
       const auto block = static_cast<std::int32_t>(block_local(old.outputs[k].block));
-      const auto fresh = static_cast<std::int32_t>(block_local(batch.outputs[k].block));
+      const auto fresh = static_cast<std::int32_t>(block_local(in_flight.outputs[k].block));
       if (failed[i] >= 0) {
         unrebuildable(block, static_cast<std::uint32_t>(at), failed[i]);
       } else {
@@ -330,7 +330,8 @@ void Engine::commit_rebuild(InFlight batch, const Report& report) {
       }
       if (old.outputs[k].child_block == 0) continue;
       const auto child = static_cast<std::int32_t>(block_local(old.outputs[k].child_block));
-      const auto fresh_child = static_cast<std::int32_t>(block_local(batch.outputs[k].child_block));
+      const auto fresh_child =
+          static_cast<std::int32_t>(block_local(in_flight.outputs[k].child_block));
       const auto [offset, length] = old.lists[k][at];
       const std::uint32_t now = report.outputs[k].lengths[i];
       std::int32_t cause = failed[i];
@@ -350,32 +351,32 @@ void Engine::commit_rebuild(InFlight batch, const Report& report) {
       offsets[k] += now;
     }
   }
-  for (std::size_t k = 0; k < batch.outputs.size(); ++k) {
+  for (std::size_t k = 0; k < in_flight.outputs.size(); ++k) {
     // The new blocks stay until the input batch retires: redirects name them.
-    const auto fresh = static_cast<std::int32_t>(block_local(batch.outputs[k].block));
+    const auto fresh = static_cast<std::int32_t>(block_local(in_flight.outputs[k].block));
     make_live(fresh);
     rebuild_.remade[fresh] = 1;
     ++blocks_[fresh].uses;
-    if (batch.outputs[k].child_block == 0) continue;
-    const auto child = static_cast<std::int32_t>(block_local(batch.outputs[k].child_block));
+    if (in_flight.outputs[k].child_block == 0) continue;
+    const auto child = static_cast<std::int32_t>(block_local(in_flight.outputs[k].child_block));
     rebuild_.remade[child] = 1;
     make_live(child);
     ++blocks_[child].uses;
   }
-  release_holds(batch.holds);
+  release_holds(in_flight.holds);
   progress_rebuilds();
 }
 
-void Engine::rebuild_failed(InFlight batch, const std::string& why, bool retry, bool repeated) {
-  release_holds(batch.holds);
-  const int call = batch.call;
+void Engine::rebuild_failed(InFlight in_flight, const std::string& why, bool retry, bool repeated) {
+  release_holds(in_flight.holds);
+  const int call = in_flight.call;
   const int budget = p_.calls[call].infra_retries;
-  const LineageRpc& rpc = rebuild_.rpcs[static_cast<std::size_t>(batch.lineage)];
+  const LineageRpc& rpc = rebuild_.rpcs[static_cast<std::size_t>(in_flight.lineage)];
   std::vector<std::uint32_t> again;
-  for (std::size_t i = 0; i < batch.grains.size(); ++i) {
-    const std::uint32_t e = batch.grains[i];
+  for (std::size_t i = 0; i < in_flight.grains.size(); ++i) {
+    const std::uint32_t e = in_flight.grains[i];
     Grain& g = grains_[call][e];
-    if (g.generation != batch.generations[i]) continue;  // fenced
+    if (g.generation != in_flight.generations[i]) continue;  // fenced
     const bool charged = repeated || g.rebuild_used == 0;
     if (retry && (!charged || g.rebuild_used < budget)) {
       if (charged) ++g.rebuild_used;
@@ -387,11 +388,11 @@ void Engine::rebuild_failed(InFlight batch, const std::string& why, bool retry, 
     const std::int32_t cause = loss_cause(fmt::format("{} {}", p_.calls[call].name, why));
     const auto at = std::find(rpc.grains.begin(), rpc.grains.end(), e) - rpc.grains.begin();
     for (const auto& [block, row] :
-         rows_of(static_cast<std::uint32_t>(batch.lineage), static_cast<std::size_t>(at)))
+         rows_of(static_cast<std::uint32_t>(in_flight.lineage), static_cast<std::size_t>(at)))
       unrebuildable(block, row, cause);
   }
   if (!again.empty())
-    rebuild_.parked.push_back(ParkedBatch{call, std::move(again), batch.lineage, 0, false});
+    rebuild_.parked.push_back(ParkedBatch{call, std::move(again), in_flight.lineage, 0, false});
   progress_rebuilds();
 }
 

@@ -10,16 +10,16 @@
 
 namespace rayorch::detail {
 
-void Engine::record_lineage(const InFlight& batch, const Report& report) {
-  LineageRpc rpc{batch.call, batch.grains, batch.outputs, {}};
-  rpc.lists.resize(batch.outputs.size());
+void Engine::record_lineage(const InFlight& in_flight, const Report& report) {
+  LineageRpc rpc{in_flight.call, in_flight.grains, in_flight.outputs, {}};
+  rpc.lists.resize(in_flight.outputs.size());
   const auto index = static_cast<std::uint32_t>(rebuild_.rpcs.size());
-  for (std::size_t k = 0; k < batch.outputs.size(); ++k) {
+  for (std::size_t k = 0; k < in_flight.outputs.size(); ++k) {
     const auto out = static_cast<std::uint32_t>(k);
-    rebuild_.lineage[block_local(batch.outputs[k].block)] =
+    rebuild_.lineage[block_local(in_flight.outputs[k].block)] =
         BlockLineage{BlockLineage::Kind::output, index, out, 0};
-    if (batch.outputs[k].child_block == 0) continue;
-    rebuild_.lineage[block_local(batch.outputs[k].child_block)] =
+    if (in_flight.outputs[k].child_block == 0) continue;
+    rebuild_.lineage[block_local(in_flight.outputs[k].child_block)] =
         BlockLineage{BlockLineage::Kind::child, index, out, 0};
     std::uint32_t offset = 0;
     for (std::uint32_t length : report.outputs[k].lengths) {

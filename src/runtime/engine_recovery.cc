@@ -29,35 +29,35 @@ void Engine::requeue(int call, const std::vector<std::uint32_t>& grains, std::ui
     queues_[call].deferred.push_back(std::move(b));
 }
 
-std::optional<Engine::InFlight> Engine::take_in_flight(std::uint64_t batch_id) {
-  auto it = in_flight_.find(batch_id);
+std::optional<Engine::InFlight> Engine::take_in_flight(std::uint64_t rpc_id) {
+  auto it = in_flight_.find(rpc_id);
   if (it == in_flight_.end()) {
     ++stale_reports_;  // a report for an attempt already replayed or abandoned
     return std::nullopt;
   }
-  InFlight batch = std::move(it->second);
+  InFlight in_flight = std::move(it->second);
   in_flight_.erase(it);
-  return batch;
+  return in_flight;
 }
 
-FailureVerdict Engine::fail(std::uint64_t batch_id, const std::string& error) {
-  std::optional<InFlight> taken = take_in_flight(batch_id);
+FailureVerdict Engine::fail(std::uint64_t rpc_id, const std::string& error) {
+  std::optional<InFlight> taken = take_in_flight(rpc_id);
   if (!taken) return {};
-  InFlight& batch = *taken;
-  const int call = batch.call;
-  if (batch.lineage >= 0) {
-    rebuild_failed(std::move(batch), "re-executing it failed: " + error, false);
+  InFlight& in_flight = *taken;
+  const int call = in_flight.call;
+  if (in_flight.lineage >= 0) {
+    rebuild_failed(std::move(in_flight), "re-executing it failed: " + error, false);
     return {};
   }
   // Barriered Grains are sealed before the policy is consulted.
-  auto live = take_live(call, batch.grains, &batch.generations);
+  auto live = take_live(call, in_flight.grains, &in_flight.generations);
   if (live.empty()) return {};
-  return recover(batch, live, error);
+  return recover(in_flight, live, error);
 }
 
-FailureVerdict Engine::recover(const InFlight& batch, const std::vector<std::uint32_t>& live,
+FailureVerdict Engine::recover(const InFlight& in_flight, const std::vector<std::uint32_t>& live,
                                const std::string& error) {
-  const int call = batch.call;
+  const int call = in_flight.call;
   const PlanCall& pc = p_.calls[call];
   const RecoveryPolicy& policy = pc.recovery;
   auto abort_with = [&](const std::string& why) {
@@ -79,24 +79,24 @@ FailureVerdict Engine::recover(const InFlight& batch, const std::vector<std::uin
       return abort_with("");
     case RecoveryPolicy::Kind::retry_batch:
     case RecoveryPolicy::Kind::retry_tail:
-      if (batch.retries_used >= policy.retries()) {
-        return abort_with(fmt::format(" after {} retries", batch.retries_used));
+      if (in_flight.retries_used >= policy.retries()) {
+        return abort_with(fmt::format(" after {} retries", in_flight.retries_used));
       }
-      requeue(call, live, static_cast<std::uint16_t>(batch.retries_used + 1), false,
+      requeue(call, live, static_cast<std::uint16_t>(in_flight.retries_used + 1), false,
               policy.kind() == RecoveryPolicy::Kind::retry_batch);
       return {};
     case RecoveryPolicy::Kind::isolate_tail:
-      if (!batch.tail_used) {
-        requeue(call, live, batch.retries_used, true, false);
-      } else if (batch.grains.size() > 1) {
+      if (!in_flight.tail_used) {
+        requeue(call, live, in_flight.retries_used, true, false);
+      } else if (in_flight.grains.size() > 1) {
         // Only an RPC of one Grain proves that Grain poisoned: when the barrier sealed the
         // others, the failure may have been theirs, so a lone survivor is retried alone.
         const std::size_t half = live.size() / 2;
         std::vector<std::uint32_t> a(live.begin(),
                                      live.begin() + static_cast<std::ptrdiff_t>(half));
         std::vector<std::uint32_t> b(live.begin() + static_cast<std::ptrdiff_t>(half), live.end());
-        if (!a.empty()) requeue(call, a, batch.retries_used, true, false);
-        requeue(call, b, batch.retries_used, true, false);
+        if (!a.empty()) requeue(call, a, in_flight.retries_used, true, false);
+        requeue(call, b, in_flight.retries_used, true, false);
       } else {
         seal_grain(call, live[0], ItemState::failed, intern(error, call, live[0]),
                    GrainEvent::suppress);
@@ -106,30 +106,30 @@ FailureVerdict Engine::recover(const InFlight& batch, const std::vector<std::uin
   return abort_with("");
 }
 
-FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason, Loss loss) {
-  std::optional<InFlight> taken = take_in_flight(batch_id);
+FailureVerdict Engine::lost(std::uint64_t rpc_id, const std::string& reason, Loss loss) {
+  std::optional<InFlight> taken = take_in_flight(rpc_id);
   if (!taken) return {};
-  InFlight& batch = *taken;
-  const int call = batch.call;
+  InFlight& in_flight = *taken;
+  const int call = in_flight.call;
   const PlanCall& pc = p_.calls[call];
-  if (batch.lineage >= 0) {
-    rebuild_failed(std::move(batch), "re-executing it lost its actor: " + reason, true);
+  if (in_flight.lineage >= 0) {
+    rebuild_failed(std::move(in_flight), "re-executing it lost its actor: " + reason, true);
     return {};
   }
-  auto live = take_live(call, batch.grains, &batch.generations);
+  auto live = take_live(call, in_flight.grains, &in_flight.generations);
   if (live.empty()) return {};
   bool exhausted = false;
   for (std::uint32_t e : live) exhausted |= grains_[call][e].infra_used >= pc.infra_retries;
   if (exhausted && p_.pools[pc.pool].options.isolation == Isolation::process) {
     // A process-isolated pool contains the loss to one worker, so a Grain that keeps
-    // killing workers is split out of its batch (as isolate_tail does, halves to the
+    // killing workers is split out of its RPC (as isolate_tail does, halves to the
     // deferred queue) until it alone is FAILED with the loss as its cause; the run goes on.
     if (live.size() > 1) {
       const std::size_t half = live.size() / 2;
       std::vector<std::uint32_t> a(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(half));
       std::vector<std::uint32_t> b(live.begin() + static_cast<std::ptrdiff_t>(half), live.end());
-      requeue(call, a, batch.retries_used, batch.tail_used, false);
-      requeue(call, b, batch.retries_used, batch.tail_used, false);
+      requeue(call, a, in_flight.retries_used, in_flight.tail_used, false);
+      requeue(call, b, in_flight.retries_used, in_flight.tail_used, false);
     } else {
       seal_grain(call, live[0], ItemState::failed, intern(reason, call, live[0]),
                  GrainEvent::suppress);
@@ -139,8 +139,8 @@ FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason, L
   if (exhausted && loss == Loss::timeout) {
     // A hung thread (or Ray actor) was abandoned and replaced, so the pool lost nothing; the
     // hang is the UDF's on these inputs, and the Call's RecoveryPolicy decides: isolate_tail()
-    // splits the batch until the Grain that keeps timing out is FAILED alone.
-    return recover(batch, live, reason);
+    // splits the RPC's Grains until the Grain that keeps timing out is FAILED alone.
+    return recover(in_flight, live, reason);
   }
   for (std::uint32_t e : live) {
     if (grains_[call][e].infra_used >= pc.infra_retries) {
@@ -152,7 +152,7 @@ FailureVerdict Engine::lost(std::uint64_t batch_id, const std::string& reason, L
     }
   }
   for (std::uint32_t e : live) ++grains_[call][e].infra_used;
-  requeue(call, live, batch.retries_used, batch.tail_used, true);
+  requeue(call, live, in_flight.retries_used, in_flight.tail_used, true);
   return {};
 }
 

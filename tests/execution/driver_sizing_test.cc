@@ -1,4 +1,4 @@
-// Self-sizing pools on the local executor (DESIGN 6.1, self-sizing pools): actors start and retire
+// Self-sizing pools on the local executor (DESIGN 6.1.7): actors start and retire
 // as the policy (or the random test hook) decides, and no Grain is lost or run twice; counts come
 // from the UDFs' own logs, order from gates and observer events, never from durations.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Eager start (DESIGN 6.1): the local executor returns while its actors' constructors run,
+// Eager start (DESIGN 6.1.4): the local executor returns while its actors' constructors run,
 // work starts on the first ready actor, an actor whose constructor throws stays out of its
 // pool, and a pool whose every constructor throws is an error naming the Module. Order is
 // asserted from event logs and gates, never from durations.

@@ -16,7 +16,7 @@
 #include <rayorch/rayorch.h>
 
 #include "execution/backends/backends.h"
-#include "execution/driver.h"
+#include "execution/cores.h"
 
 namespace lossy {
 
@@ -165,8 +165,8 @@ template <class P>
 class LossyExecutor : public rd::RunApiOf<P> {
  public:
   LossyExecutor(const ro::Compiled<P>& program, std::unique_ptr<LossyPools> pools)
-      : rd::RunApiOf<P>(std::make_unique<rd::Driver>(program.plan(), std::move(pools),
-                                                     rd::DriverOptions{.keep_rpc_log = true})) {}
+      : rd::RunApiOf<P>(rd::make_driven_core(program.plan(), std::move(pools),
+                                             rd::DriverOptions{.keep_rpc_log = true})) {}
   std::vector<std::string> rpcs() const {
     std::vector<std::string> out;
     for (const auto& r : this->core().rpc_log()) out.push_back(r.to_string());

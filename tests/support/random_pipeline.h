@@ -3,7 +3,9 @@
 // faults.h and values.h (what each Grain does and produces), udfs.h (the UDFs), ir.h (the
 // program as recorded), generator.h, generator_domains.h and generator_shapes.h (the
 // Builder), model.h, model_calls.h and model_gathers.h (the reference interpreter), census.h
-// (what programs hold of the shapes drawn apart, as the interpreter sees them).
+// (what programs hold of the shapes drawn apart, as the interpreter sees them); case.h,
+// case_checks.h, case_runs.h and observed.h (one case run on every executor and checked,
+// for tests/execution/randomized_test.cc).
 //
 // A case is built from one 64-bit seed. The structure of the program (which operators, which
 // Domains, which faults) comes from one stream of that seed; the schedule (replicas, batch

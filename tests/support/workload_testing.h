@@ -1,4 +1,4 @@
-// Helpers shared by the workload tests (pdf2md_test, video_test): scratch directories and
+// Helpers shared by the workload tests (tests/workloads/pdf2md and video): scratch directories and
 // reading back what a conversion wrote.
 #pragma once
 

@@ -109,7 +109,7 @@ class ExecutionCore {
  public:
   virtual ~ExecutionCore() = default;
   virtual RunMetrics run(SourceData sources, const RunOptions& options, const RootSink& sink) = 0;
-  /// Blocks until every pool has a ready actor (eager start, DESIGN 6.1); throws
+  /// Blocks until every pool has a ready actor (eager start, DESIGN 6.1.4); throws
   /// ExecutionError, closing the executor, when a pool has none that could start.
   virtual void await_actors() = 0;
   virtual void close() = 0;
@@ -121,7 +121,7 @@ class ExecutionCore {
 };
 
 /// Creates the local backend: starts every pool and returns without waiting for the UDF
-/// constructors (eager start, DESIGN 6.1).
+/// constructors (eager start, DESIGN 6.1.4).
 std::unique_ptr<ExecutionCore> make_local_core(std::shared_ptr<const RuntimePlan> plan,
                                                const LocalBackend& backend);
 /// Creates the deterministic single-thread core used by testing::SyncExecutor; with `wire`,

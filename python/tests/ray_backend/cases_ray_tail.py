@@ -1,4 +1,4 @@
-"""Ray cases: the tail split with an actor that becomes ready late (DESIGN 6.1). The plan cuts
+"""Ray cases: the tail split with an actor that becomes ready late (DESIGN 6.1.8). The plan cuts
 calls so that the late actor ends with the other; whatever it cuts, every page is read once
 and the documents are exact.
 

@@ -16,7 +16,7 @@ namespace rayorch::detail {
 /// Their worker server is forked from this process unless `launch` says how to start it (the
 /// constructor waits for that server, not for the actors). Returns at once: each actor builds
 /// its UDF instance on its own thread and its start, ready or failed, reaches the driver
-/// through take_started() (eager start, DESIGN 6.1).
+/// through take_actor_events() (eager start, DESIGN 6.1.4).
 std::unique_ptr<WorkerPools> make_thread_pools(std::shared_ptr<const RuntimePlan> plan,
                                                const WorkerServerLaunch& launch = {});
 

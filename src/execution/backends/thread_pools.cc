@@ -22,7 +22,7 @@ struct CompletionQueue {
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::pair<std::uint64_t, WorkerResult>> items;  // (worker epoch, result)
-  std::vector<ActorStart> started;  // first constructors finished, not yet taken
+  std::vector<ActorEvent> started;  // first constructors finished, not yet taken
 
   void push(std::uint64_t epoch, WorkerResult r) {
     {
@@ -41,12 +41,16 @@ struct Mailbox {
   bool stop = false;
 };
 
-// Tells the driver that a worker's first constructor finished (eager start, DESIGN 6.1). A
+// Tells the driver that a worker's first constructor finished (eager start, DESIGN 6.1.4). A
 // replacement (`announce` false) is not announced: the driver counts it ready at once.
 void report_startup(bool announce, CompletionQueue& done, const RuntimePlan& plan, int pool,
                     int slot, const std::string& error) {
   if (!announce) return;
-  ActorStart s{.pool = pool, .actor = slot, .at = std::chrono::steady_clock::now(), .error = {}};
+  ActorEvent s{.kind = error.empty() ? ActorEvent::Kind::ready : ActorEvent::Kind::failed,
+               .pool = pool,
+               .actor = slot,
+               .at = std::chrono::steady_clock::now(),
+               .error = {}};
   if (!error.empty())
     s.error = fmt::format("{} (actor {} of pool {})", error, slot, plan.pools[pool].name);
   {
@@ -152,7 +156,7 @@ class ThreadPools final : public WorkerPools {
       }
     }
     // Eager start: the constructors run on their threads while the driver starts; each
-    // actor's start reaches it through take_started().
+    // actor's start reaches it through take_actor_events().
     // A self-sizing pool's slots stay stopped until the driver starts them (start_actor).
     for (std::size_t p = 0; p < plan_->pools.size(); ++p) {
       const ModuleOptions& o = plan_->pools[p].options;
@@ -172,9 +176,9 @@ class ThreadPools final : public WorkerPools {
 
   bool starts_in_background() const override { return true; }
 
-  void take_started(std::vector<ActorStart>& out) override {
+  void take_actor_events(std::vector<ActorEvent>& out) override {
     std::lock_guard<std::mutex> lock(done_->mutex);
-    for (ActorStart& s : done_->started) out.push_back(std::move(s));
+    for (ActorEvent& s : done_->started) out.push_back(std::move(s));
     done_->started.clear();
   }
 

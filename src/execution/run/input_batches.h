@@ -90,4 +90,11 @@ class InputBatches {
   std::vector<std::pair<std::size_t, Outcome>> restored_;
 };
 
+/// READY Grains of `call` over the `active` input batches (InputBatches::active()).
+inline std::size_t ready_grains(std::span<const std::unique_ptr<Engine>> active, int call) {
+  std::size_t ready = 0;
+  for (const auto& e : active) ready += e->ready_count(call);
+  return ready;
+}
+
 }  // namespace rayorch::detail

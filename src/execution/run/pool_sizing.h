@@ -1,4 +1,4 @@
-// The sizing policy of self-sizing pools (Module::auto_replicas, DESIGN 6.1, self-sizing pools):
+// The sizing policy of self-sizing pools (Module::auto_replicas, DESIGN 6.1.7):
 // from what each pool's Calls have to do now and will have (the lineage's counts), the throughput
 // its actors measured and what starting one costs, it sets each pool's target number of actors
 // within the executor's resource budget. Pure logic: the driver feeds it snapshots and applies its

@@ -77,8 +77,8 @@ void RunRecorder::dispatched(int call, std::size_t grains) {
   in_flight_per_call_[call] += grains;
 }
 
-void RunRecorder::rpc_ended(int call, std::size_t grains, const Engine* batch, double seconds,
-                            std::string_view status) {
+void RunRecorder::rpc_ended(int call, std::size_t grains, std::optional<std::size_t> input_batch,
+                            double seconds, std::string_view status) {
   CallMetrics& m = metrics_.calls[call];
   in_flight_per_call_[call] -= grains;
   ++m.rpcs;
@@ -87,7 +87,7 @@ void RunRecorder::rpc_ended(int call, std::size_t grains, const Engine* batch, d
   m.rpc_sizes.push_back(static_cast<std::uint32_t>(grains));
   m.busy_seconds += seconds;
   if (status != "ok") ++m.failed_rpcs;
-  if (batch != nullptr) ++metrics_.input_batches[batch->batch_index()].rpcs;
+  if (input_batch) ++metrics_.input_batches[*input_batch].rpcs;
 }
 
 void RunRecorder::actor_replaced(int pool) {

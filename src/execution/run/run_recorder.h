@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -39,10 +40,10 @@ class RunRecorder {
 
   /// `grains` Grains of `call` were handed to a worker.
   void dispatched(int call, std::size_t grains);
-  /// An RPC of `grains` Grains of `call` (of input batch `batch`, when known) ended with
-  /// `status` after `seconds`.
-  void rpc_ended(int call, std::size_t grains, const Engine* batch, double seconds,
-                 std::string_view status);
+  /// An RPC of `grains` Grains of `call` (of input batch `input_batch`, when known) ended
+  /// with `status` after `seconds`.
+  void rpc_ended(int call, std::size_t grains, std::optional<std::size_t> input_batch,
+                 double seconds, std::string_view status);
   /// `grains` reports of `call` were accepted.
   void accepted(int call, std::size_t grains) { done_per_call_[call] += grains; }
   /// Root `row` (of the rows run) was delivered with `outcome`; returns its completion time.
@@ -51,7 +52,7 @@ class RunRecorder {
   /// those of SourceData::restored are counted at construction).
   void root_restored(Outcome outcome);
   void stale_report() { ++metrics_.stale_reports_rejected; }
-  /// The actors' starts known when the run began (the executor's, DESIGN 6.1).
+  /// The actors' starts known when the run began (the executor's, DESIGN 6.1.4).
   void set_pools(std::vector<PoolMetrics> pools) { metrics_.pools = std::move(pools); }
   /// An actor of `pool` started during the run.
   void actor_started(int pool, ActorStartMetrics start) {
@@ -60,7 +61,7 @@ class RunRecorder {
   /// An actor of `pool` was replaced (lost, timed out or restarted).
   void actor_replaced(int pool);
   void node_lost(NodeLossMetrics loss) { metrics_.node_losses.push_back(std::move(loss)); }
-  /// A self-sizing pool's decision (DESIGN 6.1, self-sizing pools).
+  /// A self-sizing pool's decision (DESIGN 6.1.7).
   void pool_resized(int pool, PoolResizeMetrics resize) {
     PoolMetrics& m = metrics_.pools[pool];
     if (resize.to != resize.from) m.actors_over_time.emplace_back(resize.seconds, resize.to);

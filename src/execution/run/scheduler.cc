@@ -1,7 +1,9 @@
-// Which READY work an idle worker gets. See scheduler.h.
+// Which READY work an idle slot gets. See scheduler.h.
 #include "execution/run/scheduler.h"
 
 #include <algorithm>
+
+#include "execution/run/input_batches.h"
 
 namespace rayorch::detail {
 
@@ -21,9 +23,7 @@ Scheduler::Scheduler(std::shared_ptr<const RuntimePlan> plan, const RunOptions& 
 bool Scheduler::held_back(int call, std::span<const std::unique_ptr<Engine>> active) const {
   if (!backpressure_) return false;
   for (int consumer : plan_->call_consumers.direct[call]) {
-    std::size_t ready = 0;
-    for (const auto& e : active) ready += e->ready_count(consumer);
-    if (ready >= backlog_limit_[consumer]) return true;
+    if (ready_grains(active, consumer) >= backlog_limit_[consumer]) return true;
   }
   return false;
 }
@@ -47,9 +47,9 @@ Scheduler::Clock::time_point Scheduler::next_hold_deadline() const {
   return t;
 }
 
-std::optional<Dispatch> Scheduler::pick(int pool, bool may_wait,
-                                        std::span<const std::unique_ptr<Engine>> active,
-                                        std::size_t max_ready) {
+std::optional<Invocation> Scheduler::pick(int pool, bool may_wait,
+                                          std::span<const std::unique_ptr<Engine>> active,
+                                          std::size_t max_ready) {
   const auto& calls = plan_->pools[pool].calls;
   const std::size_t n = calls.size();
   const auto now = Clock::now();
@@ -61,11 +61,11 @@ std::optional<Dispatch> Scheduler::pick(int pool, bool may_wait,
       // A re-execution is never held back: the consumers' READY work may be waiting for it.
       if (held_back(call, active) && !engine->has_reexecution(call)) continue;
       if (may_wait && wait_for_batch(*engine, call, now)) continue;
-      auto batch = engine->reserve(call, max_ready);
-      if (!batch) continue;
+      auto rpc = engine->reserve(call, max_ready);
+      if (!rpc) continue;
       rr_[pool] = idx + 1;
       hold_since_[call] = Clock::time_point::max();
-      return Dispatch{engine.get(), std::move(*batch)};
+      return rpc;
     }
   }
   return std::nullopt;

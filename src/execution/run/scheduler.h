@@ -1,4 +1,4 @@
-// Which READY work an idle worker gets: the lowest admitted input batch first, a pool's
+// Which READY work an idle slot gets: the lowest admitted input batch first, a pool's
 // Calls round-robin, held back by the consumers' backlog (RunOptions::backpressure) and, for
 // a Call with a batch_wait, while a fuller batch may still arrive.
 //
@@ -19,12 +19,6 @@
 
 namespace rayorch::detail {
 
-/// One RPC handed to an actor.
-struct Dispatch {
-  Engine* engine = nullptr;
-  Invocation batch;
-};
-
 class Scheduler {
  public:
   using Clock = std::chrono::steady_clock;
@@ -35,9 +29,9 @@ class Scheduler {
   /// `may_wait` (another RPC is running), a Call with a batch_wait may hold back a batch
   /// smaller than batch_size while its upstream is unsealed, up to that wait. `max_ready`
   /// above 0 caps the READY Grains taken (Engine::reserve).
-  std::optional<Dispatch> pick(int pool, bool may_wait,
-                               std::span<const std::unique_ptr<Engine>> active,
-                               std::size_t max_ready = 0);
+  std::optional<Invocation> pick(int pool, bool may_wait,
+                                 std::span<const std::unique_ptr<Engine>> active,
+                                 std::size_t max_ready = 0);
   /// When the earliest batch_wait hold expires (time_point::max() when none is held).
   Clock::time_point next_hold_deadline() const;
 

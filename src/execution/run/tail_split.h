@@ -1,4 +1,4 @@
-// The tail split (DESIGN 6.1): how the last work of a pool is cut into calls so that its
+// The tail split (DESIGN 6.1.8): how the last work of a pool is cut into calls so that its
 // actors finish together. While more work can reach a pool, an idle actor takes a full batch.
 // Once nothing more can (the lineage knows: no source row left to admit, nothing upstream
 // unsealed), full batches leave a ragged last round: whichever actor is free first takes a

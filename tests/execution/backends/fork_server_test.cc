@@ -17,7 +17,7 @@
 
 #include <rayorch/rayorch.h>
 
-#include "execution/driver.h"
+#include "execution/cores.h"
 #include "execution/worker_server.h"
 
 namespace ro = rayorch;

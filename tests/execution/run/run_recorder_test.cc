@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,8 +53,8 @@ TEST(RunRecorder, EachRpcSizeIsKeptInOrderBesideTheHistogram) {
   Fixture f;
   rd::RunRecorder r(*f.plan, rows(3), std::vector<int>(f.plan->pools.size(), 1));
   const int twice = f.call("Double#1");
-  for (std::size_t grains : {4u, 1u, 4u, 3u}) r.rpc_ended(twice, grains, nullptr, 0.5, "ok");
-  r.rpc_ended(twice, 2, nullptr, 0.1, "failed");
+  for (std::size_t grains : {4u, 1u, 4u, 3u}) r.rpc_ended(twice, grains, std::nullopt, 0.5, "ok");
+  r.rpc_ended(twice, 2, std::nullopt, 0.1, "failed");
   r.close(true);
   const ro::CallMetrics& m = r.metrics().calls[static_cast<std::size_t>(twice)];
   EXPECT_EQ(m.rpc_sizes, (std::vector<std::uint32_t>{4, 1, 4, 3, 2}));

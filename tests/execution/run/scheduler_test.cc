@@ -1,4 +1,4 @@
-// Which READY work an idle worker gets (src/execution/run/scheduler.h): the lowest admitted
+// Which READY work an idle slot gets (src/execution/run/scheduler.h): the lowest admitted
 // input batch first, a pool's Calls in turn, at most a batch, and fewer where the tail split
 // caps it. Real engines (runtime/engine.h) hold the READY work; nothing runs.
 #include "execution/run/scheduler.h"
@@ -38,8 +38,8 @@ TEST(Scheduler, TheLowestAdmittedInputBatchIsServedFirstABatchAtATime) {
   active.push_back(admitted(plan, 1, 3, 2));
   rd::Scheduler scheduler(plan, ro::RunOptions{});
   std::vector<std::pair<std::size_t, std::size_t>> picks;  // (input batch, Grains)
-  while (auto d = scheduler.pick(0, false, active))
-    picks.emplace_back(d->engine->batch_index(), d->batch.grains.size());
+  while (auto rpc = scheduler.pick(0, false, active))
+    picks.emplace_back(rpc->input_batch, rpc->grains.size());
   EXPECT_EQ(picks, (std::vector<std::pair<std::size_t, std::size_t>>{{0, 2}, {0, 1}, {1, 2}}));
   EXPECT_EQ(scheduler.next_hold_deadline(), rd::Scheduler::Clock::time_point::max());
 }
@@ -54,7 +54,7 @@ TEST(Scheduler, ThePoolsCallsAreServedInTurn) {
   active.push_back(admitted(plan, 0, 0, 2));
   rd::Scheduler scheduler(plan, ro::RunOptions{});
   std::vector<int> calls;
-  while (auto d = scheduler.pick(0, false, active)) calls.push_back(d->batch.call);
+  while (auto rpc = scheduler.pick(0, false, active)) calls.push_back(rpc->call);
   EXPECT_EQ(calls, (std::vector<int>{0, 1, 0, 1}));
 }
 
@@ -66,10 +66,10 @@ TEST(Scheduler, TheTailSplitCapsTheReadyGrainsTaken) {
   rd::Scheduler scheduler(plan, ro::RunOptions{});
   auto first = scheduler.pick(0, false, active, 2);
   ASSERT_TRUE(first);
-  EXPECT_EQ(first->batch.grains.size(), 2u);
+  EXPECT_EQ(first->grains.size(), 2u);
   auto rest = scheduler.pick(0, false, active);
   ASSERT_TRUE(rest);
-  EXPECT_EQ(rest->batch.grains.size(), 3u);
+  EXPECT_EQ(rest->grains.size(), 3u);
   EXPECT_FALSE(scheduler.pick(0, false, active));
 }
 

@@ -74,7 +74,7 @@ struct Runtime {
   std::atomic<u64> rows{0};
   std::atomic<u64> throws{0};
   std::atomic<u64> losses{0};
-  // Eager start (DESIGN 6.1): the first `slow_builds` UDF constructors (an executor's
+  // Eager start (DESIGN 6.1.4): the first `slow_builds` UDF constructors (an executor's
   // actors) sleep up to `startup_us` each (a hash of the build number), so actors join their
   // pools in a random order, many after the first run began; later builds (replacements, whose
   // tasks wait for them within a timeout) do not. Set before an executor is made; reset()
