@@ -368,11 +368,26 @@ def test_a_driver_killed_mid_run_resumes_from_its_journal(cluster: Any, tmp_path
     resumes from the run journal: the roots the first one finished are restored, the others
     computed, and the outputs are the local executor's."""
     journal = tmp_path / "run.journal"
+    # The journal's writer thread writes records a few milliseconds after the run commits
+    # them (docs/JOURNAL.md: durability), so the driver waits until the file holds six root
+    # records before it dies: the resume must then restore at least those.
     code = (
-        "import os, signal\n"
+        "import os, signal, struct, time\n"
         "import rayorch_cpp as ro, ray_udfs as u\n"
+        "def written_roots(path: str) -> int:\n"
+        "    data, at, roots = open(path, 'rb').read(), 0, 0\n"
+        "    while at + 8 < len(data):\n"
+        "        (length,) = struct.unpack_from('<I', data, at)\n"
+        "        if at + 8 + length > len(data):\n"
+        "            break\n"
+        "        roots += data[at + 8] == ord('R')\n"
+        "        at += 8 + length\n"
+        "    return roots\n"
         "def progress(done: int, total: int) -> None:\n"
         "    if done >= 6:\n"
+        "        deadline = time.monotonic() + 60\n"
+        f"        while written_roots({str(journal)!r}) < 6 and time.monotonic() < deadline:\n"
+        "            time.sleep(0.01)\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
         "pipeline = u.documents(ocr_args=(0.05,))\n"
         f"with ro.Executor(pipeline, backend='ray', address={cluster.address!r}) as ex:\n"
