@@ -123,13 +123,13 @@ class RunApi<Out, std::tuple<Ins...>> {
  private:
   using Typed = TypedRun<Out, std::tuple<Ins...>>;
 
-  // Runs the core, with the journal and dead letters when the options ask for them.
+  // Runs the core, with the journal, the sink and dead letters when the options ask for them.
   RunMetrics run_erased(const std::vector<Ins>&... columns, const RunOptions& options,
-                        const RootSink& sink) {
-    if (options.journal.path.empty() && options.dead_letters.empty()) {
-      return core_->run(Typed::make_sources(columns...), options, sink);
+                        const RootCallback& deliver) {
+    if (options.journal.path.empty() && options.dead_letters.empty() && !options.sink.enabled()) {
+      return core_->run(Typed::make_sources(columns...), options, deliver);
     }
-    return Typed::run_resumable(*core_, columns..., options, sink);
+    return Typed::run_resumable(*core_, columns..., options, deliver);
   }
 
   std::unique_ptr<ExecutionCore> core_;

@@ -28,6 +28,9 @@
 // delivered and then reported to on_root with RootEvent::restored, before any computed root;
 // RootEvent::row is always the caller's row (docs/JOURNAL.md).
 //
+// With a sink (RunOptions::sink, rayorch/sink.h), a present root's record is held until the
+// part holding it is committed, and written with that part's record (docs/IO.md).
+//
 // Durability and guarantee. A root's record is committed after the caller has received it
 // (the RunResult slot is filled or the streaming callback returned), so a root recorded
 // finished had its delivery complete. A writer thread of the journal writes (write(2)) the

@@ -13,4 +13,5 @@
 #include "rayorch/program.h"
 #include "rayorch/recovery.h"
 #include "rayorch/run_options.h"
+#include "rayorch/sink.h"
 #include "rayorch/testing.h"

@@ -13,6 +13,7 @@
 #include "rayorch/journal.h"
 #include "rayorch/module_options.h"
 #include "rayorch/observer.h"
+#include "rayorch/sink.h"
 
 namespace rayorch {
 
@@ -52,6 +53,11 @@ struct RunOptions {
   /// A run journal for resuming an interrupted run (rayorch/journal.h); off when its path is
   /// empty.
   JournalOptions journal{};
+  /// Writes the present roots into committed parts of a directory (rayorch/sink.h), each
+  /// exactly once with a journal; off when its directory is empty. run() throws
+  /// std::invalid_argument before anything runs when the directory cannot be created or
+  /// written, or the format is missing.
+  SinkOptions sink{};
   /// Error budget: when more than this many roots of the run are failed or suppressed
   /// (dropped roots are deliberate and do not count), nothing more is admitted or
   /// dispatched, and run() throws ExecutionError naming the count and the first causes once

@@ -20,7 +20,7 @@ rd::OutputCodec pickle_codec(std::size_t outputs, CallbackError& error) {
     Py_DECREF(bytes);
   };
   codec.restore = [&error](std::size_t row, const rd::JournalEntry& entry,
-                           const rd::RootSink& sink) {
+                           const rd::RootCallback& sink) {
     std::vector<PyValue> values(entry.ports.size());
     std::vector<rd::ErasedOutput> erased(entry.ports.size());
     {

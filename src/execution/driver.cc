@@ -65,7 +65,7 @@ void Driver::close() {
   pools_->stop();
 }
 
-RunMetrics Driver::run(SourceData sources, const RunOptions& options, const RootSink& sink) {
+RunMetrics Driver::run(SourceData sources, const RunOptions& options, const RootCallback& sink) {
   if (closed_) {
     throw ExecutionError(
         "this executor is closed (after close() or a run whose actors broke); create a new "

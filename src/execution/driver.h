@@ -42,7 +42,7 @@ class Driver final : public ExecutionCore {
          DriverOptions options);
   ~Driver() override;
 
-  RunMetrics run(SourceData sources, const RunOptions& options, const RootSink& sink) override;
+  RunMetrics run(SourceData sources, const RunOptions& options, const RootCallback& sink) override;
   void await_actors() override;
   void close() override;
   bool closed() const override { return closed_; }

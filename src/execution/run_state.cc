@@ -15,7 +15,7 @@
 namespace rayorch::detail {
 
 RunState::RunState(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<BlockStore> store,
-                   SourceData sources, const RunOptions& options, const RootSink& sink,
+                   SourceData sources, const RunOptions& options, const RootCallback& sink,
                    std::vector<int> actors_per_pool, bool wire)
     : plan_(std::move(plan)),
       store_(std::move(store)),

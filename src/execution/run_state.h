@@ -34,7 +34,7 @@ class RunState {
   /// `options` passed check_run_options. `store` holds this run's blocks (made by the run's
   /// pools: WorkerPools::make_store).
   RunState(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<BlockStore> store,
-           SourceData sources, const RunOptions& options, const RootSink& sink,
+           SourceData sources, const RunOptions& options, const RootCallback& sink,
            std::vector<int> actors_per_pool, bool wire = false);
 
   /// Tells the observers the run starts and delivers the restored roots; call once, before

@@ -104,7 +104,7 @@ struct Delivery {
   std::shared_ptr<RootLog> observer;
   ro::RunOptions options;
   rd::SourceData sources;
-  rd::RootSink sink = [this](std::size_t row, std::span<const rd::ErasedOutput> outputs) {
+  rd::RootCallback sink = [this](std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     log.push_back("sink " + std::to_string(row));
     Delivered d{.row = row};
     for (const rd::ErasedOutput& out : outputs) {

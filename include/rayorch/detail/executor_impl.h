@@ -15,6 +15,7 @@
 
 #include "rayorch/codec.h"
 #include "rayorch/detail/erased.h"
+#include "rayorch/detail/erased_output.h"
 #include "rayorch/detail/journal.h"
 #include "rayorch/errors.h"
 #include "rayorch/metrics.h"
@@ -30,21 +31,8 @@ struct RunResult;
 
 namespace detail {
 
-/// One root row's output Item as handed over by an executor core.
-struct ErasedOutput {
-  Outcome outcome = Outcome::dropped;
-  const std::string* cause = nullptr;
-  const void* value = nullptr;
-  std::optional<IssueOrigin> origin{};
-  /// An output below the root (a Port of a child Domain; Python pipelines only): this entry
-  /// stands for the output, and the `children` entries after it are the root's descendants'
-  /// Items of it, in coordinate order.
-  bool below_root = false;
-  std::uint32_t children = 0;
-};
-
 /// Receives each root row as soon as it is terminal; the values are valid during the call.
-using RootSink = std::function<void(std::size_t row, std::span<const ErasedOutput>)>;
+using RootCallback = std::function<void(std::size_t row, std::span<const ErasedOutput>)>;
 
 /// Rows pulled from a lazy source (SourceFeed::next).
 struct SourceChunk {
@@ -108,7 +96,8 @@ struct SourceData {
 class ExecutionCore {
  public:
   virtual ~ExecutionCore() = default;
-  virtual RunMetrics run(SourceData sources, const RunOptions& options, const RootSink& sink) = 0;
+  virtual RunMetrics run(SourceData sources, const RunOptions& options,
+                         const RootCallback& sink) = 0;
   /// Blocks until every pool has a ready actor (eager start, DESIGN 6.1.4); throws
   /// ExecutionError, closing the executor, when a pool has none that could start.
   virtual void await_actors() = 0;
@@ -136,7 +125,8 @@ struct OutputCodec {
   /// Appends the encoded value of output `k` (present) to `out`.
   std::function<void(std::size_t k, const void* value, std::string& out)> encode{};
   /// Decodes a recorded root and hands it to `sink` as row `row`.
-  std::function<void(std::size_t row, const JournalEntry& entry, const RootSink& sink)> restore{};
+  std::function<void(std::size_t row, const JournalEntry& entry, const RootCallback& sink)>
+      restore{};
 };
 
 /// Runs `core` with RunOptions::journal and RunOptions::dead_letters (rayorch/journal.h):
@@ -149,7 +139,7 @@ struct OutputCodec {
 /// src/execution/journal/run_journaled.cc.
 RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
                          const std::vector<std::string>& keys, const RunOptions& options,
-                         const RootSink& sink, const OutputCodec& codec);
+                         const RootCallback& sink, const OutputCodec& codec);
 
 template <class T>
 Output<T> to_output(const ErasedOutput& e) {
@@ -271,7 +261,8 @@ struct TypedRun<Out, std::tuple<Ins...>> {
     return ErasedOutput{Outcome::present, nullptr, &*slot, std::nullopt};
   }
 
-  static void deliver_restored(std::size_t row, const JournalEntry& entry, const RootSink& sink) {
+  static void deliver_restored(std::size_t row, const JournalEntry& entry,
+                               const RootCallback& sink) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       std::tuple<std::optional<std::tuple_element_t<I, out_tuple>>...> values;
       std::array<ErasedOutput, kOutputs> erased;
@@ -299,7 +290,7 @@ struct TypedRun<Out, std::tuple<Ins...>> {
   }
 
   static RunMetrics run_resumable(ExecutionCore& core, const std::vector<Ins>&... columns,
-                                  const RunOptions& options, const RootSink& sink) {
+                                  const RunOptions& options, const RootCallback& sink) {
     const std::size_t rows = check_rows(columns...);
     const bool journaled = !options.journal.path.empty();
     OutputCodec codec;

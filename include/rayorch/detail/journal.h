@@ -32,6 +32,8 @@ struct JournalPort {
 /// A recorded root.
 struct JournalEntry {
   std::vector<JournalPort> ports;
+  /// The sink's committed part that holds it (rayorch/sink.h); empty: none.
+  std::string part;
   /// The first outcome that is not present, else present.
   Outcome outcome() const;
 };

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 
@@ -16,8 +18,20 @@ struct JournalContents {
   bool have_header = false;
   std::uint64_t plan_fingerprint = 0;
   std::uint64_t inputs_digest = 0;
-  /// Per key, its last root record.
+  /// The last header's version.
+  std::uint32_t version = 0;
+  /// Per key, its last root record; a root record of a part counts once the part is
+  /// committed (all its root records read), and leaves when a later part takes its name.
   std::unordered_map<std::string, JournalEntry> entries;
+  /// The sink's committed parts by name: their sequence numbers and root counts.
+  struct Part {
+    std::uint64_t sequence = 0;
+    std::uint64_t roots = 0;
+  };
+  std::map<std::string, Part> parts;
+  /// Parts whose intent was recorded but that were not committed: a crash came between
+  /// (the file, if it exists, holds roots the journal does not count).
+  std::set<std::string> uncommitted;
   /// Bytes of torn or corrupt tail cut off.
   std::uint64_t discarded_bytes = 0;
 };

@@ -50,7 +50,7 @@ JournalFileWriter::~JournalFileWriter() {
   }
 }
 
-void JournalFileWriter::commit(std::string_view record) {
+void JournalFileWriter::commit(std::string_view records_bytes, std::size_t records) {
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
@@ -58,20 +58,38 @@ void JournalFileWriter::commit(std::string_view record) {
     // The writer sleeps while nothing waits, and waits for a fuller group otherwise: wake
     // it for the first record of a group and when the group is big enough to write.
     wake = pending_.empty() ||
-           (pending_.size() < kGroupBytes && pending_.size() + record.size() >= kGroupBytes);
-    pending_.append(record);
-    ++pending_records_;
+           (pending_.size() < kGroupBytes && pending_.size() + records_bytes.size() >= kGroupBytes);
+    pending_.append(records_bytes);
+    pending_records_ += records;
   }
   if (wake) wake_.notify_one();
+}
+
+void JournalFileWriter::sync() {
+  {
+    std::unique_lock lock(mutex_);
+    sync_asked_ = true;
+    wake_.notify_one();
+    written_.wait(lock, [&] {
+      return failed_.load(std::memory_order_relaxed) || (pending_.empty() && !writing_now_) ||
+             !writer_.joinable();
+    });
+    sync_asked_ = false;
+    if (failed_.load(std::memory_order_relaxed)) throw ExecutionError(error_);
+  }
+  if (::fdatasync(file_.get()) != 0) {
+    throw ExecutionError(fmt::format("run journal '{}': flushing to disk failed: {}", options_.path,
+                                     journal_format::errno_text()));
+  }
 }
 
 void JournalFileWriter::writer_loop() {
   std::unique_lock lock(mutex_);
   while (true) {
     wake_.wait(lock, [&] { return stop_ || !pending_.empty(); });
-    if (!stop_ && pending_.size() < kGroupBytes) {
+    if (!stop_ && !sync_asked_ && pending_.size() < kGroupBytes) {
       wake_.wait_for(lock, options_.write_interval,
-                     [&] { return stop_ || pending_.size() >= kGroupBytes; });
+                     [&] { return stop_ || sync_asked_ || pending_.size() >= kGroupBytes; });
     }
     if (pending_.empty()) {
       if (stop_) return;
@@ -80,6 +98,7 @@ void JournalFileWriter::writer_loop() {
     writing_.swap(pending_);
     const std::size_t records = pending_records_;
     pending_records_ = 0;
+    writing_now_ = true;
     lock.unlock();
     std::string error;
     try {
@@ -95,6 +114,7 @@ void JournalFileWriter::writer_loop() {
     }
     writing_.clear();
     lock.lock();
+    writing_now_ = false;
     if (!error.empty() && !failed_.load(std::memory_order_relaxed)) {
       error_ = std::move(error);
       failed_.store(true, std::memory_order_relaxed);
@@ -105,6 +125,7 @@ void JournalFileWriter::writer_loop() {
       pending_.clear();
       pending_records_ = 0;
     }
+    written_.notify_all();
   }
 }
 

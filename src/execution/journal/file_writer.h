@@ -50,9 +50,12 @@ class JournalFileWriter {
   JournalFileWriter(const JournalFileWriter&) = delete;
   JournalFileWriter& operator=(const JournalFileWriter&) = delete;
 
-  /// Hands a framed record (checksum still 0) to the writer thread; throws ExecutionError
-  /// when an earlier write or flush failed.
-  void commit(std::string_view record);
+  /// Hands framed records (checksums still 0; `records` of them, written in one group) to
+  /// the writer thread; throws ExecutionError when an earlier write or flush failed.
+  void commit(std::string_view records_bytes, std::size_t records = 1);
+  /// Waits until every committed record is written, then flushes the file to disk on this
+  /// thread; throws ExecutionError when a write or the flush failed.
+  void sync();
   /// Writes every committed record and flushes the file to disk; idempotent. Throws
   /// ExecutionError when a write or flush failed.
   void finish();
@@ -67,8 +70,11 @@ class JournalFileWriter {
   // Shared with the writer thread, under mutex_.
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable written_;  // a group was written (sync() waits for it)
   std::string pending_;
   std::size_t pending_records_ = 0;
+  bool writing_now_ = false;  // the writer thread holds a group it has not written yet
+  bool sync_asked_ = false;   // sync() waits: write now, without waiting for a fuller group
   bool stop_ = false;
   std::string error_;
   std::atomic<bool> failed_{false};

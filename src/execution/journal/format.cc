@@ -114,6 +114,38 @@ std::string header_record(std::uint64_t plan_fingerprint, std::uint64_t inputs_d
   return framed;
 }
 
+std::string intent_record(std::string_view part) {
+  std::string out(kFrame, '\0');
+  out.push_back(kIntent);
+  Codec<std::string>::encode(std::string(part), out);
+  put_at<std::uint32_t>(out.data(), static_cast<std::uint32_t>(out.size() - kFrame));
+  return out;
+}
+
+void put_part_record(std::string& out, std::string_view part, std::uint64_t sequence,
+                     std::uint64_t roots) {
+  const std::size_t at = out.size();
+  out.resize(at + kFrame);
+  out.push_back(kPart);
+  Codec<std::string>::encode(std::string(part), out);
+  Codec<std::uint64_t>::encode(sequence, out);
+  Codec<std::uint64_t>::encode(roots, out);
+  put_at<std::uint32_t>(out.data() + at, static_cast<std::uint32_t>(out.size() - at - kFrame));
+  put_at<std::uint32_t>(out.data() + at + 4, 0);
+}
+
+PartRecord decode_part(std::string_view in) {
+  PartRecord p;
+  p.name = Codec<std::string>::decode(in);
+  p.sequence = Codec<std::uint64_t>::decode(in);
+  p.roots = Codec<std::uint64_t>::decode(in);
+  return p;
+}
+
+std::string decode_intent(std::string_view in) {
+  return Codec<std::string>::decode(in);
+}
+
 void begin_root_record(std::string& out, std::string_view key, std::uint32_t ports) {
   out.clear();
   // The frame (payload length and checksum, filled in by end_root_record and
@@ -169,7 +201,7 @@ std::optional<Header> decode_header(std::string_view in) {
   if (Codec<std::string>::decode(in) != kMagic) return std::nullopt;
   Header h;
   h.version = Codec<std::uint32_t>::decode(in);
-  if (h.version != kVersion) return h;
+  if (h.version < kOldestVersion || h.version > kVersion) return h;
   h.plan_fingerprint = Codec<std::uint64_t>::decode(in);
   h.inputs_digest = Codec<std::uint64_t>::decode(in);
   return h;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -54,14 +55,19 @@ RunJournal::RunJournal(const JournalOptions& options, std::uint64_t plan_fingerp
   try {
     JournalContents contents = read_journal_file(file.get(), options.path);
     entries_ = std::move(contents.entries);
+    parts_ = std::move(contents.parts);
+    uncommitted_ = std::move(contents.uncommitted);
     discarded_ = contents.discarded_bytes;
     // The header is not flushed on its own: the first group flush (or the end of the run)
     // takes it along, and a header lost to a power loss only makes the file unreadable as
     // a whole, which runs every root again.
-    const std::string header = check_header(contents, options, plan_fingerprint, inputs_digest)
-                                   ? journal_format::header_record(plan_fingerprint, inputs_digest)
-                                   : std::string();
-    writer_.emplace(std::move(file), options, header);
+    // An older version's header is followed by this version's, so that a reader of that
+    // version stops before records it does not know instead of taking them for a torn tail.
+    const bool header = check_header(contents, options, plan_fingerprint, inputs_digest) ||
+                        contents.version < journal_format::kVersion;
+    writer_.emplace(
+        std::move(file), options,
+        header ? journal_format::header_record(plan_fingerprint, inputs_digest) : std::string());
   } catch (const ExecutionError& e) {
     throw std::invalid_argument(e.what());
   }
@@ -80,6 +86,33 @@ std::string& RunJournal::begin_record(std::string_view key, std::uint32_t ports)
 void RunJournal::commit() {
   journal_format::end_root_record(record_);
   writer_->commit(record_);
+}
+
+void RunJournal::hold() {
+  journal_format::end_root_record(record_);
+  held_.append(record_);
+  ++held_roots_;
+}
+
+void RunJournal::record_intent(std::string_view name) {
+  writer_->commit(journal_format::intent_record(name));
+  writer_->sync();
+}
+
+std::size_t RunJournal::commit_part(std::string_view name, std::uint64_t sequence) {
+  std::string group;
+  group.reserve(held_.size() + 64);
+  journal_format::put_part_record(group, name, sequence, held_roots_);
+  group.append(held_);
+  writer_->commit(group, held_roots_ + 1);
+  const std::size_t roots = std::exchange(held_roots_, 0);
+  held_.clear();
+  return roots;
+}
+
+void RunJournal::forget_part(const std::string& name) {
+  std::erase_if(entries_, [&](const auto& e) { return e.second.part == name; });
+  parts_.erase(name);
 }
 
 }  // namespace rayorch::detail

@@ -1,9 +1,10 @@
-// The run wrapper of the journal and dead letters: restores the rows a journal recorded
-// finished, runs the others, records and dead-letters each root. See run_journaled in
+// The run wrapper of the journal, the sink and dead letters: restores the rows a journal
+// recorded finished, runs the others, and hands each root to a RootRecorder. See run_journaled in
 // rayorch/executor.h and rayorch/journal.h.
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -17,53 +18,14 @@
 #include "rayorch/executor.h"
 
 #include "execution/journal/dead_letters.h"
-#include "execution/journal/format.h"
 #include "execution/journal/journaled_feed.h"
+#include "execution/journal/root_recorder.h"
 #include "execution/journal/run_journal.h"
+#include "execution/sink/part_committer.h"
 
 namespace rayorch::detail {
 
 namespace {
-
-void dead_letter(DeadLetterFile& file, const RunOptions& options, const std::string& key,
-                 std::size_t row, std::span<const ErasedOutput> e, bool restored) {
-  for (std::size_t k = 0; k < e.size(); ++k) {
-    if (e[k].outcome == Outcome::present) continue;
-    DeadLetter d{key,         row,     e[k].outcome, k, e[k].cause ? *e[k].cause : std::string(),
-                 e[k].origin, restored};
-    if (options.dead_letter_fields) d.fields = options.dead_letter_fields(row);
-    file.write(d);
-    return;
-  }
-}
-
-// A root's record: per output its outcome, cause, origin and encoded value, straight into
-// the journal's reusable record buffer.
-void record_root(RunJournal& journal, const OutputCodec& codec, const std::string& key,
-                 std::span<const ErasedOutput> e) {
-  std::string& out = journal.begin_record(key, static_cast<std::uint32_t>(e.size()));
-  for (std::size_t k = 0; k < e.size(); ++k) {
-    journal_format::put_port(out, e[k].outcome,
-                             e[k].cause ? std::string_view(*e[k].cause) : std::string_view(),
-                             e[k].origin);
-    const std::size_t at = journal_format::begin_value(out);
-    if (e[k].outcome == Outcome::present) codec.encode(k, e[k].value, out);
-    journal_format::end_value(out, at);
-  }
-  journal.commit();
-}
-
-// A restored root that is not present becomes a dead letter too (marked restored).
-void dead_letter_restored(DeadLetterFile& file, const RunOptions& options, const std::string& key,
-                          std::size_t row, const JournalEntry& entry) {
-  if (entry.outcome() == Outcome::present) return;
-  std::vector<ErasedOutput> issue(entry.ports.size());
-  for (std::size_t k = 0; k < entry.ports.size(); ++k) {
-    const JournalPort& p = entry.ports[k];
-    issue[k] = ErasedOutput{p.outcome, &p.cause, nullptr, p.origin};
-  }
-  dead_letter(file, options, key, row, issue, true);
-}
 
 // The metrics name the caller's rows: `run_rows` maps the rows run to them.
 void to_caller_rows(RunMetrics& m, std::size_t rows, const std::vector<std::size_t>& run_rows) {
@@ -81,34 +43,32 @@ constexpr std::string_view kLazyInputs = "lazy source";
 
 // run_journaled over a lazy source: each row is keyed as it is pulled (JournaledFeed).
 RunMetrics run_journaled_lazy(ExecutionCore& core, SourceData sources, const RunOptions& options,
-                              const RootSink& sink, const OutputCodec& codec) {
+                              const RootCallback& deliver, const OutputCodec& codec) {
   std::optional<RunJournal> journal;
   if (!options.journal.path.empty()) {
     JournalOptions lazy = options.journal;
     lazy.allow_other_inputs = true;
     journal.emplace(lazy, core.plan_fingerprint(), fnv1a64(kLazyInputs));
   }
+  const std::unique_ptr<PartCommitter> sink = open_sink(options, journal ? &*journal : nullptr);
   std::optional<DeadLetterFile> dead;
   if (!options.dead_letters.empty()) dead.emplace(options.dead_letters);
+  RootRecorder recorder{
+      options, codec, deliver, journal ? &*journal : nullptr, sink.get(), dead ? &*dead : nullptr};
   auto feed = std::make_shared<JournaledFeed>(
       std::move(sources.feed), journal ? &*journal : nullptr, options, codec.outputs);
   sources.feed = feed;
   sources.deliver_restored = [&](std::size_t i) {
     const JournaledFeed::Restored& r = feed->restored(i);
-    if (dead) dead_letter_restored(*dead, options, r.key, r.row, *r.entry);
-    codec.restore(r.row, *r.entry, sink);
+    recorder.restored(r.row, r.key, *r.entry);
   };
   sources.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
-  const RootSink wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
+  const RootCallback wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
     const std::size_t original = feed->run_rows()[row];
-    const std::string key = feed->take_key(row);
-    sink(original, e);  // delivered first: a recorded root was received by the caller
-    if (journal) record_root(*journal, codec, key, e);
-    if (dead) dead_letter(*dead, options, key, original, e, false);
+    recorder.computed(original, feed->take_key(row), e);
   };
-  RunMetrics m = core.run(std::move(sources), options, wrapped);
+  RunMetrics m = run_recorded(core, std::move(sources), options, wrapped, recorder);
   to_caller_rows(m, feed->pulled(), feed->run_rows());
-  if (journal) journal->finish();
   return m;
 }
 
@@ -116,14 +76,14 @@ RunMetrics run_journaled_lazy(ExecutionCore& core, SourceData sources, const Run
 
 RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
                          const std::vector<std::string>& keys, const RunOptions& options,
-                         const RootSink& sink, const OutputCodec& codec) {
+                         const RootCallback& deliver, const OutputCodec& codec) {
   const std::size_t rows = sources.rows;
   const bool journaled = !options.journal.path.empty();
   if (journaled && !codec.available) {
     throw std::invalid_argument(
         "RunOptions.journal records root outputs, but this run's outputs cannot be encoded");
   }
-  if (sources.feed) return run_journaled_lazy(core, std::move(sources), options, sink, codec);
+  if (sources.feed) return run_journaled_lazy(core, std::move(sources), options, deliver, codec);
   if (keys.size() != rows) {
     throw std::invalid_argument(fmt::format(
         "the run journal needs one key per source row: {} keys for {} rows", keys.size(), rows));
@@ -142,8 +102,11 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
     }
     journal.emplace(options.journal, core.plan_fingerprint(), digest);
   }
+  const std::unique_ptr<PartCommitter> sink = open_sink(options, journal ? &*journal : nullptr);
   std::optional<DeadLetterFile> dead;
   if (!options.dead_letters.empty()) dead.emplace(options.dead_letters);
+  RootRecorder recorder{
+      options, codec, deliver, journal ? &*journal : nullptr, sink.get(), dead ? &*dead : nullptr};
 
   // Rows recorded as finished are restored; the others run.
   std::vector<std::size_t> todo;
@@ -172,19 +135,15 @@ RunMetrics run_journaled(ExecutionCore& core, SourceData sources,
   // Hands the i-th restored root to the caller (the run calls it after on_run_start).
   sources.deliver_restored = [&](std::size_t i) {
     const auto& [r, e] = restored[i];
-    if (dead) dead_letter_restored(*dead, options, keys[r], r, *e);
-    codec.restore(r, *e, sink);
+    recorder.restored(r, keys[r], *e);
   };
   sources.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
-  const RootSink wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
+  const RootCallback wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
     const std::size_t original = all ? row : todo[row];
-    sink(original, e);  // delivered first: a recorded root was received by the caller
-    if (journal) record_root(*journal, codec, keys[original], e);
-    if (dead) dead_letter(*dead, options, keys[original], original, e, false);
+    recorder.computed(original, keys[original], e);
   };
-  RunMetrics m = core.run(std::move(sources), options, wrapped);
+  RunMetrics m = run_recorded(core, std::move(sources), options, wrapped, recorder);
   if (!all) to_caller_rows(m, rows, todo);
-  if (journal) journal->finish();
   return m;
 }
 

@@ -3,7 +3,7 @@
 
 namespace rayorch::detail {
 
-RootDelivery::RootDelivery(const RunOptions& options, const RootSink& sink)
+RootDelivery::RootDelivery(const RunOptions& options, const RootCallback& sink)
     : sink_(sink), budget_(options) {}
 
 bool RootDelivery::lost_outputs(Engine& e, std::uint32_t root, BlockStore& store) {

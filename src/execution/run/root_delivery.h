@@ -22,7 +22,7 @@ namespace rayorch::detail {
 
 class RootDelivery {
  public:
-  RootDelivery(const RunOptions& options, const RootSink& sink);
+  RootDelivery(const RunOptions& options, const RootCallback& sink);
 
   /// Delivers every root `e` finished since the last call, resolving values in `store`.
   void deliver(Engine& e, BlockStore& store, const InputBatches& batches, RunRecorder& recorder,
@@ -32,7 +32,7 @@ class RootDelivery {
   const ErrorBudget& budget() const { return budget_; }
 
  private:
-  const RootSink& sink_;
+  const RootCallback& sink_;
   ErrorBudget budget_;
   std::size_t delivered_ = 0;
   // Reused from root to root.

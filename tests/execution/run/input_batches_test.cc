@@ -140,7 +140,7 @@ TEST(InputBatchesDriver, TheFirstRowIsDeliveredBeforeTheSourceIsPulledPastTwoBat
   auto feed = std::make_shared<CountingFeed>(1000);
   std::vector<std::size_t> pulled_at(1000, 0);
   std::vector<int> out(1000, -1);
-  const rd::RootSink sink = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
+  const rd::RootCallback sink = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
     pulled_at[row] = feed->pulled;
     out[row] = *static_cast<const int*>(e[0].value);
   };
@@ -201,7 +201,9 @@ TEST(InputBatchesDriver, AFeedThatThrowsAbortsTheRunAndKeepsTheExecutor) {
   const auto program = doubling();
   auto core = rd::make_sync_core(program.plan());
   std::size_t delivered = 0;
-  const rd::RootSink sink = [&](std::size_t, std::span<const rd::ErasedOutput>) { ++delivered; };
+  const rd::RootCallback sink = [&](std::size_t, std::span<const rd::ErasedOutput>) {
+    ++delivered;
+  };
   EXPECT_THROW(core->run(lazy(std::make_shared<CountingFeed>(100, false, 35)),
                          {.input_batch_size = 10, .progress = false}, sink),
                std::runtime_error);
@@ -225,13 +227,13 @@ TEST(InputBatchesDriver, AJournalResumesOverALazySource) {
     ro::Codec<int>::encode(*static_cast<const int*>(v), out);
   };
   std::vector<int> out(50, -1);
-  codec.restore = [&](std::size_t row, const rd::JournalEntry& e, const rd::RootSink&) {
+  codec.restore = [&](std::size_t row, const rd::JournalEntry& e, const rd::RootCallback&) {
     out[row] = ro::decode_value<int>(e.ports[0].value);
   };
   ro::RunOptions options{.input_batch_size = 10, .progress = false};
   options.journal.path = path.string();
   std::size_t computed = 0;
-  const rd::RootSink stop_after_25 = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
+  const rd::RootCallback stop_after_25 = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
     if (computed == 25) throw std::runtime_error("stopped");
     ++computed;
     out[row] = *static_cast<const int*>(e[0].value);
@@ -242,7 +244,7 @@ TEST(InputBatchesDriver, AJournalResumesOverALazySource) {
   EXPECT_EQ(computed, 25u);
   std::fill(out.begin(), out.end(), -1);
   computed = 0;
-  const rd::RootSink sink = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
+  const rd::RootCallback sink = [&](std::size_t row, std::span<const rd::ErasedOutput> e) {
     ++computed;
     out[row] = *static_cast<const int*>(e[0].value);
   };
