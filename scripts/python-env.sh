@@ -19,7 +19,8 @@ VENV="${VENV:-$root/.venv}"
 # does not need it), cloudpickle, the package's one dependency (isolation="process"), and the
 # OCR stack of the Python document workload (the `ocr` extra of pyproject.toml,
 # rayorch_cpp.workloads.ocr_pdf: the ONNX runtime, the PP-OCRv4 models inside the rapidocr
-# wheel, the PDF renderer), so its tests and benchmark run.
+# wheel, the PDF renderer), so its tests and benchmark run; pyarrow for the Parquet readers and
+# sinks (the `parquet` extra, rayorch_cpp.io).
 PINNED=(
   "scikit-build-core==1.1.2"
   "nanobind==3.1.0"
@@ -32,6 +33,7 @@ PINNED=(
   "onnxruntime==1.31.1"
   "rapidocr-onnxruntime==1.4.4"
   "pypdfium2==5.15.2"
+  "pyarrow==26.0.1"
 )
 
 if [[ ! -x "$VENV/bin/python" ]]; then

@@ -180,6 +180,16 @@ class JournalOptions:
     write_interval_s: float
     def __init__(self) -> None: ...
 
+class SinkOptions:
+    """Where a run's sink commits its parts (rayorch::SinkOptions, without the format: run()
+    takes the Python format object); off when ``directory`` is empty."""
+
+    directory: str
+    rows_per_part: int
+    bytes_per_part: int
+    max_part_age_s: float
+    def __init__(self) -> None: ...
+
 class RunOptions:
     """The options of one run (rayorch::RunOptions)."""
 
@@ -192,6 +202,7 @@ class RunOptions:
     trace_path: str
     report_path: str
     journal: JournalOptions
+    sink: SinkOptions
     max_failed_roots: int | None
     max_failed_fraction: float
     min_roots_for_failed_fraction: int
@@ -378,6 +389,7 @@ class Core:
         on_row: Callable[[int, tuple[Any, ...]], None] | None = None,
         on_progress: Callable[[int, int | None], None] | None = None,
         lazy: bool = False,
+        sink_format: Any = None,
     ) -> tuple[list[list[Any]], RunMetrics]:
         """Runs the program with the GIL released; returns one list per output (empty with
         ``on_row``) and the metrics. ``on_progress(done, total)`` gets the finished root
@@ -386,7 +398,9 @@ class Core:
         letters of ``options``. With ``lazy``, the columns are iterables pulled row by row
         (with the GIL, on the calling thread) as input batches are admitted; ``journal_keys``
         is then key(row, row values), called as each row is pulled, and ``total`` is None
-        until the columns ended."""
+        until the columns ended. With ``options.sink`` enabled, ``sink_format``
+        (rayorch_cpp.io) writes the present roots into committed parts and, without
+        ``on_row``, the lists are empty."""
     def await_actors(self) -> None:
         """Blocks until every pool has a ready actor (eager start)."""
     def close(self) -> None:

@@ -17,6 +17,8 @@ from ._ray_contract import RayBackendProtocol
 from ._run_options import Journal, run_options
 from ._run_result import RunResult, partial_result, run_result
 from ._values import ExecutionError
+from .io._readers import Reader
+from .io._sinks import EngineFormat, Sink
 
 _LIVE: weakref.WeakSet[_Base] = weakref.WeakSet()
 
@@ -47,7 +49,7 @@ class _Base:
 
     def run(
         self,
-        *source_columns: Iterable[Any],
+        *source_columns: Iterable[Any] | Reader,
         input_batch_size: int | None = None,
         max_active_input_batches: int = 1,
         on_row: Callable[[int, Any], None] | None = None,
@@ -63,8 +65,11 @@ class _Base:
         max_failed_roots: int | None = None,
         max_failed_fraction: float = 1.0,
         min_roots_for_failed_fraction: int = 20,
+        sink: Sink | None = None,
     ) -> RunResult:
-        """Runs the program on finite, row-aligned source columns.
+        """Runs the program on finite, row-aligned source columns, or on a Reader
+        (rayorch_cpp.io: ``run(read_jsonl("docs.jsonl"))``), whose columns go to forward()'s
+        parameters by name and whose rows are pulled as lazy columns are.
 
         ``input_batch_size`` counts source rows per input batch (None: one batch, or 1024
         rows for lazy columns); ``max_active_input_batches`` bounds how many are admitted at
@@ -116,17 +121,39 @@ class _Base:
         recorded finished is restored when it is pulled, before the rows of the batch it was
         pulled for run; the journal cannot digest inputs it has not seen, so it is used
         whatever inputs it was written for (as ``Journal(allow_other_inputs=True)``).
+
+        ``sink`` (rayorch_cpp.io: JsonlSink, ParquetSink, FileSink) writes every present root
+        into parts committed with the journal, so that after a crash and a resume each is in
+        exactly one committed part (docs/IO.md); the outputs are then not kept in memory:
+        ``outputs`` is None (``on_row`` still gets every row).
         """
         tree = self._program.output_tree
         below_root = self._program.outputs_below_root
-        if below_root and (journal is not None or dead_letters is not None):
+        if below_root and (journal is not None or dead_letters is not None or sink is not None):
             raise ValueError(
-                "journal and dead_letters record one value per output and root, but an output "
-                "of this pipeline is a Port below the root; gather it with F.reduce to use them"
+                "journal, dead_letters and sink take one value per output and root, but an "
+                "output of this pipeline is a Port below the root; gather it with F.reduce to "
+                "use them"
             )
-        sink = row_sink(tree, on_row, ordered) if on_row is not None else None
+        if sink is not None and not isinstance(sink, Sink):
+            raise TypeError(
+                f"sink must be a rayorch_cpp.io Sink (JsonlSink, ParquetSink, FileSink), not "
+                f"{type(sink).__name__}"
+            )
+        readers = [c for c in source_columns if isinstance(c, Reader)]
+        columns: list[Iterable[Any]]
+        if readers:
+            if len(source_columns) != 1:
+                raise ValueError(
+                    "a Reader is the whole source of a run: pass it alone, run(reader), and "
+                    "map its columns to forward()'s parameters with columns={...}"
+                )
+            columns = list(readers[0].source_columns(self._program.source_names))
+        else:
+            columns = [c for c in source_columns if not isinstance(c, Reader)]
+        deliver = row_sink(tree, on_row, ordered) if on_row is not None else None
         options, journal_keys, lazy = run_options(
-            source_columns,
+            columns,
             input_batch_size=input_batch_size,
             max_active_input_batches=max_active_input_batches,
             progress_line=progress is True,
@@ -141,30 +168,34 @@ class _Base:
             max_failed_fraction=max_failed_fraction,
             min_roots_for_failed_fraction=min_roots_for_failed_fraction,
             modules=self._program.module_snapshots,
+            sink=sink,
         )
         try:
             outputs, metrics = self._core.run(
-                list(source_columns),
+                columns,
                 options,
                 journal_keys,
-                sink,
+                deliver,
                 progress_callback(progress),
                 lazy,
+                EngineFormat(sink, tree) if sink is not None else None,
             )
         except ExecutionError as error:
-            if on_row is None and error.partial_outputs is not None:
+            if on_row is None and sink is None and error.partial_outputs is not None:
                 partial = flatten_below_root(error.partial_outputs, below_root)
                 error.partial = partial_result(shape(tree, partial))
                 del error.partial_outputs
             raise
         shaped = (
-            None if on_row is not None else shape(tree, flatten_below_root(outputs, below_root))
+            None
+            if on_row is not None or sink is not None
+            else shape(tree, flatten_below_root(outputs, below_root))
         )
         return run_result(metrics, shaped, self._program.call_pools)
 
     def stream(
         self,
-        *source_columns: Iterable[Any],
+        *source_columns: Iterable[Any] | Reader,
         input_batch_size: int | None = None,
         max_active_input_batches: int = 1,
         ordered: bool = False,
@@ -344,7 +375,7 @@ class SyncExecutor(_Base):
 
 def run(
     pipeline: Any,
-    *source_columns: Iterable[Any],
+    *source_columns: Iterable[Any] | Reader,
     input_batch_size: int | None = None,
     max_active_input_batches: int = 1,
     address: str | None = None,

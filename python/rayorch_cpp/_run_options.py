@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from . import _core
 from ._journal_modules import ModuleSnapshot, check_journal_modules, module_digests
+from .io._sinks import Sink
 
 SourceColumns = Sequence[Iterable[Any]]
 # The journal key of a lazily pulled row, from its index and its source values.
@@ -150,6 +151,7 @@ def _long_run(
     max_failed_fraction: float,
     min_roots_for_failed_fraction: int,
     modules: Sequence[ModuleSnapshot],
+    sink: Sink | None = None,
 ) -> JournalKeys:
     """Sets the journal, dead-letter and error-budget options of a run; returns one journal
     key per source row (for lazy sources the function that keys each row as it is pulled),
@@ -162,7 +164,20 @@ def _long_run(
         raise ValueError("max_failed_fraction must be >= 0 (1 or more: no limit)")
     if type(min_roots_for_failed_fraction) is not int or min_roots_for_failed_fraction < 0:
         raise ValueError("min_roots_for_failed_fraction must be a non-negative integer")
-    if journal is None and dead_letters is None and max_failed_roots is None:
+    if sink is not None:
+        directory = os.fspath(sink.directory)
+        options.sink.directory = directory
+        options.sink.rows_per_part = sink.rows_per_part
+        options.sink.bytes_per_part = sink.bytes_per_part
+        options.sink.max_part_age_s = sink.max_part_age_s
+        if journal is not None and os.path.abspath(journal.path).startswith(
+            os.path.abspath(directory) + os.sep
+        ):
+            raise ValueError(
+                f"the journal must not be inside the sink's directory {directory!r} (a reader "
+                f"of the output would see it); put it beside"
+            )
+    if journal is None and dead_letters is None and max_failed_roots is None and sink is None:
         if max_failed_fraction >= 1.0:
             return None
     if journal is not None and journal.sync_every_records < 1:
@@ -226,6 +241,7 @@ def run_options(
     max_failed_fraction: float,
     min_roots_for_failed_fraction: int,
     modules: Sequence[ModuleSnapshot] = (),
+    sink: Sink | None = None,
 ) -> tuple[_core.RunOptions, JournalKeys, bool]:
     """The engine's options for one run of ``source_columns`` (see Executor.run), one
     journal key per source row (None when no long-run option is used; a function of the row
@@ -265,6 +281,7 @@ def run_options(
         max_failed_fraction,
         min_roots_for_failed_fraction,
         modules,
+        sink,
     )
     return options, journal_keys, lazy
 

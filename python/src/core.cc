@@ -11,8 +11,10 @@
 #include "journal_codec.h"
 #include "process_workers.h"
 #include "python_feed.h"
+#include "python_sink.h"
 #include "python_wording.h"
 #include "ray_pools.h"
+#include "root_objects.h"
 #include <fmt/format.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -29,55 +31,6 @@ namespace rayorch::python {
 namespace nb = nanobind;
 
 namespace {
-
-/// One root output as a Python object: the value, or an OutputIssue. Null when Python raised.
-PyObject* output_object(const rd::ErasedOutput& o) {
-  if (o.outcome == Outcome::present) {
-    PyObject* value = object_at(o.value);
-    // An OutputIssue says that a row has no value: as a value it would read as an issue the
-    // engine never decided (a source row or a UDF gave one).
-    if (registry.output_issue != nullptr &&
-        PyObject_TypeCheck(value, reinterpret_cast<PyTypeObject*>(registry.output_issue))) {
-      PyErr_SetString(registry.execution_error,
-                      "OutputIssue is reserved for the results of a run: an output value is an "
-                      "OutputIssue (given by a source row or a UDF); return a value, or a "
-                      "RecordFailure to fail the row");
-      return nullptr;
-    }
-    return Py_NewRef(value);
-  }
-  const std::string_view outcome = to_string(o.outcome);
-  const std::string cause = o.cause ? *o.cause : std::string();
-  if (o.origin) {
-    return PyObject_CallFunction(
-        registry.make_issue, "s#s#s#s#I", outcome.data(), static_cast<Py_ssize_t>(outcome.size()),
-        cause.data(), static_cast<Py_ssize_t>(cause.size()), o.origin->call.data(),
-        static_cast<Py_ssize_t>(o.origin->call.size()), o.origin->entity.data(),
-        static_cast<Py_ssize_t>(o.origin->entity.size()),
-        static_cast<unsigned>(o.origin->attempts));
-  }
-  return PyObject_CallFunction(registry.make_issue, "s#s#OOO", outcome.data(),
-                               static_cast<Py_ssize_t>(outcome.size()), cause.data(),
-                               static_cast<Py_ssize_t>(cause.size()), Py_None, Py_None, Py_None);
-}
-
-/// Output `at` of a root's entries (advanced past it) as a Python object: an output below the
-/// root (ErasedOutput::below_root) is the list of its Items. Null when Python raised.
-PyObject* next_output_object(std::span<const rd::ErasedOutput> entries, std::size_t& at) {
-  const rd::ErasedOutput& head = entries[at++];
-  if (!head.below_root) return output_object(head);
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(head.children));
-  if (list == nullptr) return nullptr;
-  for (std::uint32_t i = 0; i < head.children; ++i) {
-    PyObject* item = output_object(entries[at++]);
-    if (item == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
-  }
-  return list;
-}
 
 /// Raises the engine's ExecutionError in Python, in Python's wording (python_wording.h). When a
 /// UDF's exception decided it, its traceback (the cause text's lines after the first, up to the ";
@@ -110,21 +63,23 @@ PyObject* next_output_object(std::span<const rd::ErasedOutput> entries, std::siz
   throw nb::python_error();
 }
 
-/// Where a run's terminal rows go: into one list per output, or to the row callback; and
-/// the progress callback. Called on the driver thread; takes the GIL for Python. Over a lazy
-/// source (`source`), the row count is known once the source ended: the lists grow as rows
-/// arrive, and the progress callback gets None as the total until then.
+/// Where a run's terminal rows go: into one list per output, to the row callback, or (with a
+/// sink and no callback: `keep` false) nowhere but the sink; and the progress callback. Called on
+/// the driver thread; takes the GIL for Python. Over a lazy source (`source`), the row count is
+/// known once the source ended: the lists grow as rows arrive, and the progress callback gets None
+/// as the total until then.
 class RowDelivery {
  public:
   RowDelivery(std::size_t outputs, std::size_t rows, const PythonFeed* source, nb::object on_row,
-              nb::object on_progress, CallbackError& error)
-      : on_row_(std::move(on_row)),
+              nb::object on_progress, bool keep, CallbackError& error)
+      : keep_(keep || !on_row.is_none()),
+        on_row_(std::move(on_row)),
         on_progress_(std::move(on_progress)),
         outputs_(outputs),
         rows_(rows),
         source_(source),
         error_(error) {
-    if (!on_row_.is_none()) return;
+    if (!on_row_.is_none() || !keep_) return;
     for (std::size_t k = 0; k < outputs; ++k) {
       PyObject* list = PyList_New(static_cast<Py_ssize_t>(rows));
       if (list == nullptr) throw nb::python_error();
@@ -137,7 +92,7 @@ class RowDelivery {
   const nb::list& results() const { return results_; }
 
   void operator()(std::size_t row, std::span<const rd::ErasedOutput> outputs) {
-    deliver(row, outputs);
+    if (keep_) deliver(row, outputs);
     ++done_;
     if (on_progress_.is_none()) return;
     const auto now = std::chrono::steady_clock::now();
@@ -150,7 +105,7 @@ class RowDelivery {
   /// (None for rows an abort left undelivered); after a complete run, the progress callback
   /// has seen the total. Raises what the callback raised.
   void finish_lazy(bool complete) {
-    if (!pad(source_->pulled())) throw nb::python_error();
+    if (keep_ && !pad(source_->pulled())) throw nb::python_error();
     if (!complete || on_progress_.is_none() || reported_last_) return;
     reported_last_ = true;
     on_progress_(done_, source_->pulled());
@@ -205,22 +160,15 @@ class RowDelivery {
       }
       return;
     }
-    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(outputs_));
+    PyObject* tuple = root_tuple(outputs, outputs_);
     if (tuple == nullptr) error_.fetch_and_abort();
-    for (std::size_t k = 0; k < outputs_; ++k) {
-      PyObject* v = next_output_object(outputs, at);
-      if (v == nullptr) {
-        Py_DECREF(tuple);
-        error_.fetch_and_abort();
-      }
-      PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(k), v);
-    }
     PyObject* r = PyObject_CallFunction(on_row_.ptr(), "nO", static_cast<Py_ssize_t>(row), tuple);
     Py_DECREF(tuple);
     if (r == nullptr) error_.fetch_and_abort();
     Py_DECREF(r);
   }
 
+  bool keep_;  // whether rows go to the lists or to on_row
   nb::object on_row_;
   nb::object on_progress_;
   std::size_t outputs_;  // the pipeline's outputs (an output below the root is several entries)
@@ -328,7 +276,7 @@ rd::SourceData Core::load_sources(nb::list columns) const {
 }
 
 nb::tuple Core::run(nb::list columns, const RunOptions& options, nb::object journal_keys,
-                    nb::object on_row, nb::object on_progress, bool lazy) {
+                    nb::object on_row, nb::object on_progress, bool lazy, nb::object sink_format) {
   if (running_) {
     throw ExecutionError(
         "run() is already in progress on this executor (from another thread or from a row "
@@ -340,6 +288,13 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options, nb::object jour
   std::shared_ptr<PythonFeed> source;
   std::vector<std::string> keys;
   const bool journaled = !journal_keys.is_none();
+  const bool sinking = options.sink.enabled();
+  if (sinking && sink_format.is_none()) {
+    throw std::invalid_argument("options.sink has a directory but run() was given no sink format");
+  }
+  if (sinking && !journaled) {
+    throw std::invalid_argument("a sink keys its roots as the run journal does: pass journal_keys");
+  }
   if (lazy) {
     source = std::make_shared<PythonFeed>(columns.ptr(), program_.mask_sources, journal_keys.ptr(),
                                           callback_error);
@@ -354,12 +309,16 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options, nb::object jour
     }
   }
   RowDelivery delivery(program_.outputs, sources.rows, source.get(), std::move(on_row),
-                       std::move(on_progress), callback_error);
-  auto sink = [&delivery](std::size_t row, std::span<const rd::ErasedOutput> outputs) {
+                       std::move(on_progress), !sinking, callback_error);
+  auto deliver = [&delivery](std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     delivery(row, outputs);
   };
   RunOptions checked = options;
   checked.observers.push_back(std::make_shared<SignalCheck>(callback_error));
+  if (sinking) {
+    checked.sink.format =
+        python_part_format(std::move(sink_format), program_.outputs, callback_error);
+  }
   RunMetrics metrics;
   bool aborted_by_callback = false;
   std::optional<std::string> engine_error;
@@ -372,9 +331,9 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options, nb::object jour
     nb::gil_scoped_release release;
     try {
       if (!journaled) {
-        metrics = core_->run(std::move(sources), checked, sink);
+        metrics = core_->run(std::move(sources), checked, deliver);
       } else {
-        metrics = rd::run_journaled(*core_, std::move(sources), keys, checked, sink,
+        metrics = rd::run_journaled(*core_, std::move(sources), keys, checked, deliver,
                                     pickle_codec(program_.outputs, callback_error));
       }
     } catch (const CallbackAbort&) {

@@ -43,10 +43,13 @@ class Core {
   /// `on_row`, returns one list per output (source order) and the metrics; with it, calls
   /// on_row(row, outputs) as each row becomes terminal and the lists are empty.
   /// `on_progress(done, total)` is called at most every 200 ms and at the last row; `total`
-  /// is None while a lazy source has not ended.
+  /// is None while a lazy source has not ended. With `options.sink` enabled, `sink_format`
+  /// writes its parts (python_sink.h; `journal_keys` required: a sink keys roots as the
+  /// journal does) and, without `on_row`, the lists are empty: the outputs are in the sink.
   nanobind::tuple run(nanobind::list columns, const RunOptions& options,
                       nanobind::object journal_keys, nanobind::object on_row,
-                      nanobind::object on_progress, bool lazy);
+                      nanobind::object on_progress, bool lazy,
+                      nanobind::object sink_format = nanobind::none());
 
   /// Blocks until every pool has a ready actor (eager start); the GIL is released meanwhile.
   void await_actors();

@@ -54,7 +54,8 @@ void bind_core(nb::module_& m) {
           nb::arg("random_resize_seed") = 0)
       .def("run", &Core::run, nb::arg("columns"), nb::arg("options"),
            nb::arg("journal_keys").none() = nb::none(), nb::arg("on_row").none() = nb::none(),
-           nb::arg("on_progress").none() = nb::none(), nb::arg("lazy") = false)
+           nb::arg("on_progress").none() = nb::none(), nb::arg("lazy") = false,
+           nb::arg("sink_format").none() = nb::none())
       .def("await_actors", &Core::await_actors)
       .def("close", &Core::close)
       .def_prop_ro("closed", &Core::closed)

@@ -16,6 +16,7 @@
 #include "rayorch/metrics.h"
 #include "rayorch/module_options.h"
 #include "rayorch/run_options.h"
+#include "rayorch/sink.h"
 
 namespace rayorch::python {
 
@@ -51,6 +52,19 @@ void bind_run_options(nb::module_& m) {
           [](JournalOptions& o, double s) { o.write_interval = milliseconds_of(s); },
           "seconds, kept in whole milliseconds");
 
+  nb::class_<SinkOptions>(m, "SinkOptions",
+                          "Where a run's sink commits its parts (rayorch::SinkOptions, without "
+                          "the format: run() takes the Python format object); off when "
+                          "directory is empty.")
+      .def(nb::init<>())
+      .def_rw("directory", &SinkOptions::directory)
+      .def_rw("rows_per_part", &SinkOptions::rows_per_part)
+      .def_rw("bytes_per_part", &SinkOptions::bytes_per_part)
+      .def_prop_rw(
+          "max_part_age_s", [](const SinkOptions& o) { return seconds_of(o.max_part_age); },
+          [](SinkOptions& o, double s) { o.max_part_age = milliseconds_of(s); },
+          "seconds, kept in whole milliseconds (0: no limit)");
+
   nb::class_<RunOptions>(m, "RunOptions", "The options of one run (rayorch::RunOptions).")
       .def(nb::init<>())
       .def_rw("input_batch_size", &RunOptions::input_batch_size)
@@ -83,6 +97,7 @@ void bind_run_options(nb::module_& m) {
       .def_rw("trace_path", &RunOptions::trace_path)
       .def_rw("report_path", &RunOptions::report_path)
       .def_rw("journal", &RunOptions::journal)
+      .def_rw("sink", &RunOptions::sink)
       .def_rw("max_failed_roots", &RunOptions::max_failed_roots)
       .def_rw("max_failed_fraction", &RunOptions::max_failed_fraction)
       .def_rw("min_roots_for_failed_fraction", &RunOptions::min_roots_for_failed_fraction)

@@ -36,6 +36,7 @@ CASE_FILES = tuple(
         "cases_ray_workloads.py",
         "cases_ray_tail.py",
         "cases_ray_preemption.py",
+        "cases_ray_sinks.py",
     )
 )
 TIMEOUT_S = 1200

@@ -122,11 +122,17 @@ RunMetrics run_recorded(ExecutionCore& core, SourceData sources, const RunOption
     m = core.run(std::move(sources), options, wrapped);
   } catch (...) {
     try {
+      if (recorder.sink != nullptr && recorder.sink_failed) recorder.sink->abandon();
       if (recorder.sink != nullptr && !recorder.sink_failed) recorder.sink->commit();
       if (recorder.journal != nullptr) recorder.journal->finish();
-      if (recorder.sink != nullptr && !recorder.sink_failed) recorder.sink->write_manifest(false);
+      // The parts committed before stay readable, the run marked incomplete.
+      if (recorder.sink != nullptr) recorder.sink->write_manifest(false);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "rayorch: after the run stopped: %s\n", e.what());
+    } catch (...) {
+      // A callback's own exception type (the Python package's): the first error is the one
+      // the run reports.
+      std::fprintf(stderr, "rayorch: after the run stopped, its sink could not be closed\n");
     }
     throw;
   }

@@ -45,8 +45,8 @@ std::unique_ptr<PartCommitter> open_sink(const RunOptions& options, RunJournal* 
 /// Runs `core` with `wrapped` (which hands roots to `recorder`), then commits the sink's open
 /// part, flushes the journal and writes the sink's manifest. An aborted run (an exception out
 /// of core.run) still commits the open part (its roots were delivered) unless the sink itself
-/// failed, and writes the manifest marked incomplete; the exception then propagates
-/// unchanged.
+/// failed (the part is then removed, its roots not recorded), and writes the manifest of the
+/// parts committed so far marked incomplete; the exception then propagates unchanged.
 RunMetrics run_recorded(ExecutionCore& core, SourceData sources, const RunOptions& options,
                         const RootCallback& wrapped, RootRecorder& recorder);
 
