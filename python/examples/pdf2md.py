@@ -4,8 +4,10 @@ pipeline, next to a Python UDF; on the local backend or on a Ray cluster.
     .venv/bin/python python/examples/pdf2md.py IN_DIR OUT_DIR [--samples N]
     .venv/bin/python python/examples/pdf2md.py IN_DIR OUT_DIR --backend ray --address HOST:PORT
 
-Converts every IN_DIR/*.pdf into OUT_DIR/<stem>.md (written atomically); a PDF that cannot be
-read is reported with its cause and gets no output. ``--samples N`` first writes N sample
+Converts every IN_DIR/*.pdf into OUT_DIR/<stem>.md through a sink (rayorch_cpp.io: each file
+committed with the run journal OUT_DIR.journal, so a rerun after a crash keeps the finished
+documents and writes each once); a PDF that cannot be read is reported with its cause and
+gets no output. ``--samples N`` first writes N sample
 PDFs with known text into IN_DIR. With ``--backend ray`` every Module is a pool of Ray actors
 on the cluster at ``--address`` (default: start a local Ray instance).
 """
@@ -13,14 +15,13 @@ on the cluster at ``--address`` (default: start a local Ray instance).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import rayorch_cpp as ro
 from rayorch_cpp import F, _core
+from rayorch_cpp.io import FileSink, read_files
 
 
 class Squeeze:
@@ -52,15 +53,37 @@ def convert(paths: list[str], backend: str = "local", address: str | None = None
         return list(ex.run(paths, progress=False).outputs)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+def convert_into(
+    input_dir: Path, output_dir: Path, backend: str = "local", address: str | None = None
+) -> int:
+    """Every IN_DIR/*.pdf into OUT_DIR/<stem>.md through a sink, each file committed with
+    its record in the journal OUT_DIR.journal: rerun the same command after a crash and the
+    finished documents are kept, the others converted, each file written once. Returns how
+    many PDFs failed."""
+    pdfs = read_files(str(input_dir / "*.pdf"))
+    failed = 0
+
+    def report(row: int, doc: Any) -> None:
+        nonlocal failed
+        if isinstance(doc, ro.OutputIssue):
+            failed += 1
+            print(f"{pdfs.paths[row]}: {doc.outcome.value}: {doc.cause}", file=sys.stderr)
+        else:
+            print(f"{pdfs.paths[row]} -> {output_dir / (doc.stem + '.md')} ({doc.pages} pages)")
+
+    with ro.Executor(PdfToMarkdown(), backend=backend, address=address) as ex:
+        ex.run(
+            pdfs,
+            sink=FileSink(
+                directory=output_dir,
+                name=lambda key, row, doc: f"{doc.stem}.md",
+                contents=lambda doc: doc.text,
+            ),
+            journal=f"{output_dir}.journal",
+            on_row=report,
+            progress=False,
+        )
+    return failed
 
 
 def main() -> int:
@@ -77,17 +100,7 @@ def main() -> int:
     if a.samples:
         a.input_dir.mkdir(parents=True, exist_ok=True)
         _core.pdf2md_make_samples(str(a.input_dir), docs=a.samples, seed=1, max_pages=4)
-    paths = sorted(str(p) for p in a.input_dir.glob("*.pdf"))
-    a.output_dir.mkdir(parents=True, exist_ok=True)
-    failed = 0
-    for path, doc in zip(paths, convert(paths, a.backend, a.address)):
-        if isinstance(doc, ro.OutputIssue):
-            failed += 1
-            print(f"{path}: {doc.outcome.value}: {doc.cause}", file=sys.stderr)
-            continue
-        write_atomically(a.output_dir / f"{doc.stem}.md", doc.text)
-        print(f"{path} -> {a.output_dir / (doc.stem + '.md')} ({doc.pages} pages)")
-    return 1 if failed else 0
+    return 1 if convert_into(a.input_dir, a.output_dir, a.backend, a.address) else 0
 
 
 if __name__ == "__main__":

@@ -170,13 +170,6 @@ def _long_run(
         options.sink.rows_per_part = sink.rows_per_part
         options.sink.bytes_per_part = sink.bytes_per_part
         options.sink.max_part_age_s = sink.max_part_age_s
-        if journal is not None and os.path.abspath(journal.path).startswith(
-            os.path.abspath(directory) + os.sep
-        ):
-            raise ValueError(
-                f"the journal must not be inside the sink's directory {directory!r} (a reader "
-                f"of the output would see it); put it beside"
-            )
     if journal is None and dead_letters is None and max_failed_roots is None and sink is None:
         if max_failed_fraction >= 1.0:
             return None

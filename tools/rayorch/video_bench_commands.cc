@@ -30,6 +30,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <rayorch/sink_reader.h>
+
 namespace rayorch::cli {
 namespace {
 
@@ -273,7 +275,7 @@ void run_video_bench(const VideoBenchOptions& o) {
     j["baseline"] = nullptr;
   } else {
     std::vector<video::VideoRecord> records;
-    for (const std::string& line : video::read_complete_lines(s.records_path))
+    for (const std::string& line : rayorch::read_committed_lines(s.records_dir))
       records.push_back(video::parse_json_line(line));
     std::size_t failed = 0;
     const double t = run_cli_baseline(records, work / "baseline", c.pipeline.frame_width,

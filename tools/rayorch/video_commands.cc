@@ -26,8 +26,8 @@ constexpr const char* kExitCodes =
     "Exit status: 0 every video has a record; 1 the run finished but some videos failed "
     "(listed in OUTDIR/failures.jsonl); 2 bad command line or options, missing or unreadable "
     "input, duplicate video names, unwritable output, or an OCR language that cannot be loaded "
-    "(nothing is processed); 3 the run stopped on an unrecoverable error (records appended "
-    "before it are complete; rerun with --resume to process the rest).";
+    "(nothing is processed); 3 the run stopped on an unrecoverable error (the records of the "
+    "parts OUTDIR/_manifest.json lists are complete; rerun with --resume to process the rest).";
 
 struct VideoArgs {
   video::ConvertOptions convert;
@@ -40,7 +40,8 @@ void run_video2jsonl(VideoArgs& args) {
   run_conversion(
       "video2jsonl", [&] { return video::convert(args.convert); }, video::format_summary,
       args.quiet,
-      fmt::format("records appended before the error are complete in {}/videos.jsonl\n",
+      fmt::format("records committed before the error are complete in the parts {}/"
+                  "_manifest.json lists\n",
                   args.convert.out_dir));
 }
 
@@ -54,8 +55,9 @@ void add_video2jsonl(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "video2jsonl",
       "Turn videos into one JSON record each: find scene cuts, sample frames per scene, decode, "
-      "OCR and hash them across videos, append each video's record to OUTDIR/videos.jsonl as "
-      "soon as its own frames are done");
+      "OCR and hash them across videos, write each video's record as one line of a part "
+      "OUTDIR/videos-NNNNN.jsonl, committed with the run journal (listed in "
+      "OUTDIR/_manifest.json) within 10 s of its own frames being done");
   cmd->footer(kExitCodes);
   video::ConvertOptions& c = args->convert;
   video::PipelineConfig& p = c.pipeline;

@@ -104,6 +104,19 @@ class ConvertDriver {
     tally_.startup_seconds = seconds_since(startup);
   }
 
+  /// Writes every converted input through a sink into the output directory (rayorch/sink.h,
+  /// docs/IO.md): each output is committed with its journal record, so that after a crash
+  /// and --resume every input's output is there exactly once, and `_manifest.json` lists
+  /// them. Call before run().
+  /// `rows_per_part` and `max_part_age` as SinkOptions.
+  void write_through(std::shared_ptr<const rayorch::PartFormat> format,
+                     std::size_t rows_per_part = 1,
+                     std::chrono::milliseconds max_part_age = std::chrono::milliseconds(0)) {
+    sink_format_ = std::move(format);
+    sink_rows_per_part_ = rows_per_part;
+    sink_max_part_age_ = max_part_age;
+  }
+
   /// Makes the output directory ready (prepare_output_dir). Throws InputError.
   void prepare_output() {
     journal_path_ = (out_ / naming_.journal_name).string();
@@ -126,6 +139,12 @@ class ConvertDriver {
       return std::vector<std::pair<std::string, std::string>>{
           {std::string(naming_.input_field), stems_[row]}, {"input", files_[row]}};
     };
+    if (sink_format_) {
+      options.sink.directory = out_.string();
+      options.sink.format = sink_format_;
+      options.sink.rows_per_part = sink_rows_per_part_;
+      options.sink.max_part_age = sink_max_part_age_;
+    }
     const auto start = Clock::now();
     // Which delivered inputs were computed and which restored: on_root follows each delivery.
     options.observers.push_back(std::make_shared<RootObserver>([&](const rayorch::RootEvent& e) {
@@ -182,6 +201,9 @@ class ConvertDriver {
   bool journal_;
   std::string journal_path_;
   std::optional<rayorch::Executor<Pipeline>> executor_;
+  std::shared_ptr<const rayorch::PartFormat> sink_format_;  // none: the workload writes
+  std::size_t sink_rows_per_part_ = 1;
+  std::chrono::milliseconds sink_max_part_age_{0};
   ConvertTally<Failure> tally_;
 };
 

@@ -93,17 +93,17 @@ ConvertSummary convert(const ConvertOptions& options) {
   // with others is not restored but converted again (and its file replaced).
   const std::string key_suffix = fmt::format("|dpi={}|lang={}|tessdata={}", options.pipeline.dpi,
                                              options.pipeline.lang, options.pipeline.tessdata);
+  // One Markdown file per document, committed with its journal record (docs/IO.md): after a
+  // crash and --resume each document's file is there once, complete; a restored document's
+  // file is left alone, or written again from the journal when it is missing.
+  driver.write_through(rayorch::file_per_root(
+      [&](const rayorch::SinkRoot& root) { return driver.stems()[root.row] + ".md"; },
+      [](const rayorch::SinkRoot& root, std::string& out) {
+        out += root.as<Markdown>().value().text;
+      }));
   std::vector<std::uint32_t> pages(driver.files().size(), 0);
   driver.run(
-      key_suffix,
-      [&](std::size_t row, const Markdown& doc) {
-        const fs::path target = driver.out() / (driver.stems()[row] + ".md");
-        // A restored document's file is usually there already, complete: leave it alone.
-        if (workloads::read_file(target) != doc.text) {
-          rayorch::write_file_atomically(target.string(), doc.text);
-        }
-        pages[row] = doc.pages;
-      },
+      key_suffix, [&](std::size_t row, const Markdown& doc) { pages[row] = doc.pages; },
       [&](std::size_t row) { summary.pages += pages[row]; },
       [&](const workloads::ConvertTally<FailedDocument>& t) {
         take_tally(t);

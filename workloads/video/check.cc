@@ -13,6 +13,8 @@
 #include "video/record_json.h"
 #include <nlohmann/json.hpp>
 
+#include <rayorch/sink_reader.h>
+
 namespace video {
 namespace fs = std::filesystem;
 
@@ -40,8 +42,7 @@ double word_accuracy(std::string_view expected, std::string_view actual) {
 CorpusCheck check_outputs(const VideoCorpus& corpus, const std::string& out_dir) {
   CorpusCheck check;
   std::map<std::string, VideoRecord> records;
-  for (const std::string& line :
-       read_complete_lines((fs::path(out_dir) / "videos.jsonl").string())) {
+  for (const std::string& line : rayorch::read_committed_lines(out_dir)) {
     if (line.empty()) continue;
     try {
       VideoRecord r = parse_json_line(line);

@@ -17,7 +17,7 @@ double word_accuracy(std::string_view expected, std::string_view actual);
 /// How one video's record compares with what was drawn.
 struct VideoCheck {
   std::string video;
-  bool present = false;         ///< a record exists in videos.jsonl
+  bool present = false;         ///< a record exists in the committed parts
   bool scene_count_ok = false;  ///< exactly the expected number of scenes
   bool ranges_ok = false;       ///< every scene has exactly the expected frame range, in order
   std::size_t expected_scenes = 0;
@@ -35,10 +35,11 @@ struct CorpusCheck {
   double accuracy = 0.0;                   ///< over every expected caption word
   std::vector<std::string> failed_listed;  ///< videos in OUT_DIR/failures.jsonl, sorted
   std::vector<std::string> unexpected;     ///< records of videos not in the corpus
-  std::size_t torn_lines = 0;              ///< lines of videos.jsonl that are not records
+  std::size_t torn_lines = 0;              ///< committed lines that are not records
 };
 
-/// Reads OUT_DIR/videos.jsonl and OUT_DIR/failures.jsonl and scores them. Scene texts are
+/// Reads the committed parts of OUT_DIR (its _manifest.json) and OUT_DIR/failures.jsonl and
+/// scores them. Scene texts are
 /// compared scene by scene when the counts match, else as the whole video's text. Throws
 /// std::runtime_error when the output files cannot be read.
 CorpusCheck check_outputs(const VideoCorpus& corpus, const std::string& out_dir);

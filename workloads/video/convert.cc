@@ -1,4 +1,4 @@
-// Videos -> OUT_DIR/videos.jsonl. See convert.h.
+// Videos -> OUT_DIR/videos-NNNNN.jsonl. See convert.h.
 #include "video/convert.h"
 
 #include <algorithm>
@@ -96,13 +96,12 @@ ConvertSummary convert(const ConvertOptions& options) {
 
   ConvertSummary summary;
   summary.videos = driver.files().size();
-  summary.records_path = (driver.out() / "videos.jsonl").string();
+  summary.records_dir = driver.out().string();
   summary.failures_path = driver.failures_path();
   const auto take_tally = [&](const workloads::ConvertTally<FailedVideo>& t) {
     workloads::copy_tally(t, summary, &ConvertSummary::written, &ConvertSummary::restored,
                           &ConvertSummary::first_video_seconds);
   };
-  JsonlAppender records(summary.records_path);
   // The key names the options that shape a record too: a video processed with others is not
   // restored but processed again.
   const PipelineConfig& pc = options.pipeline;
@@ -113,11 +112,19 @@ ConvertSummary convert(const ConvertOptions& options) {
       pc.detection.adaptive_ratio, pc.detection.min_score, pc.detection.min_scene_seconds,
       pc.detection.max_transition_seconds, pc.sampling.every, pc.sampling.per_scene, pc.frame_width,
       pc.near_duplicate_bits, pc.lang, pc.tessdata);
+  // Records in JSON-lines parts committed with the journal (docs/IO.md): a part holds up to
+  // 64 videos and is committed at the latest when a video finishes 10 s after its first, so
+  // a crash costs at most that much finished work and a resume writes each video once.
+  driver.write_through(rayorch::jsonl_parts(
+                           [](const rayorch::SinkRoot& root, std::string& line) {
+                             line += to_json_line(root.as<VideoRecord>().value());
+                           },
+                           "videos"),
+                       64, std::chrono::seconds(10));
   std::vector<std::pair<std::size_t, std::size_t>> counts(driver.files().size());  // scenes, frames
   driver.run(
       key_suffix,
       [&](std::size_t row, const VideoRecord& record) {
-        records.append(to_json_line(record));
         counts[row].first = record.scenes.size();
         for (const SceneRecord& s : record.scenes) counts[row].second += s.frames.size();
       },
@@ -145,9 +152,11 @@ std::string format_summary(const ConvertSummary& s) {
         s.scenes, s.frames_analysed, s.run_seconds,
         static_cast<double>(s.written.size()) / s.run_seconds, s.startup_seconds);
   }
-  out += workloads::format_summary_tail("video", s.first_video_seconds, s.stages,
-                                        fmt::format("records: {}\n", s.records_path), s.failures,
-                                        s.failures_path, &FailedVideo::video);
+  out += workloads::format_summary_tail(
+      "video", s.first_video_seconds, s.stages,
+      fmt::format("records: {}/videos-*.jsonl (the parts {}/_manifest.json lists)\n", s.records_dir,
+                  s.records_dir),
+      s.failures, s.failures_path, &FailedVideo::video);
   return out;
 }
 

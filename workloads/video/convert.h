@@ -60,7 +60,7 @@ struct ConvertSummary {
   double run_seconds = 0.0;
   double first_video_seconds = -1.0;  ///< run start to the first written record; -1: none
   std::vector<StageSummary> stages;
-  std::string records_path;   ///< OUT_DIR/videos.jsonl
+  std::string records_dir;    ///< OUT_DIR: parts videos-NNNNN.jsonl listed in _manifest.json
   std::string failures_path;  ///< OUT_DIR/failures.jsonl
 };
 
@@ -73,13 +73,15 @@ const std::vector<std::string>& video_extensions();
 /// records would share a name).
 std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs);
 
-/// Processes every input video. OUT_DIR/videos.jsonl is replaced by an empty file, then each
-/// video's record is appended as one line (and synced) as soon as that video is complete,
-/// and the video is recorded in the run journal OUT_DIR/.video2jsonl-journal
-/// (rayorch/journal.h, keyed by the video's stem plus the options that shape its record, so
-/// a video processed with other options is processed again). A run without `resume` starts a new
-/// journal; one with it appends the records of the videos recorded finished from the journal
-/// first, then processes the rest, so videos.jsonl again holds every finished video once.
+/// Processes every input video. Each video's record is one JSON line of a part
+/// OUT_DIR/videos-NNNNN.jsonl, written through a sink (rayorch/sink.h, docs/IO.md): a part is
+/// committed together with the run journal OUT_DIR/.video2jsonl-journal (keyed by the video's
+/// stem plus the options that shape its record, so a video processed with other options is
+/// processed again) once it holds 64 videos, when a video finishes 10 s after its first, and
+/// when the run ends; OUT_DIR/_manifest.json lists the committed parts (read them with
+/// rayorch::read_committed_lines). A run without `resume` starts a new journal and a new
+/// output; one with it keeps the committed parts, restores the videos they hold, and processes
+/// the rest, so the parts hold every finished video exactly once.
 /// Videos without a record are listed in OUT_DIR/failures.jsonl by the engine's dead letters
 /// (RunOptions::dead_letters): replaced by an empty file when the run starts, one line
 /// appended per failed video as soon as it fails (fields video, input, outcome, cause, plus

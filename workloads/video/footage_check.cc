@@ -13,6 +13,8 @@
 #include "video/record_json.h"
 #include "video/video.h"
 
+#include <rayorch/sink_reader.h>
+
 namespace video {
 namespace fs = std::filesystem;
 
@@ -75,8 +77,7 @@ void score_text(const FootageVideo& v, const VideoRecord& r, FootageVideoCheck& 
 
 FootageCheck check_footage(const FootageCorpus& corpus, const std::string& out_dir) {
   std::map<std::string, VideoRecord> records;
-  for (const std::string& line :
-       read_complete_lines((fs::path(out_dir) / "videos.jsonl").string())) {
+  for (const std::string& line : rayorch::read_committed_lines(out_dir)) {
     if (line.empty()) continue;
     try {
       VideoRecord r = parse_json_line(line);

@@ -32,11 +32,11 @@ struct FootageCheck {
   double text_recall = 0.0;  ///< words found / slide words (1 when none scored)
 };
 
-/// Reads OUT_DIR/videos.jsonl and scores it. A detected cut matches a transition when it lies
-/// within it or one frame outside; a transition matched twice counts the second as a false
-/// cut. Document words are the words of three or more letters; a word is found when the
-/// frame's OCR text contains it (case and punctuation ignored). Throws std::runtime_error
-/// when the output cannot be read.
+/// Reads the committed parts of OUT_DIR (its _manifest.json) and scores them. A detected cut
+/// matches a transition when it lies within it or one frame outside; a transition matched twice
+/// counts the second as a false cut. Document words are the words of three or more letters; a word
+/// is found when the frame's OCR text contains it (case and punctuation ignored). Throws
+/// std::runtime_error when the output cannot be read.
 FootageCheck check_footage(const FootageCorpus& corpus, const std::string& out_dir);
 
 }  // namespace video

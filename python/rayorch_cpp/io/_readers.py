@@ -202,6 +202,11 @@ class FilesReader(Reader):
         self._patterns = patterns
         self._files = sorted(found)
 
+    @property
+    def paths(self) -> list[str]:
+        """The files, sorted: manifest row i is ``paths[i]``."""
+        return list(self._files)
+
     def describe(self) -> str:
         return f"files matching {self._patterns[0]!r}"
 

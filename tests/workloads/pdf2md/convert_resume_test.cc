@@ -151,26 +151,42 @@ TEST(Pdf2mdConvert, NoJournalKeepsNoneAndCannotResume) {
 
 #ifdef RAYORCH_CLI_PATH
 // The stems of the documents recorded finished (present) in a pdf2md run journal, read by
-// the journal's own rule: records up to the first whose length or checksum does not hold.
+// the journal's own rules: records up to the first whose length or checksum does not hold,
+// and a document's Markdown file (a part of the sink, docs/IO.md) counts only once its part
+// record and the root record after it are both there.
 std::set<std::string> journaled_documents(const fs::path& journal) {
   const std::string bytes = read_file(journal);
   std::set<std::string> present;
   std::string_view rest = bytes;
+  std::uint64_t group = 0;           // root records still to come of the last part record
+  std::vector<std::string> pending;  // the keys of its root records read so far
   while (rest.size() >= 8) {
     std::string_view f = rest;
     const auto len = ro::detail::get_le<std::uint32_t>(f, "length");
     const auto sum = ro::detail::get_le<std::uint32_t>(f, "checksum");
     if (len == 0 || f.size() < len || ro::detail::crc32(f.substr(0, len)) != sum) break;
     std::string_view in = f.substr(0, len);
-    if (in[0] == 'R') {
+    if (in[0] == 'P') {
+      in.remove_prefix(1);
+      (void)ro::Codec<std::string>::decode(in);      // the part's name
+      (void)ro::Codec<std::uint64_t>::decode(in);    // its sequence number
+      group = ro::Codec<std::uint64_t>::decode(in);  // its roots
+    } else if (in[0] == 'R') {
       in.remove_prefix(1);
       const std::string key = ro::Codec<std::string>::decode(in);
       (void)ro::Codec<std::uint32_t>::decode(in);  // outputs
-      if (ro::Codec<std::uint8_t>::decode(in) == 0) {
+      const bool ok = ro::Codec<std::uint8_t>::decode(in) == 0;
+      if (group > 0) {
+        pending.push_back(key);  // a part's roots count once the whole group is read
+        if (--group == 0) present.insert(pending.begin(), pending.end());
+        if (group == 0) pending.clear();
+      } else if (ok) {
         present.insert(key);
       } else {
         present.erase(key);  // a later record replaces an earlier one
       }
+    } else if (group > 0) {
+      break;  // another record inside a part's group: the group is torn, the file ends here
     }
     rest.remove_prefix(8 + len);
   }
@@ -258,7 +274,8 @@ TEST(Pdf2mdConvert, ResumesAfterSigkillWithEveryDocumentCompleteAndNoneRedone) {
     // temporary; the corrupt file listed once.
     std::set<std::string> names;
     for (const auto& e : fs::directory_iterator(out)) names.insert(e.path().filename().string());
-    std::set<std::string> expected_names = {"failures.jsonl", ".pdf2md-journal"};
+    std::set<std::string> expected_names = {"failures.jsonl", ".pdf2md-journal", "_manifest.json",
+                                            "_SUCCESS"};
     for (const auto& d : corpus.documents) {
       expected_names.insert(d.stem + ".md");
       EXPECT_EQ(read_file(out / (d.stem + ".md")), read_file(reference / (d.stem + ".md")))

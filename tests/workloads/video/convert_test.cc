@@ -26,7 +26,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <rayorch/sink_reader.h>
+
 namespace fs = std::filesystem;
+namespace ro = rayorch;
 
 namespace {
 
@@ -98,10 +101,12 @@ TEST(VideoConvert, CorpusHasExactScenesInOrderReadableCaptionsAndOnlyTheCorruptF
   EXPECT_EQ(s.failures[0].video, "corrupt");
   EXPECT_GE(s.first_video_seconds, 0.0);
 
-  // Records are appended in completion order, one complete line each.
-  const auto lines = video::read_complete_lines(s.records_path);
+  // Records are committed in completion order, one complete line each, in the parts the
+  // manifest lists.
+  const auto lines = ro::read_committed_lines(s.records_dir);
   ASSERT_EQ(lines.size(), corpus.videos.size());
-  EXPECT_EQ(read_file(s.records_path).back(), '\n');
+  EXPECT_TRUE(ro::read_committed_output(s.records_dir).complete);
+  EXPECT_TRUE(fs::exists(out / "_SUCCESS"));
   std::map<std::string, video::VideoRecord> records;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     video::VideoRecord r = video::parse_json_line(lines[i]);
@@ -198,7 +203,7 @@ TEST(VideoConvert, EveryNthSamplingTakesFramesFromEachScenesStart) {
   ASSERT_EQ(s.written, (std::vector<std::string>{"v-001"}));
   EXPECT_TRUE(s.failures.empty());
   const video::VideoRecord r =
-      video::parse_json_line(video::read_complete_lines(s.records_path).at(0));
+      video::parse_json_line(ro::read_committed_lines(s.records_dir).at(0));
   ASSERT_EQ(r.scenes.size(), corpus.videos[1].scenes.size());
   for (const video::SceneRecord& sc : r.scenes) {
     std::vector<std::uint64_t> got, want;
@@ -210,7 +215,7 @@ TEST(VideoConvert, EveryNthSamplingTakesFramesFromEachScenesStart) {
 }
 
 // --resume restores the videos the run journal holds (their records written again from it,
-// nothing processed), processes the others, and videos.jsonl holds every video once.
+// nothing processed), processes the others, and the committed parts hold every video once.
 TEST(VideoConvert, ResumeRestoresJournaledVideosAndProcessesTheRest) {
   TempDir tmp;
   const fs::path in = tmp.path() / "in";
@@ -221,7 +226,7 @@ TEST(VideoConvert, ResumeRestoresJournaledVideosAndProcessesTheRest) {
   const std::string first_stem = fs::path(first_file).stem().string();
   const video::ConvertSummary first = video::convert(options_for({first_file}, out));
   ASSERT_EQ(first.written, (std::vector<std::string>{first_stem}));
-  const std::vector<std::string> first_lines = video::read_complete_lines(first.records_path);
+  const std::vector<std::string> first_lines = ro::read_committed_lines(first.records_dir);
   ASSERT_EQ(first_lines.size(), 1u);
   EXPECT_TRUE(fs::exists(out / ".video2jsonl-journal"));
 
@@ -231,7 +236,7 @@ TEST(VideoConvert, ResumeRestoresJournaledVideosAndProcessesTheRest) {
   EXPECT_EQ(second.restored, (std::vector<std::string>{first_stem}));
   EXPECT_EQ(second.written.size(), 2u);
   EXPECT_EQ(std::count(second.written.begin(), second.written.end(), first_stem), 0);
-  const std::vector<std::string> lines = video::read_complete_lines(second.records_path);
+  const std::vector<std::string> lines = ro::read_committed_lines(second.records_dir);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(std::count(lines.begin(), lines.end(), first_lines[0]), 1);  // restored as written
   const video::CorpusCheck check = video::check_outputs(corpus, out.string());
@@ -248,7 +253,7 @@ TEST(VideoConvert, ResumeRestoresJournaledVideosAndProcessesTheRest) {
   const video::ConvertSummary third = video::convert(again);
   EXPECT_TRUE(third.written.empty());
   EXPECT_EQ(third.restored.size(), 3u);
-  EXPECT_EQ(video::read_complete_lines(third.records_path).size(), 3u);
+  EXPECT_EQ(ro::read_committed_lines(third.records_dir).size(), 3u);
 }
 
 TEST(VideoConvert, BadInputsAreRejectedBeforeAnythingIsWritten) {
@@ -329,7 +334,7 @@ TEST(VideoCommand, ExitCodesTellSuccessPartialFailureAndBadInput) {
             0)
       << text;
   EXPECT_TRUE(text.empty()) << text;  // --quiet and nothing failed
-  EXPECT_EQ(video::read_complete_lines((good / "videos.jsonl").string()).size(), 2u);
+  EXPECT_EQ(ro::read_committed_lines(good.string()).size(), 2u);
 
   // Bad input: 2, and nothing written.
   const fs::path never = tmp.path() / "never";
@@ -355,7 +360,8 @@ TEST(VideoCommand, ExitCodesTellSuccessPartialFailureAndBadInput) {
       run_cli(fmt::format("check-videos {} {}", (tmp.path() / "nope").string(), out.string())), 2);
 
   // A scoring that falls short: 1.
-  std::ofstream(out / "videos.jsonl", std::ios::trunc) << "";
+  std::ofstream(out / "_manifest.json", std::ios::trunc)
+      << R"({"format": "rayorch-sink", "version": 1, "complete": true, "rows": 0, "parts": []})";
   EXPECT_EQ(run_cli(fmt::format("check-videos {} {}", in.string(), out.string()), &text), 1)
       << text;
   EXPECT_NE(text.find("v-000: missing"), std::string::npos) << text;

@@ -2,14 +2,16 @@
 ``rayorch pdf2md`` does with its C++ one: the same inputs, outputs, run journal, failure list
 and exit codes (the command is ``python -m rayorch_cpp.workloads.ocr_pdf``, __main__.py).
 
-Each finished document is written as soon as its own pages are done, atomically, as
-``OUT/<stem>.md``, then recorded in the run journal ``OUT/.ocr_pdf-journal`` (keyed by the stem
-plus the options that shape the Markdown: dpi and detection side). A run without ``resume``
-starts a new journal; with it, the documents recorded finished are restored instead of
-converted (their file rewritten only when missing or different) and the rest converted,
-failed ones included. Every document without output gets one line in ``OUT/failures.jsonl``
-(replaced by an empty file when the run starts; each line appended and synced as the document
-fails) with the fields stem, input, outcome, cause, call, entity and attempts."""
+Each finished document is written as soon as its own pages are done as ``OUT/<stem>.md``,
+through a sink (rayorch_cpp.io.FileSink, docs/IO.md): the file is committed together with its
+record in the run journal ``OUT/.ocr_pdf-journal`` (keyed by the stem plus the options that
+shape the Markdown: dpi and detection side), and ``OUT/_manifest.json`` lists the committed
+files. A run without ``resume`` starts a new journal and a new output; with it, the documents
+recorded finished are restored instead of converted (their file left as it is, or written
+again from the journal when missing) and the rest converted, failed ones included. Every
+document without output gets one line in ``OUT/failures.jsonl`` (replaced by an empty file
+when the run starts; each line appended and synced as the document fails) with the fields
+stem, input, outcome, cause, call, entity and attempts."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult
+from ...io import FileSink
 from .stages import Markdown, OcrPdf, PipelineConfig
 
 # A document whose Markdown holds fewer of its text layer's words than this is reported: on
@@ -238,10 +241,6 @@ def convert(
             )
             return
         assert isinstance(doc, Markdown)
-        target = out / f"{stems[row]}.md"
-        # A restored document's file is usually there already, complete: leave it alone.
-        if not target.is_file() or target.read_text(encoding="utf-8") != doc.text:
-            write_text_atomically(target, doc.text)
         if summary.first_document_seconds < 0:
             summary.first_document_seconds = time.monotonic() - start
         summary.written.append(stems[row])
@@ -262,6 +261,14 @@ def convert(
                     trace=options.trace_path,
                     report=options.report_path,
                     journal=journal,
+                    # One file per document, committed with its journal record (docs/IO.md):
+                    # after a crash and --resume each is there once, complete; a restored
+                    # document's file stays as it is.
+                    sink=FileSink(
+                        directory=out,
+                        name=lambda key, row, doc: f"{stems[row]}.md",
+                        contents=lambda doc: doc.text,
+                    ),
                 )
             except ValueError as error:  # the journal cannot be used (before anything ran)
                 raise InputError(
