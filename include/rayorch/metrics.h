@@ -97,6 +97,9 @@ struct RunMetrics {
   std::vector<InputBatchMetrics> input_batches;
   std::size_t peak_active_input_batches = 0;
   /// Seconds since the run started at which each root row became terminal (source order).
+  /// Empty for a lazy source (SourceData::feed, Python iterables without a length): a run
+  /// of a stream keeps nothing per root, so its memory stays flat over any number of rows;
+  /// its input_batches still say when each batch completed.
   std::vector<double> root_completed_seconds;
   std::uint64_t stale_reports_rejected = 0;
   std::uint64_t actors_replaced = 0;

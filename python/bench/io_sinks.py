@@ -64,54 +64,44 @@ def cost(rows: int, repeats: int) -> dict[str, Any]:
 
     work = Path(tempfile.mkdtemp(prefix="io-bench-"))
     m = manifest(work / "m.jsonl", rows)
-    arms: dict[str, list[float]] = {
-        k: []
-        for k in (
-            "run",
-            "run+journal",
-            "run+jsonl at end",
-            "run+parquet at end",
-            "JsonlSink",
-            "ParquetSink",
-        )
+
+    def parquet_at_end(got: list[Any], path: str) -> None:
+        with open(path, "wb") as f:
+            pq.write_table(pa.Table.from_pylist(got), f)
+            f.flush()
+            os.fsync(f.fileno())
+
+    # Per arm: (keep a journal, the sink of the run, what is written once the run returned).
+    Arm = tuple[bool, Any, Any]
+    plan: dict[str, Arm] = {
+        "run": (False, None, None),
+        "run+journal": (True, None, None),
+        "run+jsonl at end": (
+            False,
+            None,
+            lambda got, out: fsync_write(
+                Path(f"{out}.jsonl"), "".join(json.dumps(o) + "\n" for o in got).encode()
+            ),
+        ),
+        "run+parquet at end": (False, None, lambda got, out: parquet_at_end(got, f"{out}.parquet")),
+        "JsonlSink": (True, JsonlSink, None),
+        "ParquetSink": (True, ParquetSink, None),
     }
+    arms: dict[str, list[float]] = {arm: [] for arm in plan}
     with ro.Executor(NoOp()) as ex:
         for r in range(repeats):
-            for arm in arms:
+            for arm, (journal, sink, at_end) in plan.items():
                 out = work / f"{arm.replace(' ', '_').replace('+', '_')}-{r}"
                 began = time.perf_counter()
-                if arm == "JsonlSink":
-                    ex.run(
-                        read_jsonl(m),
-                        input_batch_size=4096,
-                        progress=False,
-                        sink=JsonlSink(directory=out),
-                        journal=f"{out}.journal",
-                    )
-                elif arm == "ParquetSink":
-                    ex.run(
-                        read_jsonl(m),
-                        input_batch_size=4096,
-                        progress=False,
-                        sink=ParquetSink(directory=out),
-                        journal=f"{out}.journal",
-                    )
-                elif arm == "run+journal":
-                    ex.run(
-                        read_jsonl(m),
-                        input_batch_size=4096,
-                        progress=False,
-                        journal=f"{out}.journal",
-                    )
-                else:
-                    got = ex.run(read_jsonl(m), input_batch_size=4096, progress=False).outputs
-                    if arm == "run+jsonl at end":
-                        fsync_write(
-                            work / f"{out}.jsonl",
-                            "".join(json.dumps(o) + "\n" for o in got).encode(),
-                        )
-                    elif arm == "run+parquet at end":
-                        pq.write_table(pa.Table.from_pylist(got), f"{out}.parquet")
+                result = ex.run(
+                    read_jsonl(m),
+                    input_batch_size=4096,
+                    progress=False,
+                    journal=f"{out}.journal" if journal else None,
+                    sink=sink(directory=out) if sink is not None else None,
+                )
+                if at_end is not None:
+                    at_end(result.outputs, out)
                 arms[arm].append(time.perf_counter() - began)
     best = {arm: min(t) for arm, t in arms.items()}
     per_root = {arm: (best[arm] - best["run"]) / rows * 1e6 for arm in arms if arm != "run"}

@@ -43,9 +43,16 @@ class PythonPartWriter final : public PartWriter {
     Ref r = Ref::steal(PyObject_CallMethod(writer_.get(), "write", "OOO", a.key.get(), a.row.get(),
                                            a.outputs.get()));
     if (r.get() == nullptr) error_.fetch_and_abort();
+    // A writer that returns its byte count from write() saves a call of bytes() per root.
+    reported_ = PyLong_Check(r.get()) != 0;
+    if (reported_) {
+      bytes_ = PyLong_AsUnsignedLongLong(r.get());
+      if (PyErr_Occurred() != nullptr) error_.fetch_and_abort();
+    }
   }
 
   std::uint64_t bytes() const override {
+    if (reported_) return bytes_;
     Gil gil;
     Ref r = Ref::steal(PyObject_CallMethod(writer_.get(), "bytes", nullptr));
     if (r.get() == nullptr) error_.fetch_and_abort();
@@ -65,6 +72,8 @@ class PythonPartWriter final : public PartWriter {
   Ref writer_;
   std::size_t outputs_;
   CallbackError& error_;
+  bool reported_ = false;    // the last write() returned the byte count
+  std::uint64_t bytes_ = 0;  // that count
 };
 
 class PythonPartFormat final : public PartFormat {

@@ -5,8 +5,9 @@
 //   part_name(sequence: int, key: str, row: int, outputs: tuple) -> str
 //   max_rows() -> int
 //   open(path: str) -> writer
-// and each writer has write(key, row, outputs), bytes() -> int and finish() (which flushes the
-// file to disk). `outputs` is the root's flat output tuple, as on_row gets it.
+// and each writer has write(key, row, outputs) (which may return the bytes written so far, in
+// place of a call of bytes()), bytes() -> int and finish() (which flushes the file to disk).
+// `outputs` is the root's flat output tuple, as on_row gets it.
 //
 // Threading: called on the thread that delivers roots, with the GIL released; each call
 // takes the GIL. A Python exception is kept in the run's CallbackError and unwinds the run

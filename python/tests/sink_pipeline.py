@@ -77,6 +77,27 @@ class Documents(ro.Pipeline):
         return self.record(self.join_lines(F.reduce(page_texts)), doc)
 
 
+class Apply:
+    """Each value -> fn(value)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def __call__(self, values: list[Any]) -> list[Any]:
+        return [self.fn(v) for v in values]
+
+
+class PerText(ro.Pipeline):
+    """One Module applying ``fn`` to each row's ``text`` (a reader's column of that name, or
+    its only column)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.apply = ro.Module(Apply).pre_init(fn)
+
+    def forward(self, text: ro.Port) -> Any:
+        return self.apply(text)
+
+
 def expected(doc: int) -> dict[str, Any] | None:
     """Document ``doc``'s record, computed directly; None for a failing document."""
     if doc % 13 == 7:

@@ -86,7 +86,7 @@ class _ParquetWriter:
         self._bytes = 0
         self._estimate = 0
 
-    def write(self, key: str, row: int, output: Any) -> None:
+    def write(self, key: str, row: int, output: Any) -> int:
         if not self._records:
             self._first_key = key
         record = record_of(output, key, self._sink.record, self._sink.key_column)
@@ -94,6 +94,7 @@ class _ParquetWriter:
         self._estimate += 16 * len(record)
         if len(self._records) >= self._sink.row_group_rows:
             self._flush_rows()
+        return self._bytes + self._estimate
 
     def _flush_rows(self) -> None:
         pa = self._pa

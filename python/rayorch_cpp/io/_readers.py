@@ -154,13 +154,14 @@ class JsonlReader(Reader):
         return self._names
 
     def _objects(self) -> Iterator[tuple[str, int, dict[str, Any]]]:
+        decode = json.JSONDecoder().decode
         for f in self._files:
-            with open(f, "rb") as lines:
+            with open(f, encoding="utf-8") as lines:
                 for number, line in enumerate(lines, start=1):
                     if not line.strip():
                         continue
                     try:
-                        value = json.loads(line)
+                        value = decode(line)
                     except ValueError as error:
                         raise ValueError(f"{f}, line {number}: not valid JSON ({error})") from None
                     if not isinstance(value, dict):

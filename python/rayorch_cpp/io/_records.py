@@ -14,7 +14,7 @@ RecordOf = Callable[[Any], Mapping[str, Any]]
 def default_record(output: Any) -> Mapping[str, Any]:
     """A dict as it is, a dataclass as its fields, a NamedTuple as its fields, anything else
     as ``{"value": output}``."""
-    if isinstance(output, Mapping):
+    if type(output) is dict or isinstance(output, Mapping):
         return output
     if dataclasses.is_dataclass(output) and not isinstance(output, type):
         return {f.name: getattr(output, f.name) for f in dataclasses.fields(output)}

@@ -10,7 +10,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 from .._delivery import shape
 from ._records import RecordOf, check_part_options, flush_to_disk, record_of
@@ -20,8 +20,9 @@ class PartWriter(Protocol):
     """Writes one part's file (opened by Sink.open). Called on the run's thread, one root at
     a time, in delivery order."""
 
-    def write(self, key: str, row: int, output: Any) -> None:
-        """Appends a root: its journal key, source row and output (as run() returns it)."""
+    def write(self, key: str, row: int, output: Any) -> int | None:
+        """Appends a root: its journal key, source row and output (as run() returns it).
+        May return bytes() (the engine then does not call it)."""
 
     def bytes(self) -> int:
         """Bytes written so far (``bytes_per_part`` rolls the part over past it)."""
@@ -85,28 +86,21 @@ class JsonlSink(Sink):
         return f"{self.prefix}-{sequence:05d}.jsonl"
 
     def open(self, path: str) -> PartWriter:
-        return _JsonlWriter(self, open(path, "wb"))
+        return _JsonlWriter(self, path)
 
 
-class _JsonlWriter:
-    def __init__(self, sink: JsonlSink, file: IO[bytes]) -> None:
-        self._sink = sink
-        self._file = file
+class _PartFile:
+    """A part's file as the sinks of this module write it: bytes appended, counted, and
+    flushed to disk when the part is finished."""
+
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "wb")
         self._bytes = 0
 
-    def write(self, key: str, row: int, output: Any) -> None:
-        record = record_of(output, key, self._sink.record, self._sink.key_column)
-        try:
-            line = json.dumps(record, ensure_ascii=False, default=self._sink.default)
-        except (TypeError, ValueError) as error:
-            raise TypeError(
-                f"JsonlSink: root {key!r} (row {row}) cannot be written as JSON ({error}); "
-                f"pass record= to convert its output, or default= for the values json "
-                f"cannot write"
-            ) from error
-        data = line.encode() + b"\n"
+    def _append(self, data: bytes) -> int:
         self._file.write(data)
         self._bytes += len(data)
+        return self._bytes
 
     def bytes(self) -> int:
         return self._bytes
@@ -116,6 +110,26 @@ class _JsonlWriter:
             flush_to_disk(self._file)
         finally:
             self._file.close()
+
+
+class _JsonlWriter(_PartFile):
+    def __init__(self, sink: JsonlSink, path: str) -> None:
+        super().__init__(path)
+        self._sink = sink
+        # One encoder for the part: json.dumps with options builds one per call.
+        self._encode = json.JSONEncoder(ensure_ascii=False, default=sink.default).encode
+
+    def write(self, key: str, row: int, output: Any) -> int:
+        record = record_of(output, key, self._sink.record, self._sink.key_column)
+        try:
+            line = self._encode(record)
+        except (TypeError, ValueError) as error:
+            raise TypeError(
+                f"JsonlSink: root {key!r} (row {row}) cannot be written as JSON ({error}); "
+                f"pass record= to convert its output, or default= for the values json "
+                f"cannot write"
+            ) from error
+        return self._append(line.encode() + b"\n")
 
 
 def _default_contents(output: Any) -> bytes:
@@ -147,13 +161,12 @@ class FileSink(Sink):
         return _FileWriter(self, path)
 
 
-class _FileWriter:
+class _FileWriter(_PartFile):
     def __init__(self, sink: FileSink, path: str) -> None:
+        super().__init__(path)
         self._sink = sink
-        self._file = open(path, "wb")
-        self._bytes = 0
 
-    def write(self, key: str, row: int, output: Any) -> None:
+    def write(self, key: str, row: int, output: Any) -> int:
         data = self._sink.contents(output)
         if isinstance(data, str):
             data = data.encode()
@@ -162,17 +175,7 @@ class _FileWriter:
                 f"FileSink: contents(output) must return bytes or str; root {key!r} (row "
                 f"{row}) gave {type(data).__name__}"
             )
-        self._file.write(data)
-        self._bytes += len(data)
-
-    def bytes(self) -> int:
-        return self._bytes
-
-    def finish(self) -> None:
-        try:
-            flush_to_disk(self._file)
-        finally:
-            self._file.close()
+        return self._append(data)
 
 
 class EngineFormat:
@@ -200,5 +203,5 @@ class _ShapedWriter:
         self.bytes = writer.bytes
         self.finish = writer.finish
 
-    def write(self, key: str, row: int, outputs: tuple[Any, ...]) -> None:
-        self._writer.write(key, row, shape(self._tree, outputs))
+    def write(self, key: str, row: int, outputs: tuple[Any, ...]) -> int | None:
+        return self._writer.write(key, row, shape(self._tree, outputs))

@@ -71,18 +71,7 @@ def test_a_sink_output_is_read_back_through_its_manifest(tmp_path: Path) -> None
         ex.run(DOCS, sink=ParquetSink(directory=out, rows_per_part=7), progress=False)
     (out / "part-00099.parquet.rayorch-tmp-3").write_bytes(b"PAR1 torn")
 
-    class Length:
-        def __call__(self, texts: list[str]) -> list[int]:
-            return [len(t) for t in texts]
-
-    class Lengths(ro.Pipeline):
-        def __init__(self) -> None:
-            self.length = ro.Module(Length)
-
-        def forward(self, text: ro.Port) -> Any:
-            return self.length(text)
-
-    with ro.Executor(Lengths()) as ex:
+    with ro.Executor(sp.PerText(len)) as ex:
         got = ex.run(read_parquet(out), progress=False).outputs
     assert sorted(got) == sorted(len(r["text"]) for r in PRESENT)
 

@@ -72,18 +72,7 @@ def test_a_glob_is_one_sorted_row_per_file(tmp_path: Path) -> None:
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(name)
 
-    class Read:
-        def __call__(self, paths: list[str]) -> list[str]:
-            return [Path(p).read_text() for p in paths]
-
-    class Files(ro.Pipeline):
-        def __init__(self) -> None:
-            self.read = ro.Module(Read)
-
-        def forward(self, path: ro.Port) -> Any:
-            return self.read(path)
-
-    with ro.Executor(Files()) as ex:
+    with ro.Executor(sp.PerText(lambda path: Path(path).read_text())) as ex:
         got = ex.run(read_files(str(tmp_path / "**" / "*.txt")), progress=False).outputs
     assert got == ["a.txt", "b.txt", "sub/c.txt"]
     with pytest.raises(ValueError, match=r"no file matches '.*\*\.pdf'"):
@@ -97,18 +86,7 @@ def test_a_sink_directory_is_read_through_its_manifest_only(tmp_path: Path) -> N
     (out / "part-99999.jsonl.rayorch-tmp-1").write_text('{"doc": -1, "text": ""}\n')
     (out / "stray.jsonl").write_text('{"doc": -2, "text": ""}\n')
 
-    class Text:
-        def __call__(self, texts: list[str]) -> list[int]:
-            return [len(t) for t in texts]
-
-    class Lengths(ro.Pipeline):
-        def __init__(self) -> None:
-            self.text = ro.Module(Text)
-
-        def forward(self, text: ro.Port) -> Any:
-            return self.text(text)
-
-    with ro.Executor(Lengths()) as ex:
+    with ro.Executor(sp.PerText(len)) as ex:
         got = ex.run(read_jsonl(out), progress=False).outputs
     assert len(got) == read_manifest(out).total_rows == 19  # document 7 failed
 

@@ -13,7 +13,7 @@ import pytest
 
 import rayorch_cpp as ro
 import sink_pipeline as sp
-from rayorch_cpp.io import FileSink, JsonlSink, read_jsonl, read_manifest
+from rayorch_cpp.io import FileSink, JsonlSink, Sink, read_jsonl, read_manifest
 
 DOCS = list(range(30))
 PRESENT = [sp.expected(d) for d in DOCS if sp.expected(d) is not None]
@@ -223,3 +223,41 @@ def test_on_row_still_gets_every_row_with_a_sink(tmp_path: Path) -> None:
         )
     assert sorted(got) == DOCS
     assert by_doc(jsonl_rows(tmp_path / "o")) == PRESENT
+
+
+def test_a_sink_of_your_own_names_and_writes_its_parts(tmp_path: Path) -> None:
+    """A Sink subclass: its part names, its writer (whose write() returns nothing, so the
+    engine asks bytes() for the roll-over), and the commit protocol around them."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True, kw_only=True)
+    class Tsv(Sink):
+        def part_name(self, sequence: int, key: str, row: int, output: Any) -> str:
+            return f"docs-from-{output['doc']:03d}.tsv"
+
+        def open(self, path: str) -> Any:
+            return TsvWriter(path)
+
+    class TsvWriter:
+        def __init__(self, path: str) -> None:
+            self.file = open(path, "w", encoding="utf-8")
+            self.size = 0
+
+        def write(self, key: str, row: int, output: Any) -> None:
+            self.size += self.file.write(f"{output['doc']}\t{output['text']}\n")
+
+        def bytes(self) -> int:
+            return self.size
+
+        def finish(self) -> None:
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            self.file.close()
+
+    out = tmp_path / "tsv"
+    with ro.Executor(sp.Documents()) as ex:
+        ex.run(DOCS, sink=Tsv(directory=out, bytes_per_part=100), progress=False)
+    parts = read_manifest(out).parts
+    assert len(parts) > 2 and all(p.startswith("docs-from-") for p in parts)
+    rows = [line.split("\t") for p in parts for line in (out / p).read_text().splitlines()]
+    assert sorted(int(doc) for doc, _ in rows) == [r["doc"] for r in PRESENT]

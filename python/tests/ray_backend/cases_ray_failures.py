@@ -5,8 +5,6 @@ Run only through test_ray.py (ray_cluster.py starts the cluster)."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -16,7 +14,7 @@ from typing import Any
 
 import pytest
 import ray_udfs as u
-from ray_cluster import DOCS, assert_on_loopback, local, on_ray, one_call
+from ray_cluster import DOCS, assert_on_loopback, local, on_ray, one_call, run_killed_driver
 
 import rayorch_cpp as ro
 
@@ -398,14 +396,7 @@ def test_a_driver_killed_mid_run_resumes_from_its_journal(cluster: Any, tmp_path
         f"    ex.run({DOCS!r}, journal={str(journal)!r}, progress=progress)\n"
         "print('not killed')\n"
     )
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(Path(__file__).resolve().parent), env.get("PYTHONPATH", "")) if p
-    )
-    killed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
-    )
-    assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr[-3000:])
+    killed = run_killed_driver(code)
     assert journal.exists()
     # The first driver's actors belonged to its job: with the driver gone, they go too.
     job = killed.stdout.split("JOB ", 1)[1].split()[0]

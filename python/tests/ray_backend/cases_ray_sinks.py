@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import ray_udfs as u
-from ray_cluster import local, on_ray
+from ray_cluster import local, on_ray, run_killed_driver
 
 from rayorch_cpp.io import JsonlSink, read_manifest
 
@@ -50,14 +47,7 @@ def test_a_driver_killed_while_writing_a_sink_resumes_with_each_root_once(
         f"           journal={str(journal)!r}, progress=progress)\n"
         "print('not killed')\n"
     )
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(Path(__file__).resolve().parent), env.get("PYTHONPATH", "")) if p
-    )
-    killed = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
-    )
-    assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr[-3000:])
+    run_killed_driver(code)
     expected = local(u.documents(ocr_args=(0.05,)), MANY)
     with on_ray(u.documents(ocr_args=(0.05,))) as ex:
         resumed = ex.run(

@@ -9,7 +9,9 @@ address, and when the run ends nothing it started can outlive it. The fixture ch
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -126,3 +128,15 @@ def one_call(module: ro.Module) -> Any:
 
 def on_ray(pipeline: Any) -> ro.Executor:
     return ro.Executor(pipeline, backend="ray")
+
+
+def run_killed_driver(code: str) -> subprocess.CompletedProcess[str]:
+    """Runs `code` as a driver process of its own (this directory on its path, so it imports
+    ray_udfs and ray_cluster), which must kill itself with SIGKILL mid-run; returns it."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), env.get("PYTHONPATH", "")) if p)
+    killed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr[-3000:])
+    return killed

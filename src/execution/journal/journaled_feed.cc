@@ -39,23 +39,22 @@ SourceChunk JournaledFeed::next(std::size_t rows) {
     }
     for (std::size_t c = 0; c < chunk.values.size(); ++c)
       out.values[c].push_back(chunk.values[c][i]);
-    keys_.emplace(run_rows_.size(), std::move(chunk.keys[i]));
+    pending_.emplace(run_++, Pending{caller, std::move(chunk.keys[i])});
     out.caller_rows.push_back(caller);
-    run_rows_.push_back(caller);
     ++out.rows;
   }
   pulled_ += chunk.rows;
   return out;
 }
 
-std::string JournaledFeed::take_key(std::size_t row) {
-  const auto it = keys_.find(row);
-  if (it == keys_.end()) {
+JournaledFeed::Pending JournaledFeed::take(std::size_t row) {
+  const auto it = pending_.find(row);
+  if (it == pending_.end()) {
     throw std::logic_error(fmt::format("internal error: no journal key for run row {}", row));
   }
-  std::string key = std::move(it->second);
-  keys_.erase(it);
-  return key;
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  return p;
 }
 
 }  // namespace rayorch::detail

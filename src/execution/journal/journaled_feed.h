@@ -1,7 +1,8 @@
 // A lazy source seen through a run journal (run_journaled): each row pulled from the source
 // is keyed (SourceChunk::keys, computed by the source's feed), and a row the journal
-// recorded finished is restored instead of run. What is kept per row: its caller's row
-// (8 bytes, for the metrics' completion times); the key only until its root was delivered.
+// recorded finished is restored instead of run. Nothing is kept per row once its root was
+// delivered: a row run keeps its caller's row and its key until then (so memory stays flat
+// over any number of rows), a restored row its record (which the journal holds anyway).
 //
 // Threading: the driver thread (as SourceFeed), the sink and the restore calls run on it too.
 #pragma once
@@ -33,8 +34,6 @@ class JournaledFeed final : public SourceFeed {
 
   /// Rows pulled so far, restored ones included.
   std::size_t pulled() const { return pulled_; }
-  /// The caller's row of each row run (the run's rows, in order).
-  const std::vector<std::size_t>& run_rows() const { return run_rows_; }
   /// A root restored from the journal.
   struct Restored {
     std::size_t row;  ///< the caller's row
@@ -43,8 +42,13 @@ class JournaledFeed final : public SourceFeed {
   };
   /// The restored root `i` (numbered as SourceChunk::restored).
   const Restored& restored(std::size_t i) const { return restored_[i]; }
-  /// The key of run row `row`, once, when its root is delivered.
-  std::string take_key(std::size_t row);
+  /// A row run until its root is delivered: the caller's row and the key.
+  struct Pending {
+    std::size_t caller;
+    std::string key;
+  };
+  /// Run row `row`'s caller row and key, once, when its root is delivered.
+  Pending take(std::size_t row);
 
  private:
   std::shared_ptr<SourceFeed> source_;
@@ -52,8 +56,8 @@ class JournaledFeed final : public SourceFeed {
   const RunOptions& options_;
   std::size_t outputs_;
   std::size_t pulled_ = 0;
-  std::vector<std::size_t> run_rows_;
-  std::unordered_map<std::size_t, std::string> keys_;  // run row -> key, until delivered
+  std::size_t run_ = 0;                               // rows run so far
+  std::unordered_map<std::size_t, Pending> pending_;  // by run row, until delivered
   std::vector<Restored> restored_;
 };
 

@@ -64,12 +64,12 @@ RunMetrics run_journaled_lazy(ExecutionCore& core, SourceData sources, const Run
   };
   sources.journal_discarded_bytes = journal ? journal->discarded_bytes() : 0;
   const RootCallback wrapped = [&](std::size_t row, std::span<const ErasedOutput> e) {
-    const std::size_t original = feed->run_rows()[row];
-    recorder.computed(original, feed->take_key(row), e);
+    JournaledFeed::Pending p = feed->take(row);
+    recorder.computed(p.caller, p.key, e);
   };
-  RunMetrics m = run_recorded(core, std::move(sources), options, wrapped, recorder);
-  to_caller_rows(m, feed->pulled(), feed->run_rows());
-  return m;
+  // A lazy source's run keeps no completion time per root (RunMetrics), so there are none to
+  // move to the caller's rows.
+  return run_recorded(core, std::move(sources), options, wrapped, recorder);
 }
 
 }  // namespace

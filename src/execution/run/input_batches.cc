@@ -32,7 +32,16 @@ InputBatches::InputBatches(std::shared_ptr<const RuntimePlan> plan, SourceData s
 }
 
 std::size_t InputBatches::caller_row(std::size_t row) const {
-  return sources_.original_rows.empty() ? row : sources_.original_rows[row];
+  if (!sources_.feed) return sources_.original_rows.empty() ? row : sources_.original_rows[row];
+  for (const auto& [batch, rows] : feed_caller_rows_) {
+    if (row >= rows.first && row - rows.first < rows.second.size())
+      return rows.second[row - rows.first];
+  }
+  if (!feed_caller_rows_.empty() || row >= rows_) {
+    throw std::logic_error(
+        fmt::format("internal error: row {} is in no admitted input batch", row));
+  }
+  return row;  // no chunk named caller rows: the run's rows are the caller's
 }
 
 void InputBatches::admit(BlockStore& store, RunRecorder& recorder) {
@@ -66,9 +75,10 @@ void InputBatches::pull(BlockStore& store, RunRecorder& recorder) {
   ended_ = chunk.ended;
   restored_.insert(restored_.end(), chunk.restored.begin(), chunk.restored.end());
   if (chunk.rows == 0) return;
-  sources_.original_rows.insert(sources_.original_rows.end(), chunk.caller_rows.begin(),
-                                chunk.caller_rows.end());
   const std::size_t first = rows_;
+  // Kept while the batch is active only: a stream keeps nothing per row once it is done.
+  if (!chunk.caller_rows.empty())
+    feed_caller_rows_[next_batch_] = {first, std::move(chunk.caller_rows)};
   rows_ += chunk.rows;
   ++batch_count_;
   start(store, recorder, first, chunk.rows, chunk.blocks, chunk.values, 0);
@@ -79,8 +89,10 @@ void InputBatches::start(BlockStore& store, RunRecorder& recorder, std::size_t f
                          std::span<const std::vector<const void*>> values, std::size_t offset) {
   EngineOptions eo = engine_options_;
   eo.batch_index = next_batch_;
-  if (!sources_.original_rows.empty()) {
-    // Entity keys stay the caller's rows across resumes (docs/JOURNAL.md).
+  // Entity keys stay the caller's rows across resumes (docs/JOURNAL.md).
+  if (const auto fed = feed_caller_rows_.find(next_batch_); fed != feed_caller_rows_.end()) {
+    eo.root_keys = fed->second.second;
+  } else if (!sources_.original_rows.empty()) {
     const auto keys = sources_.original_rows.begin() + static_cast<std::ptrdiff_t>(first);
     eo.root_keys.assign(keys, keys + static_cast<std::ptrdiff_t>(rows));
   }
@@ -121,6 +133,7 @@ Engine* InputBatches::find(std::size_t index) const {
 
 void InputBatches::retire(std::size_t slot) {
   source_slices_.erase(active_[slot]->batch_index());
+  feed_caller_rows_.erase(active_[slot]->batch_index());
   active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(slot));
 }
 

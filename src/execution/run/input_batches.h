@@ -87,6 +87,9 @@ class InputBatches {
   std::vector<std::unique_ptr<Engine>> active_;  // ordered by batch index
   // Per active batch: its slice of each source column, as put into the store at admission.
   std::map<std::size_t, std::vector<BlockRef>> source_slices_;
+  // Per active batch of a lazy source whose chunks name caller rows (a journal's feed): its
+  // first run row and the caller's row of each of its rows.
+  std::map<std::size_t, std::pair<std::size_t, std::vector<std::size_t>>> feed_caller_rows_;
   std::vector<std::pair<std::size_t, Outcome>> restored_;
 };
 

@@ -9,9 +9,10 @@ namespace rayorch::detail {
 RunRecorder::RunRecorder(const RuntimePlan& plan, const SourceData& sources,
                          const std::vector<int>& actors_per_pool)
     : start_(Clock::now()),
+      per_root_times_(sources.feed == nullptr),
       done_per_call_(plan.calls.size(), 0),
       in_flight_per_call_(plan.calls.size(), 0) {
-  metrics_.root_completed_seconds.assign(sources.rows, 0.0);
+  if (per_root_times_) metrics_.root_completed_seconds.assign(sources.rows, 0.0);
   metrics_.roots_restored = sources.restored.size();
   for (const auto& [row, outcome] : sources.restored) {
     ++metrics_.roots_by_outcome[std::string(to_string(outcome))];
@@ -38,9 +39,6 @@ double RunRecorder::seconds_at(Clock::time_point t) const {
 
 void RunRecorder::batch_admitted(std::size_t index, std::size_t first, std::size_t rows,
                                  std::size_t active) {
-  // A lazy source's rows become known as its batches are admitted.
-  if (metrics_.root_completed_seconds.size() < first + rows)
-    metrics_.root_completed_seconds.resize(first + rows, 0.0);
   InputBatchMetrics bm;
   bm.index = index;
   bm.first_row = first;
@@ -98,7 +96,7 @@ void RunRecorder::actor_replaced(int pool) {
 
 double RunRecorder::root_delivered(std::size_t row, Outcome outcome) {
   const double seconds = now_seconds();
-  metrics_.root_completed_seconds[row] = seconds;
+  if (per_root_times_) metrics_.root_completed_seconds[row] = seconds;
   ++metrics_.roots_by_outcome[std::string(to_string(outcome))];
   return seconds;
 }

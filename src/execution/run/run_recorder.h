@@ -87,6 +87,7 @@ class RunRecorder {
 
  private:
   Clock::time_point start_;
+  bool per_root_times_;  // false over a lazy source: RunMetrics::root_completed_seconds stays empty
   RunMetrics metrics_;
   std::vector<std::uint64_t> done_per_call_;
   std::vector<std::uint64_t> in_flight_per_call_;
