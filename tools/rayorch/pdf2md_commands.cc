@@ -62,10 +62,9 @@ void add_pdf2md(CLI::App& app) {
       "own pages are done");
   cmd->footer(kExitCodes);
   pdf2md::ConvertOptions& c = args->convert;
-  cmd->add_option("inputs", c.inputs,
-                  "PDF files and directories (searched recursively for *.pdf, sorted); "
-                  "document names (file stems) must be unique")
-      ->required();
+  add_input_options(cmd, c.inputs,
+                    "PDF files, folders (searched recursively for *.pdf), glob patterns; "
+                    "document names (file stems) must be unique");
   cmd->add_option("-o,--output", c.out_dir, "output directory (created if missing)")->required();
   cmd->add_option("--dpi", c.pipeline.dpi, "rendering resolution")
       ->check(CLI::Range(30, 1200))

@@ -63,7 +63,7 @@ int cores() {
 video::ConvertOptions convert_options(const VideoBenchOptions& o, const std::string& in,
                                       const std::string& out) {
   video::ConvertOptions c;
-  c.inputs = {in};
+  c.inputs.paths = {in};
   c.out_dir = out;
   c.progress = false;
   c.pipeline.sampling.per_scene = o.frames_per_scene;

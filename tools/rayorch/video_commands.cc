@@ -61,10 +61,9 @@ void add_video2jsonl(CLI::App& app) {
   cmd->footer(kExitCodes);
   video::ConvertOptions& c = args->convert;
   video::PipelineConfig& p = c.pipeline;
-  cmd->add_option("inputs", c.inputs,
-                  "video files and directories (searched recursively for .mp4 .mkv .avi .mov "
-                  ".webm ...); video names (file stems) must be unique")
-      ->required();
+  add_input_options(cmd, c.inputs,
+                    "video files, folders (searched recursively for .mp4 .mkv .avi .mov .webm "
+                    "...), glob patterns; video names (file stems) must be unique");
   cmd->add_option("-o,--output", c.out_dir, "output directory (created if missing)")->required();
   video::SceneDetection& d = p.detection;
   cmd->add_option("--cut-method", d.method,

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "common/files.h"
+#include "common/input_selection.h"
 
 namespace rayorch::cli {
 
@@ -21,6 +22,46 @@ void add_stage_options(CLI::App* cmd, const std::string& stage, const std::strin
   cmd->add_option("--" + stage + "-batch", cfg.batch_size, what + " " + items + " per call")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+}
+
+/// The positional inputs (`what`: what they may be) and --manifest, --path-field, --shard,
+/// --row-range: what the command reads and this job's share of it (input_selection.h).
+inline void add_input_options(CLI::App* cmd, workloads::InputSelection& inputs,
+                              const std::string& what) {
+  cmd->add_option("inputs", inputs.paths,
+                  what + "; quote a glob pattern (corpus/**/*.pdf) to have it expanded here");
+  cmd->add_option("--manifest", inputs.manifests,
+                  "a JSON-lines manifest: one object per line naming a file in --path-field "
+                  "(relative paths from the manifest's folder), read in its order after the "
+                  "inputs; or a JSON-lines sink's output folder. Repeatable")
+      ->type_name("FILE");
+  cmd->add_option("--path-field", inputs.path_field, "the manifest field holding a file's path")
+      ->capture_default_str();
+  // Checked while parsing, so a bad value is a usage error before anything is read.
+  const auto parsed = [](auto parse) {
+    return CLI::Validator(
+        [parse](std::string& text) {
+          try {
+            parse(text);
+            return std::string();
+          } catch (const std::exception& e) {
+            return std::string(e.what());
+          }
+        },
+        "");
+  };
+  cmd->add_option_function<std::string>(
+         "--shard", [&inputs](const std::string& s) { inputs.shard = workloads::parse_shard(s); },
+         "read inputs I, I+N, I+2N, ... of the input list (N jobs, I = 0..N-1, each with its own "
+         "output directory, read every input once)")
+      ->type_name("I/N")
+      ->check(parsed(workloads::parse_shard));
+  cmd->add_option_function<std::string>(
+         "--row-range",
+         [&inputs](const std::string& s) { inputs.row_range = workloads::parse_row_range(s); },
+         "read inputs START..STOP-1 of the input list (counted from 0; STOP empty: to the end)")
+      ->type_name("START:STOP")
+      ->check(parsed(workloads::parse_row_range));
 }
 
 /// --trace, --report, --no-progress and -q/--quiet.

@@ -1,10 +1,9 @@
-// What the workload commands share about their files: finding the inputs named on the command
-// line, checking output locations before anything runs, and small file helpers.
+// What the workload commands share about their files: checking inputs and output locations
+// before anything runs, and small file helpers (the input list itself: input_selection.h).
 #pragma once
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,22 +17,6 @@ class InputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-/// How one workload finds its inputs and words its errors.
-struct InputRules {
-  std::vector<std::string> extensions;  ///< searched for in directories: lower case, with the dot
-  std::string none_given;               ///< the error when no input is named
-  std::string none_found;               ///< the error when the inputs hold no matching file
-  /// The error for two files with the same stem: (stem, first path, second path).
-  std::function<std::string(const std::string&, const std::string&, const std::string&)>
-      duplicate_stem;
-};
-
-/// The files named by `inputs`: files as given, directories searched recursively for
-/// `rules.extensions` (any case), sorted by path, the same file once. Throws InputError for a
-/// missing or unreadable input, no files at all, or two files with the same stem.
-std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs,
-                                        const InputRules& rules);
 
 /// Whether `p` ends in one of `extensions` (lower case, with the dot), in any case.
 bool has_extension(const std::filesystem::path& p, const std::vector<std::string>& extensions);

@@ -30,10 +30,10 @@ constexpr workloads::ConvertNaming kNaming{
 
 }  // namespace
 
-std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs) {
+std::vector<std::string> resolve_inputs(const workloads::InputSelection& inputs) {
   static const workloads::InputRules rules{
       {".pdf"},
-      "no input given: name PDF files or directories",
+      "no input given: name PDF files, folders or glob patterns, or a --manifest",
       "no PDF files found in the inputs",
       [](const std::string& stem, const std::string& first, const std::string& second) {
         return fmt::format(
@@ -41,7 +41,7 @@ std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs) 
             "one of them or convert them into different output directories",
             stem, first, second, stem);
       }};
-  return workloads::resolve_inputs(inputs, rules);
+  return workloads::select_inputs(inputs, rules);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/input_selection.h"
 #include "common/run_summary.h"
 #include "pdf2md/pdf2md.h"
 
@@ -19,7 +20,7 @@ using InputError = workloads::InputError;
 
 /// What `convert` does.
 struct ConvertOptions {
-  std::vector<std::string> inputs;  ///< PDF files and directories (searched recursively)
+  workloads::InputSelection inputs;  ///< PDF files, folders, glob patterns, manifests
   std::string out_dir;
   PipelineConfig pipeline;
   // Pages render 10-40x faster than they are OCR'd; the engine's backpressure keeps the
@@ -65,10 +66,10 @@ struct ConvertSummary {
   std::string failures_path;
 };
 
-/// The PDFs named by `inputs`: files as given, directories searched recursively for *.pdf
-/// (any case), sorted by path, the same file once. Throws InputError for a missing or
+/// The PDFs `inputs` selects (workloads::select_inputs: folders searched recursively for *.pdf
+/// in any case, glob patterns, manifests, the shard). Throws InputError for a missing or
 /// unreadable input, or two different files with the same stem (their outputs would clash).
-std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs);
+std::vector<std::string> resolve_inputs(const workloads::InputSelection& inputs);
 
 /// Converts every input document. Each finished document is written as soon as it is
 /// complete, atomically, as OUT_DIR/<stem>.md, and then recorded in the run journal

@@ -63,9 +63,10 @@ const std::vector<std::string>& video_extensions() {
   return known;
 }
 
-std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs) {
+std::vector<std::string> resolve_inputs(const workloads::InputSelection& inputs) {
   static const workloads::InputRules rules{
-      video_extensions(), "no input given: name video files or directories",
+      video_extensions(),
+      "no input given: name video files, folders or glob patterns, or a --manifest",
       fmt::format("no video files found in the inputs (looked for {})",
                   fmt::join(video_extensions(), " ")),
       [](const std::string& stem, const std::string& first, const std::string& second) {
@@ -74,7 +75,7 @@ std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs) 
             "one of them or process them into different output directories",
             stem, first, second, stem);
       }};
-  return workloads::resolve_inputs(inputs, rules);
+  return workloads::select_inputs(inputs, rules);
 }
 
 ConvertSummary convert(const ConvertOptions& options) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/input_selection.h"
 #include "common/run_summary.h"
 #include "video/video.h"
 
@@ -19,7 +20,7 @@ using InputError = workloads::InputError;
 
 /// What `convert` does.
 struct ConvertOptions {
-  std::vector<std::string> inputs;  ///< video files and directories (searched recursively)
+  workloads::InputSelection inputs;  ///< video files, folders, glob patterns, manifests
   std::string out_dir;
   PipelineConfig pipeline;
   // Each video's frames wait in memory only between decoding and their per-frame stages;
@@ -67,11 +68,11 @@ struct ConvertSummary {
 /// File name extensions (lower case, with the dot) searched for in input directories.
 const std::vector<std::string>& video_extensions();
 
-/// The videos named by `inputs`: files as given, directories searched recursively for
-/// video_extensions() (any case), sorted by path, the same file once. Throws InputError for a
-/// missing or unreadable input, no videos at all, or two files with the same stem (their
+/// The videos `inputs` selects (workloads::select_inputs: folders searched recursively for
+/// video_extensions() in any case, glob patterns, manifests, the shard). Throws InputError for
+/// a missing or unreadable input, no videos at all, or two files with the same stem (their
 /// records would share a name).
-std::vector<std::string> resolve_inputs(const std::vector<std::string>& inputs);
+std::vector<std::string> resolve_inputs(const workloads::InputSelection& inputs);
 
 /// Processes every input video. Each video's record is one JSON line of a part
 /// OUT_DIR/videos-NNNNN.jsonl, written through a sink (rayorch/sink.h, docs/IO.md): a part is

@@ -172,8 +172,8 @@ TEST(Pdf2mdConvert, DuplicateDocumentNamesAreRejectedBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(out));
 
   // The same file named twice (directly and through its directory) is one document.
-  const auto files = pdf2md::resolve_inputs(
-      {(tmp.path() / "a").string(), (tmp.path() / "a" / "report.pdf").string()});
+  const auto files = pdf2md::resolve_inputs(workloads::InputSelection{
+      .paths = {(tmp.path() / "a").string(), (tmp.path() / "a" / "report.pdf").string()}});
   EXPECT_EQ(files.size(), 1u);
 }
 

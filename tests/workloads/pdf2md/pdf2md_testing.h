@@ -24,7 +24,7 @@ class TempDir : public workload_testing::TempDir {
 inline pdf2md::ConvertOptions options_for(std::vector<std::string> inputs,
                                           const std::filesystem::path& out) {
   pdf2md::ConvertOptions c;
-  c.inputs = std::move(inputs);
+  c.inputs.paths = std::move(inputs);
   c.out_dir = out.string();
   c.pipeline.dpi = kDpi;
   c.progress = false;

@@ -42,7 +42,7 @@ using workload_testing::temporaries_in;
 
 video::ConvertOptions options_for(std::vector<std::string> inputs, const fs::path& out) {
   video::ConvertOptions c;
-  c.inputs = std::move(inputs);
+  c.inputs.paths = std::move(inputs);
   c.out_dir = out.string();
   c.pipeline.sampling.per_scene = 2;
   c.progress = false;
@@ -335,6 +335,18 @@ TEST(VideoCommand, ExitCodesTellSuccessPartialFailureAndBadInput) {
       << text;
   EXPECT_TRUE(text.empty()) << text;  // --quiet and nothing failed
   EXPECT_EQ(ro::read_committed_lines(good.string()).size(), 2u);
+
+  // A manifest split over two jobs: job 1 of 2 processes its second row only.
+  std::ofstream(in / "videos.jsonl") << "{\"path\": \"v-001.mp4\"}\n{\"path\": \"v-000.mp4\"}\n";
+  const fs::path second = tmp.path() / "second";
+  EXPECT_EQ(run_cli(fmt::format("video2jsonl --manifest {} --shard 1/2 -o {} --every 4 -q",
+                                (in / "videos.jsonl").string(), second.string()),
+                    &text),
+            0)
+      << text;
+  const std::vector<std::string> records = ro::read_committed_lines(second.string());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(records[0]).at("video"), "v-000");
 
   // Bad input: 2, and nothing written.
   const fs::path never = tmp.path() / "never";

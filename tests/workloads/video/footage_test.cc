@@ -58,7 +58,7 @@ TEST(Footage, DefaultOptionsFindTheCutsAndReadTheSlides) {
   const fs::path in = tmp.path() / "in", out = tmp.path() / "out";
   const video::FootageCorpus corpus = video::make_footage(in.string(), small_footage());
   video::ConvertOptions c;
-  c.inputs = {in.string()};
+  c.inputs.paths = {in.string()};
   c.out_dir = out.string();
   c.progress = false;
   c.pipeline.sampling.per_scene = 2;  // the defaults otherwise
