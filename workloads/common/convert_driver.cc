@@ -5,11 +5,14 @@
 
 namespace workloads {
 
-std::string prepare_output_dir(const std::filesystem::path& out, const std::string& given,
-                               const ConvertNaming& naming, bool resume, bool journal) {
+PreparedOutput prepare_output_dir(const std::filesystem::path& out, const std::string& given,
+                                  const ConvertNaming& naming, bool resume, bool journal) {
   create_output_dir(out, given, naming.probe_prefix);
+  // Locked before anything in it changes: the temporaries may be another run's live ones.
+  PreparedOutput prepared{OutputLock(out, std::string(naming.report_name)), ""};
   remove_stale_temporaries(out.string(), naming.temp_infix);
-  return prepare_run_journal(out, naming.journal_name, resume, journal);
+  prepared.journal_path = prepare_run_journal(out, naming.journal_name, resume, journal);
+  return prepared;
 }
 
 InputError unusable_run_files(const std::invalid_argument& e, const std::string& journal_path,

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/output_lock.h"
 #include "common/run_summary.h"
 #include <fmt/format.h>
 
@@ -49,11 +50,17 @@ struct ConvertTally {
   std::vector<StageSummary> stages;
 };
 
-/// The output directory made ready for a run: created, checked writable, cleared of an
-/// interrupted run's temporaries, its run journal prepared (prepare_run_journal). Returns the
-/// journal's path, or "" without one. Throws InputError.
-std::string prepare_output_dir(const std::filesystem::path& out, const std::string& given,
-                               const ConvertNaming& naming, bool resume, bool journal);
+/// An output directory made ready, and held, for one run.
+struct PreparedOutput {
+  OutputLock lock;           ///< no other run writes the directory while this is held
+  std::string journal_path;  ///< "" without a journal
+};
+
+/// The output directory made ready for a run: created, checked writable, locked against a
+/// concurrent run (output_lock.h), cleared of an interrupted run's temporaries, its run
+/// journal prepared (prepare_run_journal). Throws InputError.
+PreparedOutput prepare_output_dir(const std::filesystem::path& out, const std::string& given,
+                                  const ConvertNaming& naming, bool resume, bool journal);
 
 /// The InputError for the std::invalid_argument a run raises before anything ran (its journal
 /// or failure list cannot be used).
@@ -117,10 +124,13 @@ class ConvertDriver {
     sink_max_part_age_ = max_part_age;
   }
 
-  /// Makes the output directory ready (prepare_output_dir). Throws InputError.
+  /// Makes the output directory ready and holds it until the driver ends (prepare_output_dir).
+  /// Throws InputError.
   void prepare_output() {
     journal_path_ = (out_ / naming_.journal_name).string();
-    run_options_.journal.path = prepare_output_dir(out_, out_.string(), naming_, resume_, journal_);
+    PreparedOutput prepared = prepare_output_dir(out_, out_.string(), naming_, resume_, journal_);
+    output_lock_ = std::move(prepared.lock);
+    run_options_.journal.path = std::move(prepared.journal_path);
   }
 
   /// Runs the conversion. The journal keys a row by its input's stem plus `key_suffix` (the
@@ -200,6 +210,7 @@ class ConvertDriver {
   bool resume_;
   bool journal_;
   std::string journal_path_;
+  OutputLock output_lock_;  // held from prepare_output() to the driver's end
   std::optional<rayorch::Executor<Pipeline>> executor_;
   std::shared_ptr<const rayorch::PartFormat> sink_format_;  // none: the workload writes
   std::size_t sink_rows_per_part_ = 1;

@@ -1,7 +1,8 @@
 // What `rayorch pdf2md` reads (workloads/common/input_selection.h through the command): a
 // quoted glob pattern, a JSON-lines manifest in its own order, a corpus split over jobs with
 // --shard and --row-range (every document converted by exactly one job, each the same as in
-// one run of the whole corpus), and bad selections refused before anything is written.
+// one run of the whole corpus), bad selections refused before anything is written, and two
+// jobs refused one output directory.
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/output_lock.h"
 #include "pdf2md/samples.h"
 #include "support/workload_testing.h"
 #include "workloads/pdf2md/pdf2md_testing.h"
@@ -136,6 +138,19 @@ TEST_F(Pdf2mdInputs, BadSelectionsAreRefusedBeforeAnythingIsWritten) {
     EXPECT_NE(run.stderr_text.find(c.says), std::string::npos) << c.args << ": " << run.stderr_text;
     EXPECT_FALSE(fs::exists(out)) << c.args;
   }
+}
+
+TEST_F(Pdf2mdInputs, TwoJobsCannotWriteOneOutputDirectoryAtOnce) {
+  // Job 0 of a split runs; job 1 pointed at the same folder is refused while it does.
+  const fs::path out = dir() / "shared";
+  fs::create_directories(out);
+  const workloads::OutputLock running(out, "pdf2md");
+  const CommandRun second =
+      pdf2md(dir(), fmt::format("'{}/in' --shard 1/2 -o '{}'", dir().string(), out.string()));
+  EXPECT_EQ(second.status, 2) << second.stderr_text;
+  EXPECT_NE(second.stderr_text.find("is in use by another pdf2md run"), std::string::npos)
+      << second.stderr_text;
+  EXPECT_TRUE(fs::is_empty(out));
 }
 
 }  // namespace
