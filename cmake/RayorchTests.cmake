@@ -103,6 +103,15 @@ recovery_(policies|losses))_test|smoke_test)$")
       "${RAYORCH_SANITIZE}")
   set_tests_properties(package_consumer PROPERTIES TIMEOUT 600)
 
+  # The report page in headless chromium (tests/browser/report_page.sh): drawn from a pdf2md
+  # run's report, checked from the DOM, its screenshot kept in test-artifacts/.
+  if(RAYORCH_WITH_PDF2MD AND TARGET rayorch_cli)
+    add_test(NAME browser_report_page
+      COMMAND bash ${PROJECT_SOURCE_DIR}/tests/browser/report_page.sh
+        $<TARGET_FILE:rayorch_cli> ${PROJECT_BINARY_DIR}/test-artifacts)
+    set_tests_properties(browser_report_page PROPERTIES TIMEOUT 300)
+  endif()
+
   # Module layering: program <- runtime <- execution; public headers stand alone.
   add_test(NAME layering
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/layering/check.sh ${PROJECT_SOURCE_DIR})

@@ -32,6 +32,8 @@ PACKAGES=(
   shared-mime-info
   desktop-base
   libleptonica-dev
+  # The browser the report page is tested in (tests/browser/report_page.sh).
+  chromium
 )
 
 missing=()

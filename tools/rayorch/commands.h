@@ -7,6 +7,8 @@ namespace rayorch::cli {
 
 /// `rayorch explain`: prints compiled plans of the bundled example pipelines.
 void add_explain_command(CLI::App& app);
+/// `rayorch report`: a run's JSON report as an HTML page.
+void add_report_command(CLI::App& app);
 /// `rayorch pdf2md` and `rayorch make-samples`: the document workload.
 void add_pdf2md_commands(CLI::App& app);
 /// `rayorch video2jsonl`, `rayorch make-videos` and `rayorch check-videos`: the video workload.

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   CLI::App app{"rayorch: lineage-controlled multi-grain dataflows"};
   app.require_subcommand(1);
   rayorch::cli::add_explain_command(app);
+  rayorch::cli::add_report_command(app);
 #ifdef RAYORCH_WITH_PDF2MD
   rayorch::cli::add_pdf2md_commands(app);
 #endif

@@ -77,7 +77,10 @@ class JsonReport final : public RunObserver {
                          {"admitted_seconds", b.admitted_seconds},
                          {"completed_seconds", b.completed_seconds}});
     }
-    nlohmann::json doc = {{"elapsed_seconds", m.elapsed_seconds},
+    // "version" changes when a field changes meaning or goes; new fields keep it.
+    nlohmann::json doc = {{"format", "rayorch-report"},
+                          {"version", 1},
+                          {"elapsed_seconds", m.elapsed_seconds},
                           {"calls", calls},
                           {"pools", pools},
                           {"input_batches", batches},

@@ -1,0 +1,224 @@
+// Reading a JSON report back. See report_model.h.
+#include "execution/report/report_model.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace rayorch::detail {
+namespace {
+
+using Json = nlohmann::json;
+
+// Reads fields of one object, naming each by its path for errors.
+class Fields {
+ public:
+  Fields(const Json& object, std::string path, std::string_view source)
+      : object_(object), path_(std::move(path)), source_(source) {
+    if (!object_.is_object()) fail(path_, "an object", object_);
+  }
+  const Json& at(std::string_view name, Json::value_t type, const char* what) const {
+    const std::string path = path_.empty() ? std::string(name) : fmt::format("{}.{}", path_, name);
+    const auto it = object_.find(name);
+    if (it == object_.end()) {
+      throw std::invalid_argument(fmt::format("{}: {} is missing", source_, path));
+    }
+    const bool ok = type == Json::value_t::number_float ? it->is_number()
+                    : type == Json::value_t::number_unsigned
+                        ? it->is_number_unsigned() || (it->is_number_integer() && *it >= 0)
+                        : it->type() == type;
+    if (!ok) fail(path, what, *it);
+    return *it;
+  }
+  double number(std::string_view name) const {
+    return at(name, Json::value_t::number_float, "a number").get<double>();
+  }
+  std::uint64_t count(std::string_view name) const {
+    return at(name, Json::value_t::number_unsigned, "a count").get<std::uint64_t>();
+  }
+  std::string text(std::string_view name) const {
+    return at(name, Json::value_t::string, "a string").get<std::string>();
+  }
+  const Json& array(std::string_view name) const {
+    return at(name, Json::value_t::array, "an array");
+  }
+  bool has(std::string_view name) const { return object_.contains(name); }
+  std::string child(std::string_view name, std::size_t i) const {
+    return fmt::format("{}{}{}[{}]", path_, path_.empty() ? "" : ".", name, i);
+  }
+  std::string_view source() const { return source_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& path, const char* what, const Json& got) const {
+    throw std::invalid_argument(fmt::format("{}: {} must be {}, not {}", source_,
+                                            path.empty() ? "the report" : path, what,
+                                            got.type_name()));
+  }
+  const Json& object_;
+  std::string path_;
+  std::string_view source_;
+};
+
+ReportCall read_call(const Fields& f) {
+  ReportCall c;
+  c.call = f.text("call");
+  c.udf = f.text("udf");
+  c.actors = f.count("actors");
+  c.rpcs = f.count("rpcs");
+  c.grain_dispatches = f.count("grain_dispatches");
+  c.failed_rpcs = f.count("failed_rpcs");
+  c.requeues = f.count("requeues");
+  c.suppressed_by_barrier = f.count("suppressed_by_barrier");
+  c.batch_size = f.count("batch_size");
+  c.busy_seconds = f.number("busy_seconds");
+  c.mean_batch_fill = f.number("mean_batch_fill");
+  const Json& hist = f.at("batch_size_histogram", Json::value_t::object, "an object");
+  for (auto it = hist.begin(); it != hist.end(); ++it) {
+    const Fields h(hist, "", f.source());
+    std::uint64_t size = 0;
+    try {
+      size = std::stoull(it.key());
+    } catch (const std::exception&) {
+      throw std::invalid_argument(fmt::format(
+          "{}: a batch_size_histogram key must be a batch size, not '{}'", f.source(), it.key()));
+    }
+    c.batch_size_histogram[size] = h.count(it.key());
+  }
+  return c;
+}
+
+ReportPool read_pool(const Fields& f) {
+  ReportPool p;
+  p.pool = f.text("pool");
+  p.actors = f.count("actors");
+  const Json& started = f.array("started");
+  for (std::size_t i = 0; i < started.size(); ++i) {
+    const Fields s(started[i], f.child("started", i), f.source());
+    p.starts.emplace_back(s.number("started_seconds"), s.has("error") ? s.text("error") : "");
+  }
+  if (f.has("actors_over_time")) {
+    const Json& over = f.array("actors_over_time");
+    for (std::size_t i = 0; i < over.size(); ++i) {
+      const Json& point = over[i];
+      if (!point.is_array() || point.size() != 2 || !point[0].is_number() ||
+          !point[1].is_number_unsigned()) {
+        throw std::invalid_argument(fmt::format("{}: {} must be [seconds, actors]", f.source(),
+                                                f.child("actors_over_time", i)));
+      }
+      p.actors_over_time.emplace_back(point[0].get<double>(), point[1].get<std::uint64_t>());
+    }
+  }
+  if (f.has("resizes")) {
+    const Json& resizes = f.array("resizes");
+    for (std::size_t i = 0; i < resizes.size(); ++i) {
+      const Fields r(resizes[i], f.child("resizes", i), f.source());
+      p.resizes.push_back(fmt::format("{:.1f} s: {} -> {} ({})", r.number("seconds"),
+                                      r.count("from"), r.count("to"), r.text("reason")));
+    }
+  }
+  return p;
+}
+
+// The fields the run itself writes; anything else at the top level is an observer's section.
+bool is_run_field(const std::string& name) {
+  static const char* const known[] = {"format",
+                                      "version",
+                                      "elapsed_seconds",
+                                      "calls",
+                                      "pools",
+                                      "input_batches",
+                                      "peak_active_input_batches",
+                                      "root_completed_seconds",
+                                      "stale_reports_rejected",
+                                      "actors_replaced",
+                                      "values_rebuilt",
+                                      "grains_reexecuted",
+                                      "rebuild_seconds",
+                                      "node_losses",
+                                      "roots_by_outcome",
+                                      "roots_restored",
+                                      "journal_discarded_bytes",
+                                      "roots_delivered",
+                                      "aborted",
+                                      "error"};
+  for (const char* k : known) {
+    if (name == k) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ReportModel read_report(std::string_view json, std::string_view source) {
+  Json doc;
+  try {
+    doc = Json::parse(json);
+  } catch (const Json::parse_error& e) {
+    throw std::invalid_argument(fmt::format(
+        "{}: not a complete JSON document (byte {}: {}); a report is written whole when its "
+        "run ends, so a cut one comes from elsewhere",
+        source, e.byte, e.what()));
+  }
+  const Fields f(doc, "", source);
+  if (!f.has("format") || doc.at("format") != "rayorch-report") {
+    throw std::invalid_argument(fmt::format(
+        "{}: not a rayorch run report (its \"format\" is not \"rayorch-report\"); write one "
+        "with --report FILE or RunOptions::report_path",
+        source));
+  }
+  ReportModel m;
+  m.version = static_cast<int>(f.count("version"));
+  if (m.version != 1) {
+    throw std::invalid_argument(
+        fmt::format("{}: report version {} is not one this build reads (1)", source, m.version));
+  }
+  m.elapsed_seconds = f.number("elapsed_seconds");
+  m.aborted = f.at("aborted", Json::value_t::boolean, "true or false").get<bool>();
+  if (f.has("error")) m.error = f.text("error");
+  m.roots_delivered = f.count("roots_delivered");
+  m.roots_restored = f.count("roots_restored");
+  m.values_rebuilt = f.count("values_rebuilt");
+  m.grains_reexecuted = f.count("grains_reexecuted");
+  m.actors_replaced = f.count("actors_replaced");
+  const Json& calls = f.array("calls");
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    m.calls.push_back(read_call(Fields(calls[i], f.child("calls", i), source)));
+  }
+  const Json& pools = f.array("pools");
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    m.pools.push_back(read_pool(Fields(pools[i], f.child("pools", i), source)));
+  }
+  const Json& batches = f.array("input_batches");
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const Fields b(batches[i], f.child("input_batches", i), source);
+    m.input_batches.push_back({b.count("index"), b.count("first_row"), b.count("rows"),
+                               b.number("admitted_seconds"), b.number("completed_seconds")});
+  }
+  const Json& completed = f.array("root_completed_seconds");
+  for (std::size_t i = 0; i < completed.size(); ++i) {
+    if (!completed[i].is_number()) {
+      throw std::invalid_argument(
+          fmt::format("{}: root_completed_seconds[{}] must be a number", source, i));
+    }
+    m.root_completed_seconds.push_back(completed[i].get<double>());
+  }
+  const Json& outcomes = f.at("roots_by_outcome", Json::value_t::object, "an object");
+  const Fields o(outcomes, "roots_by_outcome", source);
+  for (auto it = outcomes.begin(); it != outcomes.end(); ++it) {
+    m.roots_by_outcome[it.key()] = o.count(it.key());
+  }
+  const Json& losses = f.array("node_losses");
+  for (std::size_t i = 0; i < losses.size(); ++i) {
+    const Fields n(losses[i], f.child("node_losses", i), source);
+    m.node_losses.push_back(fmt::format("{:.1f} s: node {} ({}) lost: {}",
+                                        n.number("detected_seconds"), n.text("node"),
+                                        n.text("address"), n.text("cause")));
+  }
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (!is_run_field(it.key())) m.sections.emplace_back(it.key(), it.value().dump(2));
+  }
+  return m;
+}
+
+}  // namespace rayorch::detail

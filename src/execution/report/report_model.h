@@ -1,0 +1,60 @@
+// A run's JSON report (execution/observers/json_report.cc) read back and checked, as the
+// report page draws it. Plain data; reading is the only logic here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rayorch::detail {
+
+struct ReportCall {
+  std::string call;  ///< "OcrPage#2"
+  std::string udf;
+  std::uint64_t actors = 0, rpcs = 0, grain_dispatches = 0, failed_rpcs = 0, requeues = 0;
+  std::uint64_t suppressed_by_barrier = 0, batch_size = 0;
+  double busy_seconds = 0, mean_batch_fill = 0;
+  std::map<std::uint64_t, std::uint64_t> batch_size_histogram;  ///< size -> RPCs
+};
+
+struct ReportPool {
+  std::string pool;
+  std::uint64_t actors = 0;
+  std::vector<std::pair<double, std::string>> starts;  ///< (seconds, error or "")
+  std::vector<std::pair<double, std::uint64_t>> actors_over_time;
+  std::vector<std::string> resizes;  ///< "12.0 s: 2 -> 4 (backlog)"
+};
+
+struct ReportInputBatch {
+  std::uint64_t index = 0, first_row = 0, rows = 0;
+  double admitted_seconds = 0, completed_seconds = 0;
+};
+
+/// Everything the page shows. Invariant after read_report: every field the schema requires
+/// was present with its type; optional ones are empty.
+struct ReportModel {
+  int version = 0;
+  double elapsed_seconds = 0;
+  bool aborted = false;
+  std::string error;
+  std::uint64_t roots_delivered = 0, roots_restored = 0, values_rebuilt = 0;
+  std::uint64_t grains_reexecuted = 0, actors_replaced = 0;
+  std::vector<ReportCall> calls;
+  std::vector<ReportPool> pools;
+  std::vector<ReportInputBatch> input_batches;
+  std::vector<double> root_completed_seconds;  ///< by row; empty for streamed runs
+  std::map<std::string, std::uint64_t> roots_by_outcome;
+  std::vector<std::string> node_losses;  ///< one line each
+  /// Sections observers added ("pdf2md", ...), as indented JSON text.
+  std::vector<std::pair<std::string, std::string>> sections;
+};
+
+/// Parses and checks a JSON report. Throws std::invalid_argument naming `source` and what is
+/// wrong: where the JSON breaks (byte offset), or the field (`calls[1].busy_seconds`) that
+/// is missing or of the wrong type.
+ReportModel read_report(std::string_view json, std::string_view source);
+
+}  // namespace rayorch::detail
