@@ -70,6 +70,9 @@ struct EngineBenchOptions {
   /// When non-empty, a directory for a run journal: the local runs are also timed with one,
   /// and the restore of the finished journal.
   std::string journal_dir;
+  /// The local runs serve the live page (RunOptions::live), and a client asks for it every
+  /// 100 ms (ten times as often as the page itself does), to measure what it costs the driver.
+  bool live = false;
 };
 Report run_engine_bench(const EngineBenchOptions& options);
 
@@ -143,6 +146,10 @@ Report run_compare(const CompareOptions& options);
 /// `bench compare-system`: this project as one system of `bench compare`, in its own
 /// process: reads the corpus file, writes a result in the peers' format.
 void run_compare_system(const std::string& corpus_path, const std::string& out_path);
+/// Where `bench compare-system` writes its run's JSON report (beside its result, out_path
+/// + ".report.json") and the report page drawn from it (".report.html").
+std::string report_of(const std::string& out_path);
+std::string report_page_of(const std::string& report_path);
 
 /// `bench memory`: peak resident memory of a fan-out whose children carry large payloads.
 /// Each source (a "video" id) lists `children` frame descriptors; the frames are expanded,

@@ -12,9 +12,12 @@
 #include <fstream>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "bench.h"
 #include <fmt/format.h>
+
+#include <rayorch/report_page.h>
 
 namespace rayorch::bench {
 namespace {
@@ -67,7 +70,7 @@ double process_cpu() {
 
 template <class Pipeline, class Result, class Check>
 nlohmann::json run_system(const std::vector<Doc>& docs, const WorkloadOptions& w,
-                          Pipeline& pipeline, Check check) {
+                          Pipeline& pipeline, const std::string& report_path, Check check) {
   const auto t0 = Clock::now();
   const double cpu0 = process_cpu();
   auto program = ro::compile(pipeline);
@@ -81,10 +84,12 @@ nlohmann::json run_system(const std::vector<Doc>& docs, const WorkloadOptions& w
   options.input_batch_size = w.input_batch_size;
   options.max_active_input_batches = w.max_active_input_batches;
   options.progress = false;
+  options.report_path = report_path;
   auto events = std::make_shared<OcrEvents>();
   options.observers.push_back(events);
   auto run = executor.run(docs, options);
   const double e2e = std::chrono::duration<double>(Clock::now() - t0).count();
+  ro::write_report_page(report_path, report_page_of(report_path));
   nlohmann::json out = {{"system", "rayorch (local executor)"},
                         {"version", "this build"},
                         {"startup_seconds", 0.0},
@@ -137,6 +142,14 @@ nlohmann::json run_system(const std::vector<Doc>& docs, const WorkloadOptions& w
 
 }  // namespace
 
+std::string report_of(const std::string& out_path) {
+  return out_path + ".report.json";
+}
+
+std::string report_page_of(const std::string& report_path) {
+  return report_path.substr(0, report_path.size() - std::string_view(".json").size()) + ".html";
+}
+
 void run_compare_system(const std::string& corpus_path, const std::string& out_path) {
   std::ifstream in(corpus_path);
   if (!in) throw std::runtime_error(fmt::format("cannot read the corpus {}", corpus_path));
@@ -164,11 +177,13 @@ void run_compare_system(const std::string& corpus_path, const std::string& out_p
   const std::size_t payload =
       corpus.value("payload", nlohmann::json::object()).value("max_bytes", 0);
 
+  // The run's JSON report and its page beside the result (docs/REPORT.md).
+  const std::string report = report_of(out_path);
   nlohmann::json out;
   if (payload == 0) {
     SimPipeline pipeline(w.costs, w.topology, model_loads(w.startup));
-    out =
-        run_system<SimPipeline, DocResult>(docs, w, pipeline, [](const Doc& d, const DocResult& r) {
+    out = run_system<SimPipeline, DocResult>(
+        docs, w, pipeline, report, [](const Doc& d, const DocResult& r) {
           if (r.doc != d.id)
             throw std::runtime_error(fmt::format("document {} came back as {}", d.id, r.doc));
           return r.pages;
@@ -176,7 +191,7 @@ void run_compare_system(const std::string& corpus_path, const std::string& out_p
   } else {
     PayloadPipeline pipeline(w.costs, w.topology, model_loads(w.startup), payload);
     out = run_system<PayloadPipeline, PayloadDocResult>(
-        docs, w, pipeline, [payload](const Doc& d, const PayloadDocResult& r) {
+        docs, w, pipeline, report, [payload](const Doc& d, const PayloadDocResult& r) {
           std::uint64_t want = 0;
           for (std::uint32_t p = 0; p < d.pages; ++p) want += page_payload_size(d.id, p, payload);
           if (r.payload_bytes != want)

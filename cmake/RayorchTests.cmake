@@ -111,6 +111,15 @@ recovery_(policies|losses))_test|smoke_test)$")
         $<TARGET_FILE:rayorch_cli> ${PROJECT_BINARY_DIR}/test-artifacts)
     set_tests_properties(browser_report_page PROPERTIES TIMEOUT 300)
   endif()
+  # The live page in headless chromium (tests/browser/live_page.sh), over a run it steps
+  # through (tests/browser/live_page_run.cc).
+  add_executable(live_page_run ${PROJECT_SOURCE_DIR}/tests/browser/live_page_run.cc)
+  target_link_libraries(live_page_run PRIVATE rayorch::rayorch)
+  rayorch_apply_project_settings(live_page_run)
+  add_test(NAME browser_live_page
+    COMMAND bash ${PROJECT_SOURCE_DIR}/tests/browser/live_page.sh
+      $<TARGET_FILE:live_page_run> ${PROJECT_BINARY_DIR}/test-artifacts)
+  set_tests_properties(browser_live_page PROPERTIES TIMEOUT 300)
 
   # Module layering: program <- runtime <- execution; public headers stand alone.
   add_test(NAME layering

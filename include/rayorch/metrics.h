@@ -44,6 +44,15 @@ struct InputBatchMetrics {
   std::uint64_t released_values = 0;  ///< values freed once nothing needed them
 };
 
+/// How many children one expansion (an `F::expand` of a Call's list output) made per parent.
+struct ExpandMetrics {
+  std::string call;            ///< the Call whose list is expanded, e.g. "Split#0"
+  int port = -1;               ///< the expanded list's Port (p3 in errors and traces)
+  std::uint64_t parents = 0;   ///< parents whose list was expanded (not dropped or failed)
+  std::uint64_t children = 0;  ///< the children they made
+  std::map<std::uint32_t, std::uint64_t> fan_out_histogram;  ///< children -> parents
+};
+
 /// When one actor's constructor finished (eager start, DESIGN 6.1.4).
 struct ActorStartMetrics {
   int actor = -1;                ///< its index within its pool
@@ -96,6 +105,8 @@ struct RunMetrics {
   std::vector<PoolMetrics> pools;
   std::vector<InputBatchMetrics> input_batches;
   std::size_t peak_active_input_batches = 0;
+  /// Per expansion (plan order), its fan-out over the input batches that completed.
+  std::vector<ExpandMetrics> expands;
   /// Seconds since the run started at which each root row became terminal (source order).
   /// Empty for a lazy source (SourceData::feed, Python iterables without a length): a run
   /// of a stream keeps nothing per root, so its memory stays flat over any number of rows;

@@ -34,10 +34,12 @@ struct RunStartEvent {
   /// False for a lazy source, whose rows are pulled as the run goes: `rows` and
   /// `input_batches` are 0 then and the count is known only at the end (ProgressEvent).
   bool rows_known = true;
-  std::span<const std::string> calls;    ///< Call names, in plan order ("Ocr#1")
-  std::span<const std::string> pools;    ///< pool (Module) names, in plan order
-  std::span<const int> actors_per_pool;  ///< actors (UDF instances) per pool
-  std::size_t restored = 0;              ///< roots restored from the run journal
+  std::span<const std::string> calls;     ///< Call names, in plan order ("Ocr#1")
+  std::span<const std::string> pools;     ///< pool (Module) names, in plan order
+  std::span<const int> actors_per_pool;   ///< actors (UDF instances) per pool
+  std::span<const int> call_pools;        ///< per Call: its pool's index
+  std::span<const int> call_batch_sizes;  ///< per Call: its Module's batch size
+  std::size_t restored = 0;               ///< roots restored from the run journal
 };
 
 /// One finished RPC (or abandoned one: status "timeout").
@@ -85,6 +87,12 @@ struct RootEvent {
   Outcome outcome = Outcome::present;  ///< as counted in RunMetrics::roots_by_outcome
   double seconds = 0;                  ///< since the run started
   bool restored = false;               ///< delivered from the run journal, not computed
+  /// For a computed root that is not present, from its first root output that is not: the
+  /// cause, the Call that decided it ("OcrPage#2") and that Grain's Entity key ("7/3");
+  /// each empty when none was recorded. Valid during the callback only.
+  std::string_view cause{};
+  std::string_view call{};
+  std::string_view entity{};
 };
 
 /// Per-Call counters for a progress display.

@@ -20,6 +20,26 @@ namespace rayorch {
 /// Order in which a READY queue is served. LIFO exists for ablation experiments only.
 enum class QueueOrder : std::uint8_t { fifo, lifo };
 
+/// The live page: an HTTP endpoint of the driver that serves the run's report page
+/// (rayorch/report_page.h) as it runs, redrawn from the run's events about every second,
+/// for as long as the run lasts (docs/REPORT.md). It only reads what the observers are told:
+/// no request changes the run.
+struct LiveOptions {
+  /// Off unless set.
+  bool enabled = false;
+  /// The address to listen on (an IPv4 address or "localhost"). Any address other than a
+  /// loopback one (127.0.0.0/8) requires the token of every request.
+  std::string host = "127.0.0.1";
+  /// 0: the system picks a free port; the URL printed at the start names it.
+  int port = 0;
+  /// Required of every request (`?token=...` or an `Authorization: token ...` header) when
+  /// non-empty or when `host` is not a loopback address; made at random when empty then.
+  std::string token{};
+  /// Called once with the page's URL (the token included) when the endpoint listens, before
+  /// the first input is admitted. Unset: the URL is printed on stderr.
+  std::function<void(const std::string& url)> on_listen{};
+};
+
 /// Options of one run.
 struct RunOptions {
   /// Source rows per input batch; 0 puts every row in one batch (default).
@@ -47,6 +67,9 @@ struct RunOptions {
   /// When non-empty, a JSON metrics report is written here (atomically); same rules. Each
   /// observer's report_section() becomes a top-level key of it.
   std::string report_path{};
+  /// The live page (LiveOptions); run() throws std::invalid_argument before anything runs
+  /// when its address cannot be listened on.
+  LiveOptions live{};
   /// More observers of the run's events (rayorch/observer.h), called before the built-in
   /// progress line, trace and report.
   std::vector<std::shared_ptr<RunObserver>> observers{};

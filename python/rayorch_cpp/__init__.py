@@ -21,10 +21,12 @@ from ._run_options import Journal
 from ._run_result import (
     ActorStartMetrics,
     CallMetrics,
+    ExpandMetrics,
     InputBatchMetrics,
     NodeLoss,
     PoolMetrics,
     RunResult,
+    write_report_page,
 )
 from ._tracing import Port
 from ._values import (
@@ -53,6 +55,7 @@ __all__ = [
     "CppModule",
     "ExecutionError",
     "Executor",
+    "ExpandMetrics",
     "F",
     "GroupFailure",
     "InputBatchMetrics",
@@ -70,6 +73,7 @@ __all__ = [
     "RecoveryPolicy",
     "ReplicaContext",
     "RunResult",
+    "write_report_page",
     "SyncExecutor",
     "UdfTraceback",
     "__version__",

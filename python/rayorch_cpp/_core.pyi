@@ -190,6 +190,20 @@ class SinkOptions:
     max_part_age_s: float
     def __init__(self) -> None: ...
 
+class LiveOptions:
+    """The live page of a run (rayorch::LiveOptions); off unless enabled."""
+
+    enabled: bool
+    host: str
+    port: int
+    token: str
+    on_listen: Callable[[str], None] | None
+    def __init__(self) -> None: ...
+
+def write_report_page(report_path: str, page_path: str) -> None:
+    """Writes the report page of the JSON report at report_path to page_path (atomically);
+    ValueError naming what is wrong with the report."""
+
 class RunOptions:
     """The options of one run (rayorch::RunOptions)."""
 
@@ -201,6 +215,7 @@ class RunOptions:
     progress: bool
     trace_path: str
     report_path: str
+    live: LiveOptions
     journal: JournalOptions
     sink: SinkOptions
     max_failed_roots: int | None
@@ -315,6 +330,20 @@ class NodeLossMetrics:
     @property
     def cause(self) -> str: ...
 
+class ExpandMetrics:
+    """How many children one expansion (an F.expand of a Call's list) made per parent."""
+
+    @property
+    def call(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def parents(self) -> int: ...
+    @property
+    def children(self) -> int: ...
+    @property
+    def fan_out_histogram(self) -> dict[int, int]: ...
+
 class RunMetrics:
     """Metrics of one run (rayorch::RunMetrics)."""
 
@@ -328,6 +357,8 @@ class RunMetrics:
     def input_batches(self) -> list[InputBatchMetrics]: ...
     @property
     def peak_active_input_batches(self) -> int: ...
+    @property
+    def expands(self) -> list[ExpandMetrics]: ...
     @property
     def root_completed_seconds(self) -> list[float]: ...
     @property

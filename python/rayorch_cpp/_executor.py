@@ -14,7 +14,7 @@ from ._backends import core_on, local_core, ray_core, ray_source, sync_core
 from ._compile import CompiledProgram, compile
 from ._delivery import flatten_below_root, progress_callback, row_sink, shape, stream
 from ._ray_contract import RayBackendProtocol
-from ._run_options import Journal, run_options
+from ._run_options import Journal, LiveAddress, run_options
 from ._run_result import RunResult, partial_result, run_result
 from ._values import ExecutionError
 from .io._readers import Reader
@@ -39,6 +39,8 @@ class _Base:
     _core: Any
     _program: CompiledProgram
 
+    _live: LiveAddress = None
+
     def __init__(self, pipeline: Any, isolation: str | None = None) -> None:
         self._program = compile(pipeline, isolation=isolation)
 
@@ -57,6 +59,7 @@ class _Base:
         progress: bool | Callable[[int, int | None], None] = True,
         trace: str | None = None,
         report: str | None = None,
+        live: LiveAddress = None,
         backpressure: int = 4,
         reservation: str | None = None,
         queue_order: str = "fifo",
@@ -100,7 +103,11 @@ class _Base:
         rows-done line in a Jupyter notebook; a callable gets ``(done, total)`` root rows at
         most every 200 ms and at the end (``total`` is None while lazy columns have not
         ended). ``trace`` and ``report`` write a Chrome-trace
-        timeline and a JSON metrics report there. Raises
+        timeline and a JSON metrics report there; ``RunResult.report_page(path)`` draws the
+        report as a page. ``live`` serves the page live while the run lasts (docs/REPORT.md):
+        True (a free port of 127.0.0.1), a port, or ``"HOST:PORT"`` (a HOST beyond loopback
+        needs the token printed with the URL); the URL is printed on stderr when the run
+        starts, and nothing listens once it ended. None: the executor's ``live``. Raises
         ExecutionError on an unrecoverable failure once the RPCs in flight finished (the
         executor keeps its actors for the next run unless one could not be rebuilt); without
         ``on_row`` the error's ``partial`` is a RunResult of the rows delivered before it
@@ -159,6 +166,7 @@ class _Base:
             progress_line=progress is True,
             trace=trace,
             report=report,
+            live=self._live if live is None else live,
             backpressure=backpressure,
             reservation=reservation,
             queue_order=queue_order,
@@ -191,7 +199,7 @@ class _Base:
             if on_row is not None or sink is not None
             else shape(tree, flatten_below_root(outputs, below_root))
         )
-        return run_result(metrics, shaped, self._program.call_pools)
+        return run_result(metrics, shaped, self._program.call_pools, report or "")
 
     def stream(
         self,
@@ -286,6 +294,8 @@ class Executor(_Base):
     ``actors_over_time``), the trace and the report. A Module whose ``min_replicas`` cannot
     fit is an ExecutionError naming it. On Ray, a self-sizing pool's actors take one call
     at a time, and without ``max_replicas`` it may start as many as the budget holds.
+
+    ``live`` serves every run's live page (see ``run()``'s ``live``, which overrides it).
     """
 
     def __init__(
@@ -298,6 +308,7 @@ class Executor(_Base):
         actor_startup_timeout_s: float | None = None,
         isolation: str | None = None,
         budget: Mapping[str, float] | None = None,
+        live: LiveAddress = None,
         _random_resize_seed: int = 0,
     ) -> None:
         if backend not in ("local", "ray"):
@@ -306,6 +317,7 @@ class Executor(_Base):
         # Every Ray actor is a process of its own already.
         super().__init__(pipeline, isolation if backend == "local" else None)
         self.backend = backend
+        self._live = live
         self.address = address
         self.ray_init_kwargs = dict(ray_init_kwargs or {})
         self._ray: Any = None

@@ -217,6 +217,45 @@ def _long_run(
     return keys
 
 
+# What run(live=...) takes: off (None, False), on at any free port of 127.0.0.1 (True), a
+# port, or "HOST:PORT" / "HOST".
+LiveAddress = bool | int | str | None
+
+
+def set_live(options: _core.RunOptions, live: LiveAddress) -> None:
+    """Turns on the live page (docs/REPORT.md) at the address ``live`` names: True (a free
+    port of 127.0.0.1), a port, or ``"HOST:PORT"``; a HOST other than a loopback address
+    needs the token printed with the URL. Raises ValueError/TypeError on anything else."""
+    if live is None or live is False:
+        return
+    host, port = "127.0.0.1", 0
+    if live is True:
+        pass
+    elif isinstance(live, int):
+        port = live
+    elif isinstance(live, str):
+        text = live.strip()
+        head, sep, tail = text.rpartition(":")
+        if text.isdigit():
+            port = int(text)
+        elif sep and tail.isdigit() and head:
+            host, port = head, int(tail)
+        elif text and ":" not in text:
+            host = text
+        else:
+            raise ValueError(
+                "live takes True, a port, 'HOST:PORT' or 'HOST' (e.g. '0.0.0.0:8765'), "
+                f"not {live!r}"
+            )
+    else:
+        raise TypeError(f"live takes True, a port (int) or 'HOST:PORT', not {type(live).__name__}")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"live: the port must be 0 (any free one) to 65535, not {port}")
+    options.live.enabled = True
+    options.live.host = host
+    options.live.port = port
+
+
 def run_options(
     source_columns: SourceColumns,
     *,
@@ -235,6 +274,7 @@ def run_options(
     min_roots_for_failed_fraction: int,
     modules: Sequence[ModuleSnapshot] = (),
     sink: Sink | None = None,
+    live: LiveAddress = None,
 ) -> tuple[_core.RunOptions, JournalKeys, bool]:
     """The engine's options for one run of ``source_columns`` (see Executor.run), one
     journal key per source row (None when no long-run option is used; a function of the row
@@ -261,6 +301,7 @@ def run_options(
     options.progress = progress_line
     options.trace_path = trace or ""
     options.report_path = report or ""
+    set_live(options, live)
     options.reservation = reservation
     options.queue_order = queue_order
     lazy = any(is_lazy(c) for c in source_columns)

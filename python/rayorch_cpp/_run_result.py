@@ -3,6 +3,7 @@ InputBatchMetrics, PoolMetrics, NodeLoss), built from the engine's RunMetrics.""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,6 +121,40 @@ class NodeLoss:
 
 
 @dataclass(frozen=True, slots=True)
+class ExpandMetrics:
+    """How many children one expansion (an ``F.expand`` of a Call's list output) made per
+    parent, over the input batches that completed: the input-dependent shape of the work
+    (pages per document)."""
+
+    call: str  #: the Call whose list is expanded, e.g. "Split#0"
+    port: int  #: the expanded list's Port
+    parents: int  #: parents whose list was expanded (not dropped or failed)
+    children: int  #: the children they made
+    fan_out_histogram: dict[int, int] = field(default_factory=dict)  #: children -> parents
+
+
+def report_page_beside(report_path: str | os.PathLike[str]) -> str:
+    """Where the report page of the JSON report at ``report_path`` goes by default: beside
+    it, its extension replaced by ``.html`` (``run.json`` -> ``run.html``; ``run.html`` ->
+    ``run.html.html``), as the C++ commands do."""
+    path = os.fspath(report_path)
+    root, ext = os.path.splitext(path)
+    return path + ".html" if ext == ".html" else root + ".html"
+
+
+def write_report_page(
+    report_path: str | os.PathLike[str], page_path: str | os.PathLike[str] | None = None
+) -> str:
+    """Draws the JSON report a run wrote (``run(..., report=...)``) as its report page
+    (docs/REPORT.md), one self-contained HTML file written atomically to ``page_path``
+    (default: beside the report, report_page_beside); returns the page's path. ValueError
+    naming what is wrong when the report cannot be read or is not a report."""
+    page = report_page_beside(report_path) if page_path is None else os.fspath(page_path)
+    _core.write_report_page(os.fspath(report_path), page)
+    return page
+
+
+@dataclass(frozen=True, slots=True)
 class RunResult:
     """The outputs of a run in source order (a list for one output Port, a tuple of lists
     for several), plus its metrics. A row that is not present is an OutputIssue.
@@ -143,6 +178,24 @@ class RunResult:
     journal_discarded_bytes: int = 0  #: torn or corrupt journal tail cut off when opened
     #: per pool (plan order): when each actor became ready, or why it could not start
     pools: tuple[PoolMetrics, ...] = ()
+    #: the JSON report the run wrote (``run(..., report=...)``), or ""
+    report_path: str = ""
+    #: per expansion (plan order): children per parent
+    expands: tuple[ExpandMetrics, ...] = ()
+
+    def report_page(self, path: str | os.PathLike[str]) -> str:
+        """Writes the report page of this run (docs/REPORT.md: which stage bounded the run,
+        batch fill, pools and parents over time, failures) to ``path`` as one
+        self-contained HTML file, atomically, and returns its path. It is drawn from the
+        run's JSON report, so the run must have written one: ``run(..., report="run.json")``;
+        ValueError otherwise, or when that report cannot be read or is not a report."""
+        if not self.report_path:
+            raise ValueError(
+                "report_page() draws the run's JSON report, and this run wrote none: run with "
+                "report='run.json' (or draw a report later: python -m rayorch_cpp report "
+                "RUN.json -o run.html)"
+            )
+        return write_report_page(self.report_path, path)
 
     @property
     def rpc_count(self) -> int:
@@ -155,9 +208,12 @@ class RunResult:
         return sum(b.released_values for b in self.input_batches)
 
 
-def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...]) -> RunResult:
+def run_result(
+    raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...], report_path: str = ""
+) -> RunResult:
     """The RunResult of a run: its shaped ``outputs`` and the engine's metrics ``raw``;
-    ``call_pools`` maps each Call to its actor pool (CompiledProgram.call_pools)."""
+    ``call_pools`` maps each Call to its actor pool (CompiledProgram.call_pools);
+    ``report_path`` the JSON report it wrote, if any."""
     calls = tuple(
         CallMetrics(
             call_index=i,
@@ -245,6 +301,17 @@ def run_result(raw: _core.RunMetrics, outputs: Any, call_pools: tuple[int, ...])
             )
             for p in raw.pools
         ),
+        report_path=report_path,
+        expands=tuple(
+            ExpandMetrics(
+                call=x.call,
+                port=x.port,
+                parents=x.parents,
+                children=x.children,
+                fan_out_histogram=dict(x.fan_out_histogram),
+            )
+            for x in raw.expands
+        ),
     )
 
 
@@ -269,4 +336,6 @@ __all__ = [
     "PoolMetrics",
     "PoolResize",
     "RunResult",
+    "report_page_beside",
+    "write_report_page",
 ]

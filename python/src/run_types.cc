@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -15,6 +16,7 @@
 #include "rayorch/journal.h"
 #include "rayorch/metrics.h"
 #include "rayorch/module_options.h"
+#include "rayorch/report_page.h"
 #include "rayorch/run_options.h"
 #include "rayorch/sink.h"
 
@@ -34,6 +36,18 @@ std::chrono::milliseconds milliseconds_of(double seconds) {
 }  // namespace
 
 void bind_run_options(nb::module_& m) {
+  nb::class_<LiveOptions>(m, "LiveOptions",
+                          "The live page of a run (rayorch::LiveOptions); off unless enabled.")
+      .def(nb::init<>())
+      .def_rw("enabled", &LiveOptions::enabled)
+      .def_rw("host", &LiveOptions::host)
+      .def_rw("port", &LiveOptions::port)
+      .def_rw("token", &LiveOptions::token)
+      .def_rw("on_listen", &LiveOptions::on_listen,
+              "Called with the page's URL once it listens (None: printed on stderr)");
+  m.def("write_report_page", &write_report_page, nb::arg("report_path"), nb::arg("page_path"),
+        "Writes the report page of the JSON report at report_path to page_path (atomically); "
+        "ValueError naming what is wrong with the report.");
   nb::class_<JournalOptions>(m, "JournalOptions",
                              "The run journal of a run (rayorch::JournalOptions); off when "
                              "`path` is empty.")
@@ -96,6 +110,7 @@ void bind_run_options(nb::module_& m) {
       .def_rw("progress", &RunOptions::progress)
       .def_rw("trace_path", &RunOptions::trace_path)
       .def_rw("report_path", &RunOptions::report_path)
+      .def_rw("live", &RunOptions::live)
       .def_rw("journal", &RunOptions::journal)
       .def_rw("sink", &RunOptions::sink)
       .def_rw("max_failed_roots", &RunOptions::max_failed_roots)
@@ -160,12 +175,20 @@ void bind_run_metrics(nb::module_& m) {
       .def_ro("detected_seconds", &NodeLossMetrics::detected_seconds)
       .def_ro("cause", &NodeLossMetrics::cause);
 
+  nb::class_<ExpandMetrics>(m, "ExpandMetrics", "How many children one expansion made per parent.")
+      .def_ro("call", &ExpandMetrics::call)
+      .def_ro("port", &ExpandMetrics::port)
+      .def_ro("parents", &ExpandMetrics::parents)
+      .def_ro("children", &ExpandMetrics::children)
+      .def_ro("fan_out_histogram", &ExpandMetrics::fan_out_histogram);
+
   nb::class_<RunMetrics>(m, "RunMetrics", "Metrics of one run (rayorch::RunMetrics).")
       .def_ro("elapsed_seconds", &RunMetrics::elapsed_seconds)
       .def_ro("calls", &RunMetrics::calls)
       .def_ro("pools", &RunMetrics::pools)
       .def_ro("input_batches", &RunMetrics::input_batches)
       .def_ro("peak_active_input_batches", &RunMetrics::peak_active_input_batches)
+      .def_ro("expands", &RunMetrics::expands)
       .def_ro("root_completed_seconds", &RunMetrics::root_completed_seconds)
       .def_ro("stale_reports_rejected", &RunMetrics::stale_reports_rejected)
       .def_ro("actors_replaced", &RunMetrics::actors_replaced)

@@ -194,6 +194,17 @@ def test_metrics_input_batches_and_files(tmp_path: Path) -> None:
     assert json.loads(report.read_text())
 
 
+def test_metrics_count_each_expansions_children_per_parent() -> None:
+    ident = ro.RayModule(Ident).ray_options(batch_size=2, replicas=1)
+    source = [[1], [2, 3, 4], [], [5, 6, 7]]
+    with ro.Executor(lambda x: F.reduce(ident(F.expand(ident(x))))) as ex:
+        result = ex.run(source, input_batch_size=2, progress=False)
+    assert [len(r) for r in result.outputs] == [1, 3, 0, 3]
+    (expand,) = result.expands
+    assert (expand.call, expand.parents, expand.children) == ("Ident#0", 4, 7)
+    assert expand.fan_out_histogram == {0: 1, 1: 1, 3: 2}
+
+
 def test_misaligned_or_missing_columns_raise(executor_kind: str) -> None:
     ident = ro.RayModule(Ident)
     with make_executor(executor_kind, lambda x, y: ident(x, y=y)) as ex:

@@ -34,12 +34,20 @@ void RunState::begin() {
     for (const PlanCall& c : plan_->calls) calls.push_back(c.name);
     std::vector<std::string> pools;
     for (const PlanPool& p : plan_->pools) pools.push_back(p.name);
+    std::vector<int> call_pools;
+    std::vector<int> call_batch_sizes;
+    for (const PlanCall& c : plan_->calls) {
+      call_pools.push_back(c.pool);
+      call_batch_sizes.push_back(c.batch_size);
+    }
     events_.run_start(RunStartEvent{.rows = batches_.rows(),
                                     .input_batches = batches_.count(),
                                     .rows_known = batches_.rows_known(),
                                     .calls = calls,
                                     .pools = pools,
                                     .actors_per_pool = actors_per_pool_,
+                                    .call_pools = call_pools,
+                                    .call_batch_sizes = call_batch_sizes,
                                     .restored = sources.restored.size()});
   }
   // Restored roots reach the caller and the observers like computed ones (delivery first,

@@ -196,6 +196,13 @@ class Engine {
   }
   /// Number of Entities created so far in a Domain.
   std::size_t entities(int domain) const { return parent_[domain].size(); }
+  /// The children the expansion `expand` made of `parent` (an Entity of its parent Domain),
+  /// or nothing while unresolved or when the list was dropped or failed.
+  std::optional<std::uint32_t> expansion_children(int expand, std::uint32_t parent) const {
+    const Expansion& x = expand_.expansions[p_.expands[expand].child_domain][parent];
+    if (x.state != 1) return std::nullopt;
+    return x.count;
+  }
   /// The lifecycle phase and generation of one Grain.
   GrainPhase grain_phase(int call, std::uint32_t entity) const {
     return grains_[call][entity].phase;

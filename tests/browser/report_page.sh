@@ -2,8 +2,9 @@
 # The report page in a real browser: a small pdf2md run (one corrupt document named with
 # HTML in it) drawn by `rayorch report`, loaded by headless chromium from a local file in a
 # network namespace with no interface but lo. Checks, from the DOM chromium built: every
-# Call by name, the parents delivered and failed, nothing from the report turned into an
-# element; and that the page logged nothing to the console. The screenshot is kept in
+# Call by name, the parents delivered and failed (and the failed ones in the failures
+# table), nothing from the report turned into an element; and that the page logged nothing
+# to the console. The screenshot is kept in
 # ARTIFACTS/report_page.png.
 # Usage: report_page.sh RAYORCH_CLI ARTIFACTS
 set -euo pipefail
@@ -49,6 +50,10 @@ failed=$(jq '[.roots_by_outcome | to_entries[] | select(.key != "present") | .va
 grep -q "<th>parents delivered</th><td>$delivered</td>" "$work/dom.html" ||
   fail "parents delivered ($delivered) not shown"
 grep -q "<th>parents present</th><td>3</td>" "$work/dom.html" || fail "parents present not shown"
+# The failed parents in the failures table, grouped by Call and cause.
+grouped=$(grep -oP '<tr class="failure">(<td[^>]*>[^<]*</td>){3}<td>\K[0-9]+' "$work/dom.html" |
+  awk '{ n += $1 } END { print n + 0 }')
+[[ $grouped -eq $failed ]] || fail "the failures table has $grouped parents, the run $failed"
 # The corrupt document's name is text in the page, never an element.
 grep -q '&lt;img src=x onerror=alert(1)&gt;' "$work/dom.html" || fail "the HTML name is not shown"
 if grep -q '<img' "$work/dom.html"; then fail "a name from the report became an element"; fi

@@ -36,6 +36,9 @@ void add_engine(CLI::App* bench) {
                   "Also time the local runs with a run journal written in this directory "
                   "(overhead against runs without, in alternating pairs) and the restore of the "
                   "finished journal");
+  sub->add_flag("--live", o->live,
+                "The local runs serve the live page and a client asks for it every 100 ms (what "
+                "the page costs the driver)");
   sub->callback([sub, o, c] {
     if (c->quick) {
       quick_default(sub, "--docs", o->corpus.documents, std::size_t{200});

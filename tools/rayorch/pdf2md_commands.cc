@@ -103,7 +103,7 @@ void add_pdf2md(CLI::App& app) {
          "keep no run journal (OUTDIR/.pdf2md-journal): a later --resume cannot skip the documents "
          "this run finishes")
       ->excludes("--resume");
-  add_run_output_options(cmd, c.trace_path, c.report_path, args->no_progress, args->quiet);
+  add_run_output_options(cmd, c, args->no_progress, args->quiet);
   cmd->callback([args] { run_pdf2md(*args); });
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.h"
+#include "common/run_summary.h"
 
 #include <rayorch/report_page.h>
 
@@ -22,17 +23,10 @@ void add_report_command(CLI::App& app) {
       "Exit status: 0 the page was written; 2 the report is missing, not a report, "
       "or malformed (the error names the field), or the page cannot be written.");
   cmd->add_option("report", *report, "the JSON report")->required();
-  cmd->add_option("-o,--output", *page, "the HTML page to write (default: REPORT with .html)");
+  cmd->add_option("-o,--output", *page,
+                  "the HTML page to write (default: REPORT with .html for its extension)");
   cmd->callback([report, page] {
-    std::string out = *page;
-    if (out.empty()) {
-      const std::size_t dot = report->rfind('.');
-      const std::size_t slash = report->rfind('/');
-      out = (dot != std::string::npos && (slash == std::string::npos || dot > slash)
-                 ? report->substr(0, dot)
-                 : *report) +
-            ".html";
-    }
+    const std::string out = page->empty() ? workloads::report_page_beside(*report).string() : *page;
     try {
       write_report_page(*report, out);
     } catch (const std::exception& e) {

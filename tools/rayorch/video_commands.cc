@@ -150,7 +150,7 @@ void add_video2jsonl(CLI::App& app) {
          "videos "
          "this run finishes")
       ->excludes("--resume");
-  add_run_output_options(cmd, c.trace_path, c.report_path, args->no_progress, args->quiet);
+  add_run_output_options(cmd, c, args->no_progress, args->quiet);
   cmd->callback([args, every] {
     if (every->count() > 0) args->convert.pipeline.sampling.per_scene = 0;
     run_video2jsonl(*args);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -24,6 +25,7 @@
 #include <fmt/format.h>
 
 #include <rayorch/rayorch.h>
+#include <rayorch/report_page.h>
 
 namespace workloads {
 
@@ -88,10 +90,16 @@ class ConvertDriver {
         name_of_(name_of),
         run_options_(run_options_of(options)),
         resume_(options.resume),
-        journal_(options.journal) {
+        journal_(options.journal),
+        report_page_(options.report_page && !options.report_path.empty()
+                         ? report_page_beside(options.report_path)
+                         : std::filesystem::path()) {
     if (options.out_dir.empty()) throw InputError("no output directory given");
     require_output_file_location(options.trace_path, "trace file", naming_.probe_prefix);
     require_output_file_location(options.report_path, "report file", naming_.probe_prefix);
+    if (!report_page_.empty()) {
+      require_output_file_location(report_page_.string(), "report page", naming_.probe_prefix);
+    }
     for (const std::string& f : files_) stems_.push_back(std::filesystem::path(f).stem().string());
   }
 
@@ -186,7 +194,11 @@ class ConvertDriver {
       });
     } catch (const std::invalid_argument& e) {
       throw unusable_run_files(e, journal_path_, naming_);
+    } catch (...) {
+      draw_report_page();  // an aborted run's report says so; its page too
+      throw;
     }
+    draw_report_page();
     tally_.run_seconds = seconds_since(start);
     tally_.stages = stage_summaries(result.metrics);
     std::sort(tally_.restored.begin(), tally_.restored.end());
@@ -194,6 +206,8 @@ class ConvertDriver {
               [&](const Failure& a, const Failure& b) { return a.*name_of_ < b.*name_of_; });
   }
 
+  /// The report page written beside the JSON report, or empty (none asked for).
+  const std::filesystem::path& report_page() const { return report_page_; }
   const std::vector<std::string>& files() const { return files_; }
   const std::vector<std::string>& stems() const { return stems_; }
   const std::filesystem::path& out() const { return out_; }
@@ -201,6 +215,18 @@ class ConvertDriver {
   const ConvertTally<Failure>& tally() const { return tally_; }
 
  private:
+  // The report page, drawn from the report the run just wrote. A page that cannot be drawn
+  // costs the run nothing: the outputs and the JSON report stand, and stderr says why.
+  void draw_report_page() const {
+    if (report_page_.empty()) return;
+    try {
+      rayorch::write_report_page(run_options_.report_path, report_page_.string());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "the report page %s was not written: %s\n", report_page_.c_str(),
+                   e.what());
+    }
+  }
+
   ConvertNaming naming_;
   std::vector<std::string> files_;
   std::vector<std::string> stems_;
@@ -209,6 +235,7 @@ class ConvertDriver {
   rayorch::RunOptions run_options_;
   bool resume_;
   bool journal_;
+  std::filesystem::path report_page_;  // empty: none
   std::string journal_path_;
   OutputLock output_lock_;  // held from prepare_output() to the driver's end
   std::optional<rayorch::Executor<Pipeline>> executor_;

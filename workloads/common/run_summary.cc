@@ -18,6 +18,12 @@ std::vector<StageSummary> stage_summaries(const rayorch::RunMetrics& metrics) {
   return stages;
 }
 
+fs::path report_page_beside(const fs::path& report_path) {
+  fs::path page = report_path;
+  if (page.extension() == ".html") return page.string() + ".html";
+  return page.replace_extension(".html");
+}
+
 std::string format_stages(const std::vector<StageSummary>& stages) {
   if (stages.empty()) return {};
   std::string out = "stages:";

@@ -37,8 +37,13 @@ rayorch::RunOptions run_options_of(const ConvertOptions& o) {
   r.progress = o.progress;
   r.trace_path = o.trace_path;
   r.report_path = o.report_path;
+  r.live = o.live;
   return r;
 }
+
+/// Where the report page of the JSON report at `report_path` goes: beside it, the extension
+/// replaced by ".html" ("run.json" -> "run.html"; "run.html" -> "run.html.html").
+std::filesystem::path report_page_beside(const std::filesystem::path& report_path);
 
 /// Adds a workload's own section to the engine's JSON report (RunOptions::report_path)
 /// through the observer interface: `section()` is asked once, when the run ends, and must

@@ -37,7 +37,11 @@ struct ConvertOptions {
   bool journal = true;
   std::string trace_path;   ///< Chrome trace of every RPC, when non-empty
   std::string report_path;  ///< JSON metrics report (plus a "pdf2md" section), when non-empty
-  bool progress = true;     ///< progress line on a terminal
+  /// Write the report page (rayorch/report_page.h) beside the JSON report: its path with
+  /// ".html" for its extension (report_page_beside).
+  bool report_page = true;
+  rayorch::LiveOptions live;  ///< the live page while the run lasts (off by default)
+  bool progress = true;       ///< progress line on a terminal
 };
 
 /// A document that produced no Markdown.

@@ -172,7 +172,12 @@ def test_the_command_writes_markdown_failures_and_a_journal_it_resumes_from(
     inputs = tmp_path / "in"
     [document] = samples.make_corpus(inputs, 1, seed=7, max_pages=1, corrupt=1)
     out = tmp_path / "out"
-    assert main([str(inputs), "-o", str(out), "--no-progress"]) == 1
+    report = tmp_path / "run.json"
+    assert main([str(inputs), "-o", str(out), "--no-progress", "--report", str(report)]) == 1
+    # The report page beside the report, drawn from it (docs/REPORT.md).
+    page = (tmp_path / "run.html").read_text()
+    for call in json.loads(report.read_text())["calls"]:
+        assert f"<td class='call-name'>{call['call']}</td>" in page
     markdown = (out / f"{document.stem}.md").read_text()
     assert markdown.startswith(f"# {document.stem}\n") and "complete, 1 pages" in markdown
     [failure] = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]

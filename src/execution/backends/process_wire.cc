@@ -48,11 +48,6 @@ bool recv_all(int fd, char* data, std::size_t n) {
 
 }  // namespace
 
-void UniqueFd::reset() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 FrameWriter::FrameWriter(std::string& buf, SharedArena* arena, std::string* scratch)
     : buf_(buf), arena_(arena != nullptr && *arena ? arena : nullptr), scratch_(scratch) {
   restart();

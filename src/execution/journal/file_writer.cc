@@ -21,18 +21,6 @@ constexpr std::size_t kGroupBytes = 64 * 1024;
 
 }  // namespace
 
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
-
 JournalFileWriter::JournalFileWriter(UniqueFd file, const JournalOptions& options,
                                      std::string_view first)
     : options_(options), file_(std::move(file)) {

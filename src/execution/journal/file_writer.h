@@ -22,22 +22,9 @@
 
 #include "rayorch/journal.h"
 
+#include "execution/unique_fd.h"
+
 namespace rayorch::detail {
-
-/// Owns a file descriptor: closes it on destruction.
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd = -1) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 class JournalFileWriter {
  public:

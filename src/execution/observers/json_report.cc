@@ -1,10 +1,15 @@
 // The JSON report: the run's metrics plus every observer's section.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "rayorch/atomic_file.h"
 #include "rayorch/metrics.h"
 
 #include "execution/observers/observers.h"
+#include "execution/report/failure_groups.h"
 
 namespace rayorch::detail {
 namespace {
@@ -24,6 +29,18 @@ nlohmann::json call_json(const CallMetrics& m) {
           {"batch_size", m.batch_size},
           {"mean_batch_fill", m.mean_batch_fill},
           {"batch_size_histogram", hist}};
+}
+
+nlohmann::json expand_json(const ExpandMetrics& m) {
+  nlohmann::json hist = nlohmann::json::object();
+  for (const auto& [children, parents] : m.fan_out_histogram) {
+    hist[std::to_string(children)] = parents;
+  }
+  return {{"call", m.call},
+          {"port", m.port},
+          {"parents", m.parents},
+          {"children", m.children},
+          {"fan_out_histogram", std::move(hist)}};
 }
 
 nlohmann::json node_loss_json(const NodeLossMetrics& m) {
@@ -55,16 +72,84 @@ nlohmann::json pool_json(const PoolMetrics& m) {
   return out;
 }
 
+// One RPC's time, as the report needs it (floats: two per RPC is what the report costs).
+struct RpcSpan {
+  float start = 0, end = 0;
+};
+
+// The RPCs' durations at the 50th, 90th and 99th percentile and the longest (nearest rank).
+nlohmann::json rpc_seconds_json(const std::vector<RpcSpan>& spans) {
+  std::vector<float> d;
+  d.reserve(spans.size());
+  for (const RpcSpan& s : spans) d.push_back(s.end - s.start);
+  std::sort(d.begin(), d.end());
+  const auto at = [&](double q) {
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(d.size())));
+    return static_cast<double>(d[std::min(d.size() - 1, rank > 0 ? rank - 1 : 0)]);
+  };
+  return {{"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)}, {"max", at(1.0)}};
+}
+
+// The actors of a Call busy on average in each of `buckets` equal slices of the run: the
+// busy seconds of its RPCs that fall in a slice, over the slice's length.
+std::vector<double> busy_over_time(const std::vector<RpcSpan>& spans, double elapsed,
+                                   std::size_t buckets) {
+  std::vector<double> busy(buckets, 0.0);
+  const double width = elapsed / static_cast<double>(buckets);
+  for (const RpcSpan& s : spans) {
+    const double start = std::max(0.0, static_cast<double>(s.start));
+    const double end = std::min(elapsed, static_cast<double>(s.end));
+    for (auto b = static_cast<std::size_t>(start / width); b < buckets && end > start; ++b) {
+      const double lo = static_cast<double>(b) * width;
+      const double hi = lo + width;
+      if (lo >= end) break;
+      busy[b] += std::min(end, hi) - std::max(start, lo);
+    }
+  }
+  for (double& v : busy) v /= width;
+  return busy;
+}
+
+// Slices of the run in a Call's busy_over_time.
+constexpr std::size_t kBusyBuckets = 60;
+
 class JsonReport final : public RunObserver {
  public:
   explicit JsonReport(std::string path) : path_(std::move(path)) {}
 
+  void on_run_start(const RunStartEvent& e) override {
+    spans_.assign(e.calls.size(), {});
+    failures_.clear();
+  }
+
+  void on_rpc(const RpcEvent& e) override {
+    if (e.call < 0 || static_cast<std::size_t>(e.call) >= spans_.size()) return;
+    spans_[static_cast<std::size_t>(e.call)].push_back(
+        {static_cast<float>(e.start_seconds), static_cast<float>(e.end_seconds)});
+  }
+
+  void on_root(const RootEvent& e) override {
+    if (e.restored || e.outcome == Outcome::present) return;
+    add_failure(failures_, e.call, to_string(e.outcome), e.cause, e.entity, e.row);
+  }
+
   void on_run_end(const RunEndEvent& e) override {
     const RunMetrics& m = e.metrics;
     nlohmann::json calls = nlohmann::json::array();
-    for (const CallMetrics& c : m.calls) calls.push_back(call_json(c));
+    for (std::size_t i = 0; i < m.calls.size(); ++i) {
+      nlohmann::json call = call_json(m.calls[i]);
+      if (i < spans_.size() && !spans_[i].empty() && m.elapsed_seconds > 0) {
+        call["rpc_seconds"] = rpc_seconds_json(spans_[i]);
+        call["busy_over_time"] = {
+            {"bucket_seconds", m.elapsed_seconds / static_cast<double>(kBusyBuckets)},
+            {"actors_busy", busy_over_time(spans_[i], m.elapsed_seconds, kBusyBuckets)}};
+      }
+      calls.push_back(std::move(call));
+    }
     nlohmann::json pools = nlohmann::json::array();
     for (const PoolMetrics& p : m.pools) pools.push_back(pool_json(p));
+    nlohmann::json expands = nlohmann::json::array();
+    for (const ExpandMetrics& x : m.expands) expands.push_back(expand_json(x));
     nlohmann::json node_losses = nlohmann::json::array();
     for (const NodeLossMetrics& n : m.node_losses) node_losses.push_back(node_loss_json(n));
     nlohmann::json batches = nlohmann::json::array();
@@ -85,6 +170,7 @@ class JsonReport final : public RunObserver {
                           {"pools", pools},
                           {"input_batches", batches},
                           {"peak_active_input_batches", m.peak_active_input_batches},
+                          {"expands", expands},
                           {"root_completed_seconds", m.root_completed_seconds},
                           {"stale_reports_rejected", m.stale_reports_rejected},
                           {"actors_replaced", m.actors_replaced},
@@ -97,6 +183,19 @@ class JsonReport final : public RunObserver {
                           {"journal_discarded_bytes", m.journal_discarded_bytes},
                           {"roots_delivered", e.roots_delivered},
                           {"aborted", e.aborted}};
+    nlohmann::json failures = nlohmann::json::array();
+    for (const ReportFailureGroup& g : failures_) {
+      nlohmann::json examples = nlohmann::json::array();
+      for (const auto& [entity, row] : g.examples) {
+        examples.push_back({{"entity", entity}, {"row", row}});
+      }
+      failures.push_back({{"call", g.call},
+                          {"outcome", g.outcome},
+                          {"cause", g.cause},
+                          {"roots", g.roots},
+                          {"examples", std::move(examples)}});
+    }
+    doc["failures"] = std::move(failures);
     if (e.aborted) doc["error"] = e.error;
     for (const ReportSection& s : e.sections) {
       nlohmann::json value = nlohmann::json::parse(s.json, nullptr, false);
@@ -108,6 +207,8 @@ class JsonReport final : public RunObserver {
 
  private:
   std::string path_;
+  std::vector<std::vector<RpcSpan>> spans_;  // per Call, every RPC of the run
+  std::vector<ReportFailureGroup> failures_;
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ class Fields {
     if (!object_.is_object()) fail(path_, "an object", object_);
   }
   const Json& at(std::string_view name, Json::value_t type, const char* what) const {
-    const std::string path = path_.empty() ? std::string(name) : fmt::format("{}.{}", path_, name);
+    const std::string path = path_of(name);
     const auto it = object_.find(name);
     if (it == object_.end()) {
       throw std::invalid_argument(fmt::format("{}: {} is missing", source_, path));
@@ -44,6 +44,10 @@ class Fields {
     return at(name, Json::value_t::array, "an array");
   }
   bool has(std::string_view name) const { return object_.contains(name); }
+  /// The path of a field of this object, for errors ("calls[1].rpc_seconds").
+  std::string path_of(std::string_view name) const {
+    return path_.empty() ? std::string(name) : fmt::format("{}.{}", path_, name);
+  }
   std::string child(std::string_view name, std::size_t i) const {
     return fmt::format("{}{}{}[{}]", path_, path_.empty() ? "" : ".", name, i);
   }
@@ -60,6 +64,29 @@ class Fields {
   std::string_view source_;
 };
 
+// An object of counts keyed by a whole number ({"3": 12}): batch sizes, children per parent.
+std::map<std::uint64_t, std::uint64_t> read_histogram(const Fields& f, std::string_view name,
+                                                      const char* key_what) {
+  std::map<std::uint64_t, std::uint64_t> out;
+  const Json& hist = f.at(name, Json::value_t::object, "an object");
+  const Fields h(hist, f.path_of(name), f.source());
+  for (auto it = hist.begin(); it != hist.end(); ++it) {
+    std::size_t used = 0;
+    std::uint64_t key = 0;
+    try {
+      key = std::stoull(it.key(), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != it.key().size()) {
+      throw std::invalid_argument(fmt::format("{}: {} key '{}' must be {}", f.source(),
+                                              f.path_of(name), it.key(), key_what));
+    }
+    out[key] = h.count(it.key());
+  }
+  return out;
+}
+
 ReportCall read_call(const Fields& f) {
   ReportCall c;
   c.call = f.text("call");
@@ -73,17 +100,24 @@ ReportCall read_call(const Fields& f) {
   c.batch_size = f.count("batch_size");
   c.busy_seconds = f.number("busy_seconds");
   c.mean_batch_fill = f.number("mean_batch_fill");
-  const Json& hist = f.at("batch_size_histogram", Json::value_t::object, "an object");
-  for (auto it = hist.begin(); it != hist.end(); ++it) {
-    const Fields h(hist, "", f.source());
-    std::uint64_t size = 0;
-    try {
-      size = std::stoull(it.key());
-    } catch (const std::exception&) {
-      throw std::invalid_argument(fmt::format(
-          "{}: a batch_size_histogram key must be a batch size, not '{}'", f.source(), it.key()));
+  c.batch_size_histogram = read_histogram(f, "batch_size_histogram", "a batch size");
+  if (f.has("rpc_seconds")) {
+    const Fields r(f.at("rpc_seconds", Json::value_t::object, "an object"),
+                   f.path_of("rpc_seconds"), f.source());
+    c.rpc_seconds = {r.number("p50"), r.number("p90"), r.number("p99"), r.number("max")};
+  }
+  if (f.has("busy_over_time")) {
+    const std::string path = f.path_of("busy_over_time");
+    const Fields b(f.at("busy_over_time", Json::value_t::object, "an object"), path, f.source());
+    c.busy_bucket_seconds = b.number("bucket_seconds");
+    const Json& busy = b.array("actors_busy");
+    for (std::size_t i = 0; i < busy.size(); ++i) {
+      if (!busy[i].is_number()) {
+        throw std::invalid_argument(fmt::format("{}: {}.actors_busy[{}] must be a number, not {}",
+                                                f.source(), path, i, busy[i].type_name()));
+      }
+      c.busy_over_time.push_back(busy[i].get<double>());
     }
-    c.batch_size_histogram[size] = h.count(it.key());
   }
   return c;
 }
@@ -120,9 +154,21 @@ ReportPool read_pool(const Fields& f) {
   return p;
 }
 
+ReportExpand read_expand(const Fields& f) {
+  ReportExpand x;
+  x.call = f.text("call");
+  x.port = f.count("port");
+  x.parents = f.count("parents");
+  x.children = f.count("children");
+  x.fan_out_histogram = read_histogram(f, "fan_out_histogram", "a number of children");
+  return x;
+}
+
 // The fields the run itself writes; anything else at the top level is an observer's section.
 bool is_run_field(const std::string& name) {
   static const char* const known[] = {"format",
+                                      "failures",
+                                      "expands",
                                       "version",
                                       "elapsed_seconds",
                                       "calls",
@@ -207,6 +253,26 @@ ReportModel read_report(std::string_view json, std::string_view source) {
   const Fields o(outcomes, "roots_by_outcome", source);
   for (auto it = outcomes.begin(); it != outcomes.end(); ++it) {
     m.roots_by_outcome[it.key()] = o.count(it.key());
+  }
+  if (f.has("failures")) {
+    const Json& failures = f.array("failures");
+    for (std::size_t i = 0; i < failures.size(); ++i) {
+      const Fields g(failures[i], f.child("failures", i), source);
+      ReportFailureGroup group{
+          g.text("call"), g.text("outcome"), g.text("cause"), g.count("roots"), {}};
+      const Json& examples = g.array("examples");
+      for (std::size_t k = 0; k < examples.size(); ++k) {
+        const Fields x(examples[k], g.child("examples", k), source);
+        group.examples.emplace_back(x.text("entity"), x.count("row"));
+      }
+      m.failures.push_back(std::move(group));
+    }
+  }
+  if (f.has("expands")) {
+    const Json& expands = f.array("expands");
+    for (std::size_t i = 0; i < expands.size(); ++i) {
+      m.expands.push_back(read_expand(Fields(expands[i], f.child("expands", i), source)));
+    }
   }
   const Json& losses = f.array("node_losses");
   for (std::size_t i = 0; i < losses.size(); ++i) {

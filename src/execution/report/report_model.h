@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "execution/report/failure_groups.h"
+
 namespace rayorch::detail {
 
 struct ReportCall {
@@ -18,6 +20,12 @@ struct ReportCall {
   std::uint64_t suppressed_by_barrier = 0, batch_size = 0;
   double busy_seconds = 0, mean_batch_fill = 0;
   std::map<std::uint64_t, std::uint64_t> batch_size_histogram;  ///< size -> RPCs
+  /// RPC durations (p50, p90, p99, max); empty when the report has none.
+  std::vector<double> rpc_seconds;
+  /// Actors busy on average per slice of the run, slices of `busy_bucket_seconds`; empty
+  /// when the report has none.
+  std::vector<double> busy_over_time;
+  double busy_bucket_seconds = 0;
 };
 
 struct ReportPool {
@@ -26,6 +34,13 @@ struct ReportPool {
   std::vector<std::pair<double, std::string>> starts;  ///< (seconds, error or "")
   std::vector<std::pair<double, std::uint64_t>> actors_over_time;
   std::vector<std::string> resizes;  ///< "12.0 s: 2 -> 4 (backlog)"
+};
+
+/// One expansion's fan-out: how many children its parents had.
+struct ReportExpand {
+  std::string call;  ///< the Call whose list is expanded
+  std::uint64_t port = 0, parents = 0, children = 0;
+  std::map<std::uint64_t, std::uint64_t> fan_out_histogram;  ///< children -> parents
 };
 
 struct ReportInputBatch {
@@ -47,7 +62,9 @@ struct ReportModel {
   std::vector<ReportInputBatch> input_batches;
   std::vector<double> root_completed_seconds;  ///< by row; empty for streamed runs
   std::map<std::string, std::uint64_t> roots_by_outcome;
-  std::vector<std::string> node_losses;  ///< one line each
+  std::vector<std::string> node_losses;      ///< one line each
+  std::vector<ReportFailureGroup> failures;  ///< empty when the report has none
+  std::vector<ReportExpand> expands;         ///< empty when the report has none
   /// Sections observers added ("pdf2md", ...), as indented JSON text.
   std::vector<std::pair<std::string, std::string>> sections;
 };

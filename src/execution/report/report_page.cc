@@ -12,6 +12,7 @@
 
 #include "rayorch/atomic_file.h"
 
+#include "execution/report/page_html.h"
 #include "execution/report/report_model.h"
 #include "execution/report/svg.h"
 
@@ -76,17 +77,28 @@ std::string summary_table(const ReportModel& m) {
   return "<table id='summary'>" + rows + "</table>";
 }
 
+// "12 ms", "1.40 s": a duration as a reader compares them.
+std::string seconds_text(double s) {
+  return s < 1.0 ? fmt::format("{:.1f} ms", 1e3 * s) : fmt::format("{:.2f} s", s);
+}
+
 std::string calls_section(const ReportModel& m) {
   std::string table =
       "<table id='calls'><tr><th>Call</th><th>Module</th><th>actors</th><th>RPCs</th>"
-      "<th>grains</th><th>failed RPCs</th><th>batch</th><th>mean fill</th><th>busy</th></tr>";
+      "<th>grains</th><th>failed RPCs</th><th>batch</th><th>mean fill</th><th>busy</th>"
+      "<th>RPC p50 / p90 / p99 / max</th></tr>";
   std::vector<detail::Bar> busy;
   for (const auto& c : m.calls) {
     table += fmt::format(
         "<tr class='call'><td class='call-name'>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{:.0f} %</td><td>{:.2f} s</td></tr>",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{:.0f} %</td><td>{:.2f} s</td><td>{}</td></tr>",
         escape_html(c.call), escape_html(c.udf), c.actors, c.rpcs, c.grain_dispatches,
-        c.failed_rpcs, c.batch_size, 100 * c.mean_batch_fill, c.busy_seconds);
+        c.failed_rpcs, c.batch_size, 100 * c.mean_batch_fill, c.busy_seconds,
+        c.rpc_seconds.size() == 4
+            ? fmt::format("{} / {} / {} / {}", seconds_text(c.rpc_seconds[0]),
+                          seconds_text(c.rpc_seconds[1]), seconds_text(c.rpc_seconds[2]),
+                          seconds_text(c.rpc_seconds[3]))
+            : std::string("-"));
     busy.push_back({c.call, busy_share(c, m.elapsed_seconds),
                     fmt::format("{:.0f} % busy", 100 * busy_share(c, m.elapsed_seconds))});
   }
@@ -100,8 +112,22 @@ std::string calls_section(const ReportModel& m) {
     fills += fmt::format("<h3>{}</h3>", escape_html(c.call)) +
              detail::histogram(buckets, "grains per RPC (RPCs of each size)");
   }
+  // The stages' windows over the run: when each Call's actors were at work, and how many.
+  std::vector<detail::Series> over_time;
+  for (const auto& c : m.calls) {
+    if (c.busy_over_time.empty()) continue;
+    std::vector<std::pair<double, double>> points;
+    for (std::size_t i = 0; i < c.busy_over_time.size(); ++i) {
+      points.emplace_back(static_cast<double>(i) * c.busy_bucket_seconds, c.busy_over_time[i]);
+    }
+    over_time.emplace_back(c.call, std::move(points));
+  }
+  const std::string windows =
+      over_time.empty() ? ""
+                        : "<h3 id='busy-over-time'>Actors busy per Call over time</h3>" +
+                              detail::step_chart(over_time, m.elapsed_seconds, "actors busy");
   return "<h2>Stages</h2>" + table + "</table><h3>Actors busy, share of the run</h3>" +
-         detail::bar_chart(busy, 1.0) + "<h2>Batch fill</h2>" + fills;
+         detail::bar_chart(busy, 1.0) + windows + "<h2>Batch fill</h2>" + fills;
 }
 
 std::string pools_section(const ReportModel& m) {
@@ -150,18 +176,22 @@ std::string parents_section(const ReportModel& m) {
     out +=
         "<h3>Input batches, admitted to done</h3>" + detail::span_chart(windows, m.elapsed_seconds);
   }
+  std::vector<double> finished;
+  for (const double t : m.root_completed_seconds) {
+    if (t > 0) finished.push_back(t);
+  }
+  if (finished.empty()) {
+    return out +
+           "<p>No per-parent completion time is recorded (a streamed run, or none "
+           "finished yet).</p>";
+  }
   // Completion latency: a parent's completion less its input batch's admission.
   std::vector<std::pair<double, std::uint64_t>> latency;  // (seconds, row)
-  std::vector<double> finished;
   for (const auto& b : m.input_batches) {
     for (std::uint64_t row = b.first_row; row < b.first_row + b.rows; ++row) {
       if (row >= m.root_completed_seconds.size() || m.root_completed_seconds[row] <= 0) continue;
       latency.emplace_back(m.root_completed_seconds[row] - b.admitted_seconds, row);
-      finished.push_back(m.root_completed_seconds[row]);
     }
-  }
-  if (finished.empty()) {
-    return out + "<p>Per-parent completion times are not recorded for streamed runs.</p>";
   }
   std::sort(finished.begin(), finished.end());
   std::vector<std::pair<double, double>> cumulative;
@@ -170,6 +200,7 @@ std::string parents_section(const ReportModel& m) {
   }
   out += "<h3>Parents finished over time</h3>" +
          detail::step_chart({{"finished", cumulative}}, m.elapsed_seconds, "parents");
+  if (latency.empty()) return out;
   std::sort(latency.begin(), latency.end(), std::greater<>());
   const double worst = latency.front().first;
   std::vector<std::pair<std::string, double>> buckets(8);
@@ -182,11 +213,85 @@ std::string parents_section(const ReportModel& m) {
     buckets[i].second += 1;
   }
   out += "<h3>Completion latency (admitted to done)</h3>" +
-         detail::histogram(buckets, "parents per latency bucket") + "<ol id='slowest'>";
+         detail::histogram(buckets, "parents per latency bucket") +
+         "<h3>Slowest parents (Entity key: the source row)</h3><ol id='slowest'>";
   for (std::size_t i = 0; i < std::min<std::size_t>(5, latency.size()); ++i) {
-    out += fmt::format("<li>row {}: {:.2f} s</li>", latency[i].second, latency[i].first);
+    out += fmt::format("<li>parent {}: {:.2f} s</li>", latency[i].second, latency[i].first);
   }
   return out + "</ol>";
+}
+
+// The children per parent at one expansion: the given counts, or ranges when there are many.
+std::vector<std::pair<std::string, double>> fan_out_buckets(
+    const std::map<std::uint64_t, std::uint64_t>& hist) {
+  std::vector<std::pair<std::string, double>> out;
+  if (hist.size() <= 12) {
+    for (const auto& [children, parents] : hist) {
+      out.emplace_back(std::to_string(children), static_cast<double>(parents));
+    }
+    return out;
+  }
+  const std::uint64_t most = hist.rbegin()->first;
+  const std::uint64_t width = (most + 10) / 10;
+  for (std::uint64_t lo = 0; lo <= most; lo += width) {
+    out.emplace_back(fmt::format("{}-{}", lo, lo + width - 1), 0.0);
+  }
+  for (const auto& [children, parents] : hist) {
+    out[children / width].second += static_cast<double>(parents);
+  }
+  return out;
+}
+
+// The children a parent's list had at the given rank of the parents (nearest rank).
+std::uint64_t fan_out_at(const detail::ReportExpand& x, double q) {
+  const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(x.parents)));
+  std::uint64_t seen = 0;
+  for (const auto& [children, parents] : x.fan_out_histogram) {
+    seen += parents;
+    if (seen >= std::max<std::uint64_t>(rank, 1)) return children;
+  }
+  return 0;
+}
+
+// Per expansion, how many children its parents had: the input-dependent shape of the work.
+std::string fan_out_section(const ReportModel& m) {
+  std::string out;
+  for (const detail::ReportExpand& x : m.expands) {
+    if (x.parents == 0) continue;
+    out += fmt::format(
+        "<h3>{} p{}</h3><p class='fan-out'>{} parents made {} children: {:.1f} per parent, "
+        "median {}, p90 {}, most {}</p>",
+        escape_html(x.call), x.port, x.parents, x.children,
+        static_cast<double>(x.children) / static_cast<double>(x.parents), fan_out_at(x, 0.5),
+        fan_out_at(x, 0.9), fan_out_at(x, 1.0));
+    out += detail::histogram(fan_out_buckets(x.fan_out_histogram), "parents by children made");
+  }
+  return out.empty() ? "" : "<h2 id='fan-out'>Fan-out per expansion</h2>" + out;
+}
+
+// Failed parents by the Call and cause that decided them: what to fix first, and where.
+std::string failures_section(const ReportModel& m) {
+  if (m.failures.empty()) return "";
+  std::vector<const detail::ReportFailureGroup*> groups;
+  for (const auto& g : m.failures) groups.push_back(&g);
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](auto* a, auto* b) { return a->roots > b->roots; });
+  std::string rows;
+  for (const auto* g : groups) {
+    std::string examples;
+    for (const auto& [entity, row] : g->examples) {
+      examples += fmt::format("{}{} (row {})", examples.empty() ? "" : ", ",
+                              entity.empty() ? "-" : escape_html(entity), row);
+    }
+    rows += fmt::format(
+        "<tr class='failure'><td>{}</td><td>{}</td><td class='cause'>{}</td><td>{}</td>"
+        "<td>{}</td></tr>",
+        g->call.empty() ? "-" : escape_html(g->call), escape_html(g->outcome),
+        escape_html(g->cause), g->roots, examples);
+  }
+  return "<h2>Failures</h2><table id='failures'><tr><th>Call</th><th>outcome</th>"
+         "<th>cause</th><th>parents</th><th>examples (Entity key)</th></tr>" +
+         rows + "</table>";
 }
 
 std::string sections(const ReportModel& m) {
@@ -202,20 +307,42 @@ constexpr const char* kStyle =
     "body{font:14px system-ui,sans-serif;margin:24px;max-width:980px;color:#222}"
     "table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid "
     "#ddd;text-align:left}#verdict{font-size:16px;padding:10px;background:#f4f6fa;"
-    "border-left:4px solid #4e79a7}pre{background:#f7f7f7;padding:8px;overflow:auto}";
+    "border-left:4px solid #4e79a7}pre{background:#f7f7f7;padding:8px;overflow:auto}"
+    "#live-status{color:#2a7a2a}#live-status.ended{color:#a33}";
 
 }  // namespace
 
-std::string report_page_html(std::string_view report_json, std::string_view source) {
-  const ReportModel m = detail::read_report(report_json, source);
+namespace detail {
+
+std::string report_page_html(const ReportModel& m, std::string_view source,
+                             const LivePageParts* live) {
+  // The report page runs no script at all; the live page runs exactly one, its own (the
+  // nonce), which may only fetch the page again from where it came.
+  const std::string policy = live == nullptr ? "default-src 'none'; style-src 'unsafe-inline'"
+                                             : fmt::format(
+                                                   "default-src 'none'; style-src 'unsafe-inline'; "
+                                                   "script-src 'nonce-{}'; connect-src 'self'",
+                                                   live->nonce);
   return fmt::format(
       "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-      "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src "
-      "'unsafe-inline'\"><title>Run report: {0}</title><style>{1}</style></head><body>"
-      "<h1>Run report</h1><p class='source'>{0}</p><p id='verdict'>{2}</p>{3}{4}{5}{6}{7}"
-      "</body></html>\n",
-      escape_html(source), kStyle, escape_html(verdict(m)), summary_table(m), calls_section(m),
-      pools_section(m), parents_section(m), sections(m));
+      "<meta http-equiv='Content-Security-Policy' content=\"{0}\"><title>{1}: {2}</title>"
+      "<style>{3}</style></head><body><h1>{1}</h1><p class='source'>{2}</p>{4}"
+      "<div id='page'>{5}<p "
+      "id='verdict'>{6}</p>{7}{8}{9}{10}{11}{12}{13}</div>{14}</body></html>\n",
+      policy, live == nullptr ? "Run report" : "Live run", escape_html(source), kStyle,
+      live == nullptr ? ""
+                      : "<p id='live-status'>Live: redrawn every second while the run lasts.</p>",
+      live == nullptr ? "" : live->now_html, escape_html(verdict(m)), summary_table(m),
+      calls_section(m), failures_section(m), pools_section(m), parents_section(m),
+      fan_out_section(m), sections(m),
+      live == nullptr ? ""
+                      : fmt::format("<script nonce='{}'>{}</script>", live->nonce, live->script));
+}
+
+}  // namespace detail
+
+std::string report_page_html(std::string_view report_json, std::string_view source) {
+  return detail::report_page_html(detail::read_report(report_json, source), source, nullptr);
 }
 
 void write_report_page(const std::string& report_path, const std::string& page_path) {

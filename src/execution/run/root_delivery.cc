@@ -38,6 +38,7 @@ void RootDelivery::deliver(Engine& e, BlockStore& store, const InputBatches& bat
     // The root's outcome is that of its first root-Domain output that is not present; the
     // Items of an output below the root do not decide it.
     Outcome root_outcome = Outcome::present;
+    std::size_t deciding = 0;  // erased_'s entry of the output that decided root_outcome
     erased_.clear();
     std::size_t at = 0;  // the next entry of outcomes_ and values_
     for (std::size_t k = 0; k < items_.size(); ++k) {
@@ -52,7 +53,10 @@ void RootDelivery::deliver(Engine& e, BlockStore& store, const InputBatches& bat
         IssueOrigin origin;
         if (outcomes_[at] != Outcome::present && e.root_issue_origin(root, k, i, origin))
           out.origin = std::move(origin);
-        if (!below && root_outcome == Outcome::present) root_outcome = outcomes_[at];
+        if (!below && root_outcome == Outcome::present && outcomes_[at] != Outcome::present) {
+          root_outcome = outcomes_[at];
+          deciding = erased_.size();
+        }
         erased_.push_back(std::move(out));
       }
     }
@@ -62,7 +66,18 @@ void RootDelivery::deliver(Engine& e, BlockStore& store, const InputBatches& bat
       budget_.count_failed(batches.caller_row(row), erased_, delivered_);
     }
     sink_(row, erased_);
-    if (!events.empty()) events.root(RootEvent{batches.caller_row(row), root_outcome, seconds});
+    if (!events.empty()) {
+      RootEvent event{batches.caller_row(row), root_outcome, seconds};
+      if (root_outcome != Outcome::present) {
+        const ErasedOutput& out = erased_[deciding];
+        if (out.cause != nullptr) event.cause = *out.cause;
+        if (out.origin) {
+          event.call = out.origin->call;
+          event.entity = out.origin->entity;
+        }
+      }
+      events.root(event);
+    }
     e.root_delivered(root);
   }
 }

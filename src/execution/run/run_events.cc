@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "execution/live/live_page.h"
 #include "execution/observers/observers.h"
 #include "execution/run/run_recorder.h"
 
@@ -16,6 +17,7 @@ RunEvents::RunEvents(const RunOptions& options)
   if (options.progress && ::isatty(STDERR_FILENO) == 1) observers_.push_back(make_progress_line());
   if (!options.trace_path.empty()) observers_.push_back(make_chrome_trace(options.trace_path));
   if (!options.report_path.empty()) observers_.push_back(make_json_report(options.report_path));
+  if (options.live.enabled) observers_.push_back(make_live_page(options.live));
   for (const auto& o : observers_) wants_parents_ = wants_parents_ || o->wants_rpc_parents();
 }
 

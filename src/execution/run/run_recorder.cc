@@ -27,6 +27,12 @@ RunRecorder::RunRecorder(const RuntimePlan& plan, const SourceData& sources,
     metrics_.calls.push_back(std::move(m));
     call_pools_.push_back(c.pool);
   }
+  for (const PlanExpand& x : plan.expands) {
+    ExpandMetrics m;
+    m.call = plan.calls[x.call].name;
+    m.port = x.lists.empty() ? -1 : x.lists.front();
+    metrics_.expands.push_back(std::move(m));
+  }
 }
 
 double RunRecorder::now_seconds() const {
@@ -66,7 +72,18 @@ void RunRecorder::fold(const Engine& e) {
   bm.items = 0;
   for (const PlanPort& p : plan.ports) bm.items += e.entities(p.domain);
   bm.expansions = 0;
-  for (const PlanExpand& x : plan.expands) bm.expansions += e.entities(x.parent_domain);
+  for (std::size_t x = 0; x < plan.expands.size(); ++x) {
+    const std::size_t parents = e.entities(plan.expands[x].parent_domain);
+    bm.expansions += parents;
+    ExpandMetrics& xm = metrics_.expands[x];
+    for (std::uint32_t p = 0; p < parents; ++p) {
+      const auto children = e.expansion_children(static_cast<int>(x), p);
+      if (!children) continue;
+      ++xm.parents;
+      xm.children += *children;
+      ++xm.fan_out_histogram[*children];
+    }
+  }
   bm.released_values = e.values_released();
   bm.completed_seconds = now_seconds();
 }

@@ -70,7 +70,9 @@ class ReportPage : public ::testing::Test {
         [&](ro::Port<int> doc) { return ro::F::reduce(page(ro::F::expand(split(doc)))); });
     ro::Executor ex(program);
     const fs::path report = dir_ / "run.json";
-    ex.run(std::vector<int>{1, 2, 3, 4, 5}, {.progress = false, .report_path = report.string()});
+    // Three input batches, so the fan-out is summed over every batch's expansions.
+    ex.run(std::vector<int>{1, 2, 3, 4, 5},
+           {.input_batch_size = 2, .progress = false, .report_path = report.string()});
     return nlohmann::json::parse(read(report));
   }
   std::string error_of(const std::string& text) {
@@ -101,6 +103,28 @@ TEST_F(ReportPage, ARealRunShowsEveryCallAndItsParents) {
     EXPECT_EQ(n.get<int>(), 1);
     EXPECT_NE(page.find("<th>parents " + outcome + "</th><td>1</td>"), std::string::npos);
   }
+  // The failure grouped by its Call and cause, with the failing parent's Entity key.
+  ASSERT_EQ(report.at("failures").size(), 1u) << report.at("failures");
+  const auto& group = report.at("failures")[0];
+  EXPECT_EQ(group.at("call"), "Split#0");
+  EXPECT_EQ(group.at("cause"), "three cannot be split");
+  EXPECT_EQ(group.at("roots"), 1);
+  EXPECT_EQ(group.at("examples"), nlohmann::json::parse(R"([{"entity": "2", "row": 2}])"));
+  EXPECT_NE(page.find("<td>Split#0</td><td>" + group.at("outcome").get<std::string>() +
+                      "</td><td class='cause'>three cannot be split</td><td>1</td>"
+                      "<td>2 (row 2)</td>"),
+            std::string::npos);
+  // Split's fan-out: rows 1, 2, 4 and 5 made that many pages; row 3's list failed.
+  ASSERT_EQ(report.at("expands").size(), 1u) << report.at("expands");
+  const auto& fan_out = report.at("expands")[0];
+  EXPECT_EQ(fan_out.at("call"), "Split#0");
+  EXPECT_EQ(fan_out.at("parents"), 4);
+  EXPECT_EQ(fan_out.at("children"), 12);
+  EXPECT_EQ(fan_out.at("fan_out_histogram"),
+            nlohmann::json::parse(R"({"1": 1, "2": 1, "4": 1, "5": 1})"));
+  EXPECT_NE(page.find("<p class='fan-out'>4 parents made 12 children: 3.0 per parent, median 2, "
+                      "p90 5, most 5</p>"),
+            std::string::npos);
   EXPECT_NE(page.find("id='verdict'"), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);             // the page has no script at all
   EXPECT_NE(page.find("default-src 'none'"), std::string::npos);  // and loads nothing
@@ -111,16 +135,44 @@ TEST_F(ReportPage, ARealRunShowsEveryCallAndItsParents) {
   EXPECT_EQ(count(read(dir_ / "copy.html"), "class='call'"), report.at("calls").size());
 }
 
+TEST_F(ReportPage, RpcDurationsAndBusyActorsOverTimeAddUpToTheCallsCounters) {
+  const nlohmann::json report = real_report();
+  const std::string page = ro::report_page_html(report.dump(), "run.json");
+  EXPECT_NE(page.find("Actors busy per Call over time"), std::string::npos);
+  for (const auto& call : report.at("calls")) {
+    const auto& q = call.at("rpc_seconds");
+    EXPECT_LE(q.at("p50").get<double>(), q.at("p90").get<double>()) << call;
+    EXPECT_LE(q.at("p90").get<double>(), q.at("p99").get<double>()) << call;
+    EXPECT_LE(q.at("p99").get<double>(), q.at("max").get<double>()) << call;
+    const auto& over = call.at("busy_over_time");
+    const auto& busy = over.at("actors_busy");
+    EXPECT_EQ(busy.size(), 60u);
+    double busy_seconds = 0;
+    for (const auto& b : busy)
+      busy_seconds += b.get<double>() * over.at("bucket_seconds").get<double>();
+    // The same RPCs, sliced: their busy time is the Call's (to the floats they are kept in).
+    EXPECT_NEAR(busy_seconds, call.at("busy_seconds").get<double>(),
+                1e-5 + 1e-4 * call.at("busy_seconds").get<double>())
+        << call;
+  }
+}
+
 TEST_F(ReportPage, TextFromTheReportIsEscaped) {
   nlohmann::json report = real_report();
   report["calls"][0]["call"] = "<img src=x onerror=alert(1)>#0";
   report["pdf2md"] = {{"failed", {{{"stem", "</pre><script>alert(2)</script>"}}}}};
   report["error"] = "\"><svg onload=alert(3)>";
+  report["failures"][0]["cause"] = "<iframe src=x>";
+  report["expands"][0]["call"] = "<object data=x>#0";
   report["aborted"] = true;
   const std::string page = ro::report_page_html(report.dump(), "<b>run</b>.json");
   EXPECT_EQ(page.find("<img"), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_EQ(page.find("<svg onload"), std::string::npos);
+  EXPECT_EQ(page.find("<iframe"), std::string::npos);
+  EXPECT_NE(page.find("&lt;iframe src=x&gt;"), std::string::npos);
+  EXPECT_EQ(page.find("<object"), std::string::npos);
+  EXPECT_NE(page.find("&lt;object data=x&gt;#0 p"), std::string::npos);
   EXPECT_EQ(page.find("<b>run"), std::string::npos);
   EXPECT_NE(page.find("&lt;img src=x onerror=alert(1)&gt;#0"), std::string::npos);
   EXPECT_NE(page.find("&lt;/pre&gt;&lt;script&gt;"), std::string::npos);
@@ -147,6 +199,17 @@ TEST_F(ReportPage, ABadReportIsRefusedNamingWhatIsWrong) {
   nlohmann::json negative = report;
   negative["roots_delivered"] = -1;
   EXPECT_EQ(error_of(negative.dump()), "r.json: roots_delivered must be a count, not number");
+  nlohmann::json busy = report;
+  busy["calls"][0]["busy_over_time"]["actors_busy"][3] = "x";
+  EXPECT_EQ(error_of(busy.dump()),
+            "r.json: calls[0].busy_over_time.actors_busy[3] must be a number, not string");
+  nlohmann::json rpc = report;
+  rpc["calls"][1]["rpc_seconds"].erase("p99");
+  EXPECT_EQ(error_of(rpc.dump()), "r.json: calls[1].rpc_seconds.p99 is missing");
+  nlohmann::json fan_out = report;
+  fan_out["expands"][0]["fan_out_histogram"]["2x"] = 1;
+  EXPECT_EQ(error_of(fan_out.dump()),
+            "r.json: expands[0].fan_out_histogram key '2x' must be a number of children");
   EXPECT_THROW(ro::write_report_page((dir_ / "nope.json").string(), (dir_ / "p.html").string()),
                std::invalid_argument);
   EXPECT_FALSE(fs::exists(dir_ / "p.html"));

@@ -95,7 +95,23 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--address", default=None, help="Ray cluster address (host:port)")
     p.add_argument("--trace", default=None, help="write a Chrome trace of every call here")
-    p.add_argument("--report", default=None, help="write the JSON metrics report here")
+    p.add_argument(
+        "--report",
+        default=None,
+        help="write the JSON metrics report here, and its report page beside it (.html)",
+    )
+    p.add_argument(
+        "--no-report-page",
+        action="store_true",
+        help="do not write the report page beside the --report file",
+    )
+    p.add_argument(
+        "--live",
+        default=None,
+        metavar="[HOST:]PORT",
+        help="serve a live page of the run while it lasts (0: any free port of 127.0.0.1; the "
+        "URL is printed at the start; a HOST beyond loopback needs the printed token)",
+    )
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true", help="print the summary only on failures")
     return p
@@ -129,6 +145,8 @@ def options_from(a: argparse.Namespace) -> ConvertOptions:
         journal=not a.no_journal,
         trace_path=a.trace,
         report_path=a.report,
+        report_page=not a.no_report_page,
+        live=a.live,
         progress=not a.no_progress,
         backend=a.backend,
         address=a.address,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult
+from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult, write_report_page
 from ...io import FileSink
 from .stages import Markdown, OcrPdf, PipelineConfig
 
@@ -71,6 +72,10 @@ class ConvertOptions:
     journal: bool = True
     trace_path: str | None = None
     report_path: str | None = None
+    # The report page beside the JSON report (run.json -> run.html), docs/REPORT.md.
+    report_page: bool = True
+    # The live page while the run lasts: a port, "HOST:PORT" or None (off); docs/REPORT.md.
+    live: str | None = None
     progress: bool = True
     backend: str = "local"
     address: str | None = None
@@ -260,6 +265,7 @@ def convert(
                     progress=options.progress,
                     trace=options.trace_path,
                     report=options.report_path,
+                    live=options.live,
                     journal=journal,
                     # One file per document, committed with its journal record (docs/IO.md):
                     # after a crash and --resume each is there once, complete; a restored
@@ -277,11 +283,22 @@ def convert(
                 ) from error
     finally:
         failures.close()
+        if options.report_path and options.report_page and os.path.exists(options.report_path):
+            _draw_report_page(options.report_path)
     summary.run_seconds = time.monotonic() - start
     summary.result = result
     summary.restored = result.roots_restored
     summary.failures.sort(key=lambda f: f.stem)
     return summary
+
+
+def _draw_report_page(report_path: str) -> None:
+    """The report page beside the report the run wrote (an aborted run's too). A page that
+    cannot be drawn costs the run nothing: its outputs and report stand; stderr says why."""
+    try:
+        write_report_page(report_path)
+    except (ValueError, OSError, RuntimeError) as error:
+        print(f"the report page beside {report_path} was not written: {error}", file=sys.stderr)
 
 
 def format_summary(s: ConvertSummary) -> str:
