@@ -95,6 +95,22 @@ class ReadPage:
         return xs
 
 
+CALLED: list[int] = []
+
+
+class Note:
+    """Notes the rows it was called with."""
+
+    def run(self, xs: list[int]) -> list[int]:
+        CALLED.extend(xs)
+        return xs
+
+
+def note_pipeline() -> Any:
+    note = ro.RayModule(Note).ray_options(replicas=1, batch_size=1)
+    return lambda x: note(x)
+
+
 def read_page_pipeline() -> Any:
     read = ro.RayModule(ReadPage).ray_options(replicas=1, batch_size=1)
     return lambda x: read(x)
@@ -130,9 +146,10 @@ def test_the_live_page_follows_the_run_and_is_gone_after_it(
 def test_a_bad_live_address_is_refused_before_anything_runs(
     live: object, error: type[Exception], says: str
 ) -> None:
-    PAGES.clear()
-    with ro.Executor(read_page_pipeline()) as executor:
+    CALLED.clear()
+    with ro.Executor(note_pipeline()) as executor:
         with pytest.raises(error, match=says):
             executor.run([1], progress=False, live=live)  # type: ignore[arg-type]
-        assert PAGES == []
+        assert CALLED == []
         assert executor.run([5], progress=False).outputs == [5]
+    assert CALLED == [5]

@@ -9,7 +9,10 @@ import inspect
 import json
 import pickle
 import random
+import socket
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -434,3 +437,33 @@ def test_the_startup_timeout_is_the_option_then_the_environment_then_120_s(
     assert startup_timeout_s(7) == 7.0
     with pytest.raises(ValueError, match="actor_startup_timeout_s must be a number > 0"):
         startup_timeout_s(0)
+
+
+LIVE_PORT = 0
+LIVE_PAGES: list[str] = []
+
+
+class ReadLivePage:
+    """Fetches the run's live page at every call."""
+
+    def run(self, xs: list[int]) -> list[int]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{LIVE_PORT}/", timeout=10) as response:
+            LIVE_PAGES.append(response.read().decode())
+        return xs
+
+
+def test_the_live_page_is_served_on_the_ray_backend_and_gone_after_the_run() -> None:
+    global LIVE_PORT
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        LIVE_PORT = int(s.getsockname()[1])
+    LIVE_PAGES.clear()
+    read = ro.Module(ReadLivePage, batch_size=1)
+    program = ro.compile(lambda x: read(x))
+    with ro.Executor._on_backend(program, FakeRay(program)) as ex:
+        result = ex.run([1, 2], progress=False, live=LIVE_PORT)
+    assert result.outputs == [1, 2]
+    assert len(LIVE_PAGES) == 2 and all("<h1>Live run</h1>" in p for p in LIVE_PAGES)
+    assert "0 of 2 parents delivered" in LIVE_PAGES[0]
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"http://127.0.0.1:{LIVE_PORT}/", timeout=5)

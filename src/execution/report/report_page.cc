@@ -164,6 +164,9 @@ std::string pools_section(const ReportModel& m) {
          (notes.empty() ? "" : "<ul id='pool-events'>" + notes + "</ul>");
 }
 
+// Points of a curve over parents at most (the chart is about 600 pixels wide).
+constexpr std::size_t kCurvePoints = 600;
+
 std::string parents_section(const ReportModel& m) {
   std::string out = "<h2>Parents</h2>";
   std::vector<detail::Span> windows;
@@ -194,8 +197,12 @@ std::string parents_section(const ReportModel& m) {
     }
   }
   std::sort(finished.begin(), finished.end());
+  // One point per parent up to kCurvePoints, then evenly spaced ranks: the curve keeps its
+  // shape at the chart's resolution and the page its size, whatever the number of parents.
   std::vector<std::pair<double, double>> cumulative;
-  for (std::size_t i = 0; i < finished.size(); ++i) {
+  const std::size_t points = std::min(finished.size(), kCurvePoints);
+  for (std::size_t k = 1; k <= points; ++k) {
+    const std::size_t i = (k * finished.size() + points - 1) / points - 1;
     cumulative.emplace_back(finished[i], static_cast<double>(i + 1));
   }
   out += "<h3>Parents finished over time</h3>" +
@@ -205,7 +212,9 @@ std::string parents_section(const ReportModel& m) {
   const double worst = latency.front().first;
   std::vector<std::pair<std::string, double>> buckets(8);
   for (std::size_t i = 0; i < buckets.size(); ++i) {
-    buckets[i].first = fmt::format("≤{:.2g} s", worst * static_cast<double>(i + 1) / 8);
+    const double upper = worst * static_cast<double>(i + 1) / 8;
+    buckets[i].first =
+        upper >= 10 ? fmt::format("≤{:.0f} s", upper) : fmt::format("≤{:.2g} s", upper);
   }
   for (const auto& [s, row] : latency) {
     const std::size_t i =

@@ -157,6 +157,21 @@ TEST_F(ReportPage, RpcDurationsAndBusyActorsOverTimeAddUpToTheCallsCounters) {
   }
 }
 
+TEST_F(ReportPage, TheCurveOfParentsFinishedKeepsItsSizeWhateverTheParents) {
+  nlohmann::json report = real_report();
+  std::vector<double> times;
+  for (int i = 1; i <= 20000; ++i) times.push_back(0.001 * i);
+  report["root_completed_seconds"] = times;
+  const std::string page = ro::report_page_html(report.dump(), "run.json");
+  const std::size_t chart = page.find("<h3>Parents finished over time</h3>");
+  ASSERT_NE(chart, std::string::npos);
+  const std::size_t from = page.find("points='", chart) + 8;
+  const std::string points = page.substr(from, page.find('\'', from) - from);
+  // Two corners per point and the closing one: 600 points, the last the 20,000th parent.
+  EXPECT_EQ(count(points, " ") + 1, 2 * 600 + 1u);
+  EXPECT_NE(page.find(">parents 20000<", chart), std::string::npos);
+}
+
 TEST_F(ReportPage, TextFromTheReportIsEscaped) {
   nlohmann::json report = real_report();
   report["calls"][0]["call"] = "<img src=x onerror=alert(1)>#0";
