@@ -3,9 +3,6 @@
 // --shard and --row-range (every document converted by exactly one job, each the same as in
 // one run of the whole corpus), bad selections refused before anything is written, and two
 // jobs refused one output directory.
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -26,24 +23,11 @@
 
 namespace {
 namespace fs = std::filesystem;
-using pdf2md_testing::kDpi;
 using pdf2md_testing::TempDir;
 using workload_testing::read_file;
 
-struct CommandRun {
-  int status = -1;
-  std::string stderr_text;
-};
-
-// Runs `rayorch pdf2md ARGS` with small pools; its exit status and standard error.
-CommandRun pdf2md(const fs::path& scratch, const std::string& args) {
-  const fs::path err = scratch / "stderr.txt";
-  const std::string command =
-      fmt::format("'{}' pdf2md {} --dpi {} --ocr-replicas 2 --no-progress -q 2>'{}'",
-                  RAYORCH_CLI_PATH, args, kDpi, err.string());
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(err)};
-}
+using pdf2md_testing::CommandRun;
+using pdf2md_testing::run_pdf2md;
 
 // The Markdown files a run wrote, by stem.
 std::map<std::string, std::string> markdown_in(const fs::path& out) {
@@ -70,7 +54,7 @@ class Pdf2mdInputs : public ::testing::Test {
 
 TEST_F(Pdf2mdInputs, AGlobAManifestAndShardsConvertEveryDocumentOnce) {
   // One run over a quoted pattern: the oracle.
-  const CommandRun whole = pdf2md(
+  const CommandRun whole = run_pdf2md(
       dir(), fmt::format("'{}/in/*.pdf' -o '{}'", dir().string(), (dir() / "whole").string()));
   ASSERT_EQ(whole.status, 0) << whole.stderr_text;
   const std::map<std::string, std::string> expected = markdown_in(dir() / "whole");
@@ -88,8 +72,8 @@ TEST_F(Pdf2mdInputs, AGlobAManifestAndShardsConvertEveryDocumentOnce) {
   for (int i = 0; i < 3; ++i) {
     const fs::path out = dir() / fmt::format("shard-{}", i);
     const CommandRun job =
-        pdf2md(dir(), fmt::format("--manifest '{}' --path-field file --shard {}/3 -o '{}'",
-                                  (dir() / "in" / "docs.jsonl").string(), i, out.string()));
+        run_pdf2md(dir(), fmt::format("--manifest '{}' --path-field file --shard {}/3 -o '{}'",
+                                      (dir() / "in" / "docs.jsonl").string(), i, out.string()));
     ASSERT_EQ(job.status, 0) << job.stderr_text;
     EXPECT_TRUE(rayorch::read_committed_output(out.string()).complete);
     // Job i converts manifest rows i, i+3, ...: documents n-1-i, n-1-i-3, ... of the corpus.
@@ -107,8 +91,8 @@ TEST_F(Pdf2mdInputs, AGlobAManifestAndShardsConvertEveryDocumentOnce) {
   EXPECT_EQ(converted, expected);
 
   // A row range past the end is an empty share: nothing to do, and the output says so.
-  const CommandRun none = pdf2md(dir(), fmt::format("'{}/in' --row-range 50: -o '{}'",
-                                                    dir().string(), (dir() / "none").string()));
+  const CommandRun none = run_pdf2md(dir(), fmt::format("'{}/in' --row-range 50: -o '{}'",
+                                                        dir().string(), (dir() / "none").string()));
   ASSERT_EQ(none.status, 0) << none.stderr_text;
   const rayorch::CommittedOutput empty = rayorch::read_committed_output((dir() / "none").string());
   EXPECT_TRUE(empty.complete);
@@ -133,7 +117,7 @@ TEST_F(Pdf2mdInputs, BadSelectionsAreRefusedBeforeAnythingIsWritten) {
   };
   for (const auto& c : cases) {
     const fs::path out = dir() / "out";
-    const CommandRun run = pdf2md(dir(), c.args + fmt::format(" -o '{}'", out.string()));
+    const CommandRun run = run_pdf2md(dir(), c.args + fmt::format(" -o '{}'", out.string()));
     EXPECT_EQ(run.status, 2) << c.args << ": " << run.stderr_text;
     EXPECT_NE(run.stderr_text.find(c.says), std::string::npos) << c.args << ": " << run.stderr_text;
     EXPECT_FALSE(fs::exists(out)) << c.args;
@@ -146,7 +130,7 @@ TEST_F(Pdf2mdInputs, TwoJobsCannotWriteOneOutputDirectoryAtOnce) {
   fs::create_directories(out);
   const workloads::OutputLock running(out, "pdf2md");
   const CommandRun second =
-      pdf2md(dir(), fmt::format("'{}/in' --shard 1/2 -o '{}'", dir().string(), out.string()));
+      run_pdf2md(dir(), fmt::format("'{}/in' --shard 1/2 -o '{}'", dir().string(), out.string()));
   EXPECT_EQ(second.status, 2) << second.stderr_text;
   EXPECT_NE(second.stderr_text.find("is in use by another pdf2md run"), std::string::npos)
       << second.stderr_text;

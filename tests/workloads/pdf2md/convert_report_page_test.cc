@@ -2,9 +2,6 @@
 // command): the report page written beside the JSON report by default (and not with
 // --no-report-page), the live page's URL printed at the start with --live, and a bad --live
 // address refused before anything is written.
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -18,22 +15,11 @@
 
 namespace {
 namespace fs = std::filesystem;
-using pdf2md_testing::kDpi;
 using pdf2md_testing::TempDir;
 using workload_testing::read_file;
 
-struct CommandRun {
-  int status = -1;
-  std::string stderr_text;
-};
-
-CommandRun pdf2md(const fs::path& scratch, const std::string& args) {
-  const fs::path err = scratch / "stderr.txt";
-  const std::string command = fmt::format("'{}' pdf2md {} --dpi {} --no-progress -q 2>'{}'",
-                                          RAYORCH_CLI_PATH, args, kDpi, err.string());
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(err)};
-}
+using pdf2md_testing::CommandRun;
+using pdf2md_testing::run_pdf2md;
 
 class Pdf2mdReportPage : public ::testing::Test {
  protected:
@@ -48,9 +34,10 @@ class Pdf2mdReportPage : public ::testing::Test {
 };
 
 TEST_F(Pdf2mdReportPage, ThePageIsWrittenBesideTheReportAndTheLiveUrlPrinted) {
-  const CommandRun run = pdf2md(dir(), fmt::format("'{0}/in' -o '{0}/out' --report '{0}/run.json' "
-                                                   "--live 0",
-                                                   dir().string()));
+  const CommandRun run =
+      run_pdf2md(dir(), fmt::format("'{0}/in' -o '{0}/out' --report '{0}/run.json' "
+                                    "--live 0",
+                                    dir().string()));
   ASSERT_EQ(run.status, 0) << run.stderr_text;
   const std::string page = read_file(dir() / "run.html");
   EXPECT_NE(page.find("<h1>Run report</h1>"), std::string::npos);
@@ -58,9 +45,9 @@ TEST_F(Pdf2mdReportPage, ThePageIsWrittenBesideTheReportAndTheLiveUrlPrinted) {
   EXPECT_NE(run.stderr_text.find("live page: http://127.0.0.1:"), std::string::npos)
       << run.stderr_text;
 
-  const CommandRun none = pdf2md(dir(), fmt::format("'{0}/in' -o '{0}/out2' --report "
-                                                    "'{0}/again.json' --no-report-page",
-                                                    dir().string()));
+  const CommandRun none = run_pdf2md(dir(), fmt::format("'{0}/in' -o '{0}/out2' --report "
+                                                        "'{0}/again.json' --no-report-page",
+                                                        dir().string()));
   ASSERT_EQ(none.status, 0) << none.stderr_text;
   EXPECT_TRUE(fs::exists(dir() / "again.json"));
   EXPECT_FALSE(fs::exists(dir() / "again.html"));
@@ -68,8 +55,8 @@ TEST_F(Pdf2mdReportPage, ThePageIsWrittenBesideTheReportAndTheLiveUrlPrinted) {
 
 TEST_F(Pdf2mdReportPage, ABadLiveAddressIsAUsageErrorBeforeAnythingIsWritten) {
   for (const char* address : {"host:port", "1:2:x", "99999", ":80"}) {
-    const CommandRun run =
-        pdf2md(dir(), fmt::format("'{0}/in' -o '{0}/out' --live '{1}'", dir().string(), address));
+    const CommandRun run = run_pdf2md(
+        dir(), fmt::format("'{0}/in' -o '{0}/out' --live '{1}'", dir().string(), address));
     EXPECT_EQ(run.status, 2) << address << ": " << run.stderr_text;
     EXPECT_NE(run.stderr_text.find("--live takes PORT, HOST:PORT or HOST"), std::string::npos)
         << address << ": " << run.stderr_text;
@@ -77,7 +64,7 @@ TEST_F(Pdf2mdReportPage, ABadLiveAddressIsAUsageErrorBeforeAnythingIsWritten) {
   }
   // An address that parses but cannot be listened on fails the run before any document.
   const CommandRun run =
-      pdf2md(dir(), fmt::format("'{0}/in' -o '{0}/out' --live 'not-an-ip:0'", dir().string()));
+      run_pdf2md(dir(), fmt::format("'{0}/in' -o '{0}/out' --live 'not-an-ip:0'", dir().string()));
   EXPECT_EQ(run.status, 2) << run.stderr_text;
   EXPECT_NE(run.stderr_text.find("'not-an-ip' is not an IPv4 address"), std::string::npos)
       << run.stderr_text;

@@ -1,7 +1,11 @@
-// Helpers shared by the pdf2md workload tests (udfs_test, convert_test, convert_resume_test):
-// the resolution they render at, their scratch directory and the options of a conversion.
+// Helpers shared by the pdf2md workload tests (udfs_test, convert_test, convert_resume_test,
+// the command's tests): the resolution they render at, their scratch directory, the options
+// of a conversion and a run of the `rayorch pdf2md` command.
 #pragma once
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -9,6 +13,7 @@
 
 #include "pdf2md/convert.h"
 #include "support/workload_testing.h"
+#include <fmt/format.h>
 
 namespace pdf2md_testing {
 
@@ -30,5 +35,23 @@ inline pdf2md::ConvertOptions options_for(std::vector<std::string> inputs,
   c.progress = false;
   return c;
 }
+
+#ifdef RAYORCH_CLI_PATH
+struct CommandRun {
+  int status = -1;
+  std::string stderr_text;
+};
+
+// Runs `rayorch pdf2md ARGS` with small pools at kDpi, quietly; its exit status and
+// standard error (kept in SCRATCH/stderr.txt).
+inline CommandRun run_pdf2md(const std::filesystem::path& scratch, const std::string& args) {
+  const std::filesystem::path err = scratch / "stderr.txt";
+  const std::string command =
+      fmt::format("'{}' pdf2md {} --dpi {} --ocr-replicas 2 --no-progress -q 2>'{}'",
+                  RAYORCH_CLI_PATH, args, kDpi, err.string());
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, workload_testing::read_file(err)};
+}
+#endif
 
 }  // namespace pdf2md_testing
