@@ -166,14 +166,30 @@ std::string pools_section(const ReportModel& m) {
 
 // Points of a curve over parents at most (the chart is about 600 pixels wide).
 constexpr std::size_t kCurvePoints = 600;
+// Rows of the input batches' chart at most.
+constexpr std::size_t kSpanRows = 64;
 
 std::string parents_section(const ReportModel& m) {
   std::string out = "<h2>Parents</h2>";
+  // One row per input batch up to kSpanRows, else per run of consecutive batches (from the
+  // first's admission to the last completion among them): the chart stays readable.
   std::vector<detail::Span> windows;
-  for (const auto& b : m.input_batches) {
-    windows.push_back({fmt::format("batch {} (rows {}-{})", b.index, b.first_row,
-                                   b.first_row + b.rows - (b.rows > 0 ? 1 : 0)),
-                       b.admitted_seconds, b.completed_seconds});
+  const std::size_t batches = m.input_batches.size();
+  const std::size_t per_row = (batches + kSpanRows - 1) / kSpanRows;
+  for (std::size_t first = 0; first < batches; first += per_row) {
+    const std::size_t last = std::min(batches, first + per_row) - 1;
+    const detail::ReportInputBatch& a = m.input_batches[first];
+    const detail::ReportInputBatch& z = m.input_batches[last];
+    double completed = 0;
+    for (std::size_t i = first; i <= last; ++i) {
+      completed = std::max(completed, m.input_batches[i].completed_seconds);
+    }
+    const std::uint64_t last_row = z.first_row + z.rows - (z.rows > 0 ? 1 : 0);
+    windows.push_back(
+        {first == last
+             ? fmt::format("batch {} (rows {}-{})", a.index, a.first_row, last_row)
+             : fmt::format("batches {}-{} (rows {}-{})", a.index, z.index, a.first_row, last_row),
+         a.admitted_seconds, completed});
   }
   if (!windows.empty()) {
     out +=

@@ -172,6 +172,27 @@ TEST_F(ReportPage, TheCurveOfParentsFinishedKeepsItsSizeWhateverTheParents) {
   EXPECT_NE(page.find(">parents 20000<", chart), std::string::npos);
 }
 
+TEST_F(ReportPage, ManyInputBatchesAreDrawnInRunsOfConsecutiveBatches) {
+  nlohmann::json report = real_report();
+  nlohmann::json batches = nlohmann::json::array();
+  for (int i = 0; i < 1000; ++i) {
+    batches.push_back({{"index", i},
+                       {"first_row", 10 * i},
+                       {"rows", 10},
+                       {"grains", 10},
+                       {"rpcs", 1},
+                       {"admitted_seconds", 0.01 * i},
+                       {"completed_seconds", 0.01 * i + (i == 7 ? 50.0 : 1.0)}});
+  }
+  report["input_batches"] = batches;
+  const std::string page = ro::report_page_html(report.dump(), "run.json");
+  // 1,000 batches in 63 rows of 16 and one of 8; a row ends with its last completion.
+  EXPECT_EQ(count(page, ">batches "), 63u);
+  EXPECT_NE(page.find(">batches 0-15 (rows 0-159)<"), std::string::npos);
+  EXPECT_NE(page.find(">batches 992-999 (rows 9920-9999)<"), std::string::npos);
+  EXPECT_EQ(count(page, ">batch "), 0u);
+}
+
 TEST_F(ReportPage, TextFromTheReportIsEscaped) {
   nlohmann::json report = real_report();
   report["calls"][0]["call"] = "<img src=x onerror=alert(1)>#0";
