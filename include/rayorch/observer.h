@@ -52,6 +52,10 @@ struct RpcEvent {
   /// Distinct parent Entities among the Grains; computed only when some observer's
   /// wants_rpc_parents() is true (it costs a key per Grain), else 0.
   std::size_t parents = 0;
+  /// The caller's rows of the roots its Grains descend from, distinct and ascending; filled
+  /// only when some observer's wants_rpc_roots() is true (a walk up the lineage per Grain),
+  /// else empty. Valid during the callback only.
+  std::span<const std::size_t> roots{};
   double start_seconds = 0;  ///< since the run started
   double end_seconds = 0;
   std::string_view status;  ///< "ok", "failed", "lost" or "timeout"
@@ -156,6 +160,8 @@ class RunObserver {
   virtual ReportSection report_section() { return {}; }
   /// Whether on_rpc needs RpcEvent::parents.
   virtual bool wants_rpc_parents() const { return false; }
+  /// Whether on_rpc needs RpcEvent::roots.
+  virtual bool wants_rpc_roots() const { return false; }
 };
 
 }  // namespace rayorch

@@ -190,6 +190,16 @@ void RunState::record_rpc(const Invocation& rpc, Engine& engine, int actor,
     }
     e.parents = parents.size();
   }
+  if (events_.wants_rpc_roots()) {
+    rpc_roots_.clear();
+    const int domain = plan_->calls[rpc.call].domain;
+    for (std::uint32_t g : rpc.grains) {
+      rpc_roots_.push_back(batches_.caller_row(engine.first_row() + engine.root_entity(domain, g)));
+    }
+    std::sort(rpc_roots_.begin(), rpc_roots_.end());
+    rpc_roots_.erase(std::unique(rpc_roots_.begin(), rpc_roots_.end()), rpc_roots_.end());
+    e.roots = rpc_roots_;
+  }
   e.start_seconds = recorder_.seconds_at(start);
   e.end_seconds = recorder_.seconds_at(end);
   e.status = status;

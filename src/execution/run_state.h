@@ -138,6 +138,7 @@ class RunState {
   RunRecorder recorder_;
   std::vector<RpcRecord>* rpc_log_ = nullptr;  // not owned; null unless keep_rpc_log()
   RunEvents events_;
+  std::vector<std::size_t> rpc_roots_;  // RpcEvent::roots of the RPC being recorded
   InputBatches batches_;
   Scheduler scheduler_;
   RootDelivery delivery_;

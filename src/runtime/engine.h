@@ -196,6 +196,10 @@ class Engine {
   }
   /// Number of Entities created so far in a Domain.
   std::size_t entities(int domain) const { return parent_[domain].size(); }
+  /// The root Entity (this batch's row index) an Entity of `domain` descends from.
+  std::uint32_t root_entity(int domain, std::uint32_t entity) const {
+    return root_of(domain, entity);
+  }
   /// The children the expansion `expand` made of `parent` (an Entity of its parent Domain),
   /// or nothing while unresolved or when the list was dropped or failed.
   std::optional<std::uint32_t> expansion_children(int expand, std::uint32_t parent) const {

@@ -1,6 +1,8 @@
 // The JSON report: the run's metrics plus every observer's section.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -112,6 +114,10 @@ std::vector<double> busy_over_time(const std::vector<RpcSpan>& spans, double ela
 
 // Slices of the run in a Call's busy_over_time.
 constexpr std::size_t kBusyBuckets = 60;
+// Parents whose stage windows the report keeps, evenly spaced by row.
+constexpr std::size_t kWindowParents = 48;
+constexpr RpcSpan kNoWindow{std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
 
 class JsonReport final : public RunObserver {
  public:
@@ -120,12 +126,27 @@ class JsonReport final : public RunObserver {
   void on_run_start(const RunStartEvent& e) override {
     spans_.assign(e.calls.size(), {});
     failures_.clear();
+    windows_.clear();
+    // A stream's length is not known: its first parents are kept.
+    const std::size_t rows = e.rows_known ? e.rows + e.restored : kWindowParents;
+    window_stride_ = std::max<std::size_t>(1, (rows + kWindowParents - 1) / kWindowParents);
   }
+
+  bool wants_rpc_roots() const override { return true; }
 
   void on_rpc(const RpcEvent& e) override {
     if (e.call < 0 || static_cast<std::size_t>(e.call) >= spans_.size()) return;
-    spans_[static_cast<std::size_t>(e.call)].push_back(
-        {static_cast<float>(e.start_seconds), static_cast<float>(e.end_seconds)});
+    const auto call = static_cast<std::size_t>(e.call);
+    const RpcSpan span{static_cast<float>(e.start_seconds), static_cast<float>(e.end_seconds)};
+    spans_[call].push_back(span);
+    for (const std::size_t row : e.roots) {
+      if (row % window_stride_ != 0 || row / window_stride_ >= kWindowParents) continue;
+      auto [it, added] = windows_.try_emplace(row);
+      if (added) it->second.assign(spans_.size(), kNoWindow);
+      RpcSpan& w = it->second[call];
+      w.start = std::min(w.start, span.start);
+      w.end = std::max(w.end, span.end);
+    }
   }
 
   void on_root(const RootEvent& e) override {
@@ -196,6 +217,16 @@ class JsonReport final : public RunObserver {
                           {"examples", std::move(examples)}});
     }
     doc["failures"] = std::move(failures);
+    nlohmann::json windows = nlohmann::json::array();
+    for (const auto& [row, per_call_windows] : windows_) {
+      nlohmann::json per_call = nlohmann::json::array();
+      for (const RpcSpan& w : per_call_windows) {
+        per_call.push_back(w.end >= w.start ? nlohmann::json::array({w.start, w.end})
+                                            : nlohmann::json(nullptr));
+      }
+      windows.push_back({{"row", row}, {"windows", std::move(per_call)}});
+    }
+    doc["parent_windows"] = std::move(windows);
     if (e.aborted) doc["error"] = e.error;
     for (const ReportSection& s : e.sections) {
       nlohmann::json value = nlohmann::json::parse(s.json, nullptr, false);
@@ -209,6 +240,10 @@ class JsonReport final : public RunObserver {
   std::string path_;
   std::vector<std::vector<RpcSpan>> spans_;  // per Call, every RPC of the run
   std::vector<ReportFailureGroup> failures_;
+  // Per sampled parent (rows divisible by window_stride_), per Call: its first RPC's start
+  // to its last RPC's end; kNoWindow while the Call ran none for it.
+  std::map<std::size_t, std::vector<RpcSpan>> windows_;
+  std::size_t window_stride_ = 1;
 };
 
 }  // namespace

@@ -164,11 +164,34 @@ ReportExpand read_expand(const Fields& f) {
   return x;
 }
 
+ReportParentWindows read_parent_windows(const Fields& f, std::size_t calls) {
+  ReportParentWindows p;
+  p.row = f.count("row");
+  const Json& windows = f.array("windows");
+  if (windows.size() != calls) {
+    throw std::invalid_argument(fmt::format("{}: {} has {} windows for {} Calls", f.source(),
+                                            f.path_of("windows"), windows.size(), calls));
+  }
+  for (std::size_t i = 0; i < windows.size(); ++i) {
+    const Json& w = windows[i];
+    if (w.is_null()) {
+      p.windows.emplace_back();
+    } else if (w.is_array() && w.size() == 2 && w[0].is_number() && w[1].is_number()) {
+      p.windows.emplace_back(std::pair{w[0].get<double>(), w[1].get<double>()});
+    } else {
+      throw std::invalid_argument(fmt::format("{}: {}[{}] must be [start, end] or null", f.source(),
+                                              f.path_of("windows"), i));
+    }
+  }
+  return p;
+}
+
 // The fields the run itself writes; anything else at the top level is an observer's section.
 bool is_run_field(const std::string& name) {
   static const char* const known[] = {"format",
                                       "failures",
                                       "expands",
+                                      "parent_windows",
                                       "version",
                                       "elapsed_seconds",
                                       "calls",
@@ -272,6 +295,13 @@ ReportModel read_report(std::string_view json, std::string_view source) {
     const Json& expands = f.array("expands");
     for (std::size_t i = 0; i < expands.size(); ++i) {
       m.expands.push_back(read_expand(Fields(expands[i], f.child("expands", i), source)));
+    }
+  }
+  if (f.has("parent_windows")) {
+    const Json& parents = f.array("parent_windows");
+    for (std::size_t i = 0; i < parents.size(); ++i) {
+      m.parent_windows.push_back(read_parent_windows(
+          Fields(parents[i], f.child("parent_windows", i), source), m.calls.size()));
     }
   }
   const Json& losses = f.array("node_losses");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +44,13 @@ struct ReportExpand {
   std::map<std::uint64_t, std::uint64_t> fan_out_histogram;  ///< children -> parents
 };
 
+/// One sampled parent's stage windows: per Call (as in calls), from its first RPC's start to
+/// its last RPC's end for this parent; none when the Call ran none for it.
+struct ReportParentWindows {
+  std::uint64_t row = 0;
+  std::vector<std::optional<std::pair<double, double>>> windows;
+};
+
 struct ReportInputBatch {
   std::uint64_t index = 0, first_row = 0, rows = 0;
   double admitted_seconds = 0, completed_seconds = 0;
@@ -62,9 +70,10 @@ struct ReportModel {
   std::vector<ReportInputBatch> input_batches;
   std::vector<double> root_completed_seconds;  ///< by row; empty for streamed runs
   std::map<std::string, std::uint64_t> roots_by_outcome;
-  std::vector<std::string> node_losses;      ///< one line each
-  std::vector<ReportFailureGroup> failures;  ///< empty when the report has none
-  std::vector<ReportExpand> expands;         ///< empty when the report has none
+  std::vector<std::string> node_losses;             ///< one line each
+  std::vector<ReportFailureGroup> failures;         ///< empty when the report has none
+  std::vector<ReportExpand> expands;                ///< empty when the report has none
+  std::vector<ReportParentWindows> parent_windows;  ///< empty when the report has none
   /// Sections observers added ("pdf2md", ...), as indented JSON text.
   std::vector<std::pair<std::string, std::string>> sections;
 };

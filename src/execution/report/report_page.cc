@@ -164,6 +164,21 @@ std::string pools_section(const ReportModel& m) {
          (notes.empty() ? "" : "<ul id='pool-events'>" + notes + "</ul>");
 }
 
+// The paper's picture: for parents evenly spaced by row, when each stage worked on them,
+// so that one sees a parent's stages follow each other and other parents' overlap them.
+std::string stage_windows(const ReportModel& m) {
+  if (m.parent_windows.empty()) return "";
+  std::vector<std::string> calls;
+  for (const detail::ReportCall& c : m.calls) calls.push_back(c.call);
+  std::vector<detail::WindowRow> rows;
+  for (const detail::ReportParentWindows& p : m.parent_windows) {
+    rows.push_back({fmt::format("parent {}", p.row), p.windows});
+  }
+  return "<h3 id='stage-windows'>Stage windows per parent (first to last RPC of each Call for "
+         "it)</h3>" +
+         detail::window_chart(rows, calls, m.elapsed_seconds);
+}
+
 // Points of a curve over parents at most (the chart is about 600 pixels wide).
 constexpr std::size_t kCurvePoints = 600;
 // Rows of the input batches' chart at most.
@@ -195,6 +210,7 @@ std::string parents_section(const ReportModel& m) {
     out +=
         "<h3>Input batches, admitted to done</h3>" + detail::span_chart(windows, m.elapsed_seconds);
   }
+  out += stage_windows(m);
   std::vector<double> finished;
   for (const double t : m.root_completed_seconds) {
     if (t > 0) finished.push_back(t);

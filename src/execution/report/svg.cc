@@ -113,6 +113,38 @@ std::string step_chart(const std::vector<Series>& series, double x_max, std::str
   return out + "</svg>";
 }
 
+std::string window_chart(const std::vector<WindowRow>& rows, const std::vector<std::string>& series,
+                         double x_max) {
+  const int line = 4;  // one line per series in a row
+  const int row = std::max(12, line * static_cast<int>(series.size()) + 4);
+  const int legend = 16 * static_cast<int>(series.size());
+  const int height = row * static_cast<int>(rows.size()) + 4;
+  x_max = std::max(x_max, 1e-9);
+  std::string out = fmt::format("<svg class='chart' width='{}' height='{}' role='img'>", kWidth,
+                                std::max(height, legend) + 20);
+  out += seconds_axis(x_max, height, kLabelWidth, kPlotWidth);
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    out += fmt::format("<text x='{}' y='{}' font-size='12' fill='{}'>{}</text>",
+                       kLabelWidth + kPlotWidth + 8, 14 + 16 * static_cast<int>(s), colour(s),
+                       escape_html(series[s]));
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const int y = static_cast<int>(r) * row + 2;
+    out += fmt::format("<text x='0' y='{}' font-size='10'>{}</text>", y + row - 3,
+                       escape_html(rows[r].label));
+    for (std::size_t s = 0; s < rows[r].windows.size() && s < series.size(); ++s) {
+      if (!rows[r].windows[s]) continue;
+      const auto [start, end] = *rows[r].windows[s];
+      const double a = kLabelWidth + kPlotWidth * std::clamp(start / x_max, 0.0, 1.0);
+      const double b = kLabelWidth + kPlotWidth * std::clamp(end / x_max, 0.0, 1.0);
+      out += fmt::format("<rect x='{:.1f}' y='{}' width='{:.1f}' height='{}' fill='{}'/>", a,
+                         y + 2 + line * static_cast<int>(s), std::max(1.0, b - a), line - 1,
+                         colour(s));
+    }
+  }
+  return out + "</svg>";
+}
+
 std::string span_chart(const std::vector<Span>& spans, double x_max) {
   const int row = 14;
   const int height = row * static_cast<int>(spans.size()) + 4;

@@ -2,6 +2,7 @@
 // report reaches the page unescaped (every label goes through escape_html).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,6 +31,16 @@ struct Span {
   double start = 0, end = 0;
 };
 std::string span_chart(const std::vector<Span>& spans, double x_max);
+
+/// Per row (a parent), one window per series (a Call: from its first RPC's start to its last
+/// RPC's end for that parent; none when it had none), each series on its own line of the row
+/// and in its own colour, named in a legend: the stage windows overlapping across parents.
+struct WindowRow {
+  std::string label;
+  std::vector<std::optional<std::pair<double, double>>> windows;  ///< per series
+};
+std::string window_chart(const std::vector<WindowRow>& rows, const std::vector<std::string>& series,
+                         double x_max);
 
 /// Vertical bars of a histogram: (bucket label, count).
 std::string histogram(const std::vector<std::pair<std::string, double>>& buckets,

@@ -18,7 +18,10 @@ RunEvents::RunEvents(const RunOptions& options)
   if (!options.trace_path.empty()) observers_.push_back(make_chrome_trace(options.trace_path));
   if (!options.report_path.empty()) observers_.push_back(make_json_report(options.report_path));
   if (options.live.enabled) observers_.push_back(make_live_page(options.live));
-  for (const auto& o : observers_) wants_parents_ = wants_parents_ || o->wants_rpc_parents();
+  for (const auto& o : observers_) {
+    wants_parents_ = wants_parents_ || o->wants_rpc_parents();
+    wants_roots_ = wants_roots_ || o->wants_rpc_roots();
+  }
 }
 
 void RunEvents::run_start(const RunStartEvent& e) {

@@ -25,6 +25,8 @@ class RunEvents {
   bool empty() const { return observers_.empty(); }
   /// Some observer counts the parent Entities of each RPC (RpcEvent::parents).
   bool wants_rpc_parents() const { return wants_parents_; }
+  /// Some observer reads the roots of each RPC's Grains (RpcEvent::roots).
+  bool wants_rpc_roots() const { return wants_roots_; }
 
   void run_start(const RunStartEvent& e);
   void root(const RootEvent& e);
@@ -43,6 +45,7 @@ class RunEvents {
  private:
   std::vector<std::shared_ptr<RunObserver>> observers_;
   bool wants_parents_ = false;
+  bool wants_roots_ = false;
   bool ended_ = false;
   std::chrono::steady_clock::time_point last_progress_;
 };

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -114,6 +115,24 @@ TEST_F(ReportPage, ARealRunShowsEveryCallAndItsParents) {
                       "</td><td class='cause'>three cannot be split</td><td>1</td>"
                       "<td>2 (row 2)</td>"),
             std::string::npos);
+  // Each parent's stage windows (5 parents: every one is kept): a parent's pages are read
+  // after its Split RPC ended; the failed parent (row 2) had no page read.
+  ASSERT_EQ(report.at("parent_windows").size(), 5u) << report.at("parent_windows");
+  ASSERT_EQ(report.at("calls")[0].at("call"), "Split#0");
+  for (const auto& p : report.at("parent_windows")) {
+    const auto& split = p.at("windows")[0];
+    const auto& pages = p.at("windows")[1];
+    ASSERT_TRUE(split.is_array()) << p;
+    EXPECT_LE(split[0].get<double>(), split[1].get<double>()) << p;
+    if (p.at("row") == 2) {
+      EXPECT_TRUE(pages.is_null()) << p;
+    } else {
+      ASSERT_TRUE(pages.is_array()) << p;
+      EXPECT_LE(split[1].get<double>(), pages[0].get<double>()) << p;
+    }
+    EXPECT_NE(page.find(fmt::format(">parent {}<", p.at("row").get<int>())), std::string::npos);
+  }
+  EXPECT_NE(page.find("<h3 id='stage-windows'>"), std::string::npos);
   // Split's fan-out: rows 1, 2, 4 and 5 made that many pages; row 3's list failed.
   ASSERT_EQ(report.at("expands").size(), 1u) << report.at("expands");
   const auto& fan_out = report.at("expands")[0];
@@ -246,6 +265,13 @@ TEST_F(ReportPage, ABadReportIsRefusedNamingWhatIsWrong) {
   fan_out["expands"][0]["fan_out_histogram"]["2x"] = 1;
   EXPECT_EQ(error_of(fan_out.dump()),
             "r.json: expands[0].fan_out_histogram key '2x' must be a number of children");
+  nlohmann::json windows = report;
+  windows["parent_windows"][1]["windows"][0] = "soon";
+  EXPECT_EQ(error_of(windows.dump()),
+            "r.json: parent_windows[1].windows[0] must be [start, end] or null");
+  windows["parent_windows"][1]["windows"].erase(0);
+  EXPECT_EQ(error_of(windows.dump()),
+            "r.json: parent_windows[1].windows has 1 windows for 2 Calls");
   EXPECT_THROW(ro::write_report_page((dir_ / "nope.json").string(), (dir_ / "p.html").string()),
                std::invalid_argument);
   EXPECT_FALSE(fs::exists(dir_ / "p.html"));
