@@ -27,7 +27,7 @@ PINNED=(
   "pytest==9.0.3"
   "ruff==0.17.5"
   "mypy==2.4.1"
-  "ray==2.60.0"
+  "ray[default]==2.60.0"
   "numpy==2.2.6"
   "cloudpickle==3.1.3"
   "onnxruntime==1.31.1"
@@ -45,12 +45,18 @@ fi
 missing=()
 for spec in "${PINNED[@]}"; do
   name="${spec%%==*}"
+  name="${name%%\[*}" # an extra's packages are checked below
   want="${spec##*==}"
   have="$("$VENV/bin/python" -c "import importlib.metadata as m
 try: print(m.version('$name'))
 except m.PackageNotFoundError: print('')")"
   [[ "$have" == "$want" ]] || missing+=("$spec")
 done
+# ray[default] adds the job server and its client (python -m rayorch_cpp submit, its tests).
+if [[ " ${missing[*]-} " != *" ray[default]==2.60.0 "* ]] &&
+  ! "$VENV/bin/python" -c "import aiohttp, aiohttp_cors" 2>/dev/null; then
+  missing+=("ray[default]==2.60.0")
+fi
 if ((${#missing[@]})); then
   echo "python-env: installing ${missing[*]}"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${missing[@]}"

@@ -10,6 +10,11 @@ documents and writes each once); a PDF that cannot be read is reported with its 
 gets no output. ``--samples N`` first writes N sample
 PDFs with known text into IN_DIR. With ``--backend ray`` every Module is a pool of Ray actors
 on the cluster at ``--address`` (default: start a local Ray instance).
+
+The same pipeline runs as a job (docs/JOBS.md), its configuration from --set:
+
+    python -m rayorch_cpp run python/examples/pdf2md.py:PdfToMarkdown -i IN_DIR -o OUT_DIR \
+        --set ocr_replicas=4
 """
 
 from __future__ import annotations
@@ -46,6 +51,20 @@ class PdfToMarkdown(ro.Pipeline):
         text = self.squeeze(self.ocr(image))
         return self.assemble(F.reduce(text), info)
 
+    def job_sink(self, directory: str) -> FileSink:
+        """As a job (docs/JOBS.md), each document as ``<stem>.md`` in the output folder:
+        ``python -m rayorch_cpp run python/examples/pdf2md.py:PdfToMarkdown -i IN_DIR -o OUT``."""
+        return markdown_files(directory)
+
+
+def markdown_files(directory: str | Path) -> FileSink:
+    """One ``<stem>.md`` per document, holding its Markdown."""
+    return FileSink(
+        directory=directory,
+        name=lambda key, row, doc: f"{doc.stem}.md",
+        contents=lambda doc: doc.text,
+    )
+
 
 def convert(paths: list[str], backend: str = "local", address: str | None = None) -> list[Any]:
     """One Markdown (or OutputIssue) per PDF, in order."""
@@ -74,11 +93,7 @@ def convert_into(
     with ro.Executor(PdfToMarkdown(), backend=backend, address=address) as ex:
         ex.run(
             pdfs,
-            sink=FileSink(
-                directory=output_dir,
-                name=lambda key, row, doc: f"{doc.stem}.md",
-                contents=lambda doc: doc.text,
-            ),
+            sink=markdown_files(output_dir),
             journal=f"{output_dir}.journal",
             on_row=report,
             progress=False,

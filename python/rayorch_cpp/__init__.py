@@ -10,7 +10,7 @@ backend (no Ray needed) or, with ``Executor(..., backend="ray")``, pools of Ray 
 ``Executor.stream`` / ``run(on_row=...)`` deliver each row as soon as it is terminal.
 """
 
-from . import api, errors, failures, recovery, result, runner
+from . import api, benchmark, errors, failures, recovery, result, runner
 from . import functional as F
 from ._compile import CompiledProgram, compile
 from ._executor import Executor, SyncExecutor, run
@@ -78,6 +78,7 @@ __all__ = [
     "UdfTraceback",
     "__version__",
     "api",
+    "benchmark",
     "errors",
     "failures",
     "compile",

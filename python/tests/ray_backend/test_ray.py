@@ -37,6 +37,7 @@ CASE_FILES = tuple(
         "cases_ray_tail.py",
         "cases_ray_preemption.py",
         "cases_ray_sinks.py",
+        "cases_ray_jobs.py",
     )
 )
 TIMEOUT_S = 1200

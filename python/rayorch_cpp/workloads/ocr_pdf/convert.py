@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult, write_report_page
+from ..._atomic_file import write_text_atomically
 from ...io import FileSink
 from .stages import Markdown, OcrPdf, PipelineConfig
 
@@ -36,22 +36,6 @@ POOR_READ_BELOW = 0.85
 JOURNAL_NAME = ".ocr_pdf-journal"
 FAILURES_NAME = "failures.jsonl"
 PROBE_PREFIX = ".ocr_pdf-probe-"
-
-
-def write_text_atomically(path: Path, text: str) -> None:
-    """Replaces ``path`` with ``text`` at once: a reader sees the old file or the whole new
-    one, never a part (a temporary in the same directory, synced, then renamed over it)."""
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the outputs from other users
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class InputError(ValueError):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import F, Module, Pipeline, Port, RecordFailure, RecoveryPolicy
+from ...io import FileSink
 from . import recall
 from .detect import DETECT_SIDE, Image, TextLine, TextLineDetector
 from .recognize import TextLineRecognizer
@@ -291,3 +292,13 @@ class OcrPdf(Pipeline):
         page_text = self.join(F.reduce(text), rows)
         markdown: Port = self.assemble(F.reduce(page_text), info)
         return markdown
+
+    def job_sink(self, directory: str) -> FileSink:
+        """As a job (docs/JOBS.md: ``python -m rayorch_cpp run
+        rayorch_cpp.workloads.ocr_pdf.stages:OcrPdf -i PDFS -o OUT``), each document as
+        ``OUT/<stem>.md``, as the workload's own command writes it."""
+        return FileSink(
+            directory=directory,
+            name=lambda key, row, doc: f"{doc.stem}.md",
+            contents=lambda doc: doc.text,
+        )

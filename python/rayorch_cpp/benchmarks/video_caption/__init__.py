@@ -1,0 +1,2 @@
+"""A video captioning topology without a model: videos -> frames -> captions -> a summary
+per video (benchmark.py)."""
