@@ -48,17 +48,46 @@ def on_this_machine(host: str) -> bool:
         return False
 
 
-def send_token_to(host: str) -> bool:
+def local_cluster_auth_mode(port: int) -> str | None:
+    """The RAY_AUTH_MODE that the Ray cluster on this machine listening at ``port`` was
+    started with ("" when none), read from its GCS server's or dashboard's process
+    (``--gcs_server_port=PORT``, ``dashboard.py ... --port=PORT``); None when no such process
+    can be read here (another machine, PID namespace or user)."""
+    wanted = (f"--gcs_server_port={port}", f"--port={port}")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            if not any(a.decode(errors="replace") in wanted for a in args):
+                continue
+            if not any(b"gcs_server" in a or b"dashboard.py" in a for a in args[:2]):
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for variable in environ:
+            if variable.startswith(b"RAY_AUTH_MODE="):
+                return variable.partition(b"=")[2].decode(errors="replace").lower()
+        return ""
+    return None
+
+
+def send_token_to(host: str, port: int | None) -> bool:
     """Turns Ray's token authentication on for this process (RAY_AUTH_MODE=token, and Ray's
-    cached configuration refreshed, as Ray does itself) when a cluster on this machine is
-    joined, RAY_AUTH_MODE is not set and a token is at hand: a cluster from ``ray start
-    --head`` with token authentication refuses a driver or client without its token, and
-    Ray sends ~/.ray/auth_token unasked only to a cluster it finds by itself. A cluster on
-    another machine never gets this machine's token unasked; say RAY_AUTH_MODE=token (and
-    RAY_AUTH_TOKEN) for it. Returns whether the mode is token now."""
+    cached configuration refreshed, as Ray does itself) when it joins a cluster on this
+    machine that was started with token authentication (local_cluster_auth_mode), a token is
+    at hand and RAY_AUTH_MODE is not set: such a cluster (``ray start --head`` in token mode)
+    refuses a driver or client without its token, and Ray sends ~/.ray/auth_token unasked
+    only to a cluster it finds by itself. A token file alone says nothing (an earlier cluster
+    may have left it), so a cluster without token authentication is joined without one. A
+    cluster on another machine never gets this machine's token unasked; say
+    RAY_AUTH_MODE=token (and RAY_AUTH_TOKEN) for it. Returns whether the mode is token now."""
     if "RAY_AUTH_MODE" in os.environ:
         return os.environ["RAY_AUTH_MODE"].lower() == "token"
-    if not (on_this_machine(host) and auth_token_at_hand()):
+    if port is None or not (on_this_machine(host) and auth_token_at_hand()):
+        return False
+    if local_cluster_auth_mode(port) != "token":
         return False
     os.environ["RAY_AUTH_MODE"] = "token"
     if "ray._raylet" in sys.modules:  # Ray read the mode already: read it again
@@ -72,7 +101,8 @@ def _send_token_when_joining(address: str | None) -> None:
     target = address if address not in (None, "auto") else os.environ.get("RAY_ADDRESS")
     if not target or target in ("auto", "local") or target.startswith("ray://"):
         return  # Ray sends the token to a cluster it finds by itself
-    send_token_to(target.rpartition(":")[0] or target)
+    host, _, port = target.rpartition(":")
+    send_token_to(host or target, int(port) if port.isdigit() else None)
 
 
 def _why_not_joined(address: str | None, error: Exception) -> str:

@@ -23,15 +23,21 @@ class JobClientError(RuntimeError):
 
 def connect(address: str) -> Any:
     """A JobSubmissionClient of the job server at ``address`` (``http://HOST:PORT``, the
-    dashboard's). A cluster from ``ray start --head`` asks for its token: for a job server on
-    this machine, when one is at hand (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or
-    ~/.ray/auth_token) and RAY_AUTH_MODE is not set, it is sent (_ray_session.send_token_to)."""
+    dashboard's). A cluster from ``ray start --head`` in token mode asks for its token: for
+    such a job server on this machine, when one is at hand (RAY_AUTH_TOKEN,
+    RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token) and RAY_AUTH_MODE is not set, it is sent
+    (_ray_session.send_token_to)."""
     if not address.startswith(("http://", "https://")):
         raise JobClientError(
             f"--address {address!r}: the job server's address is the dashboard's, "
             "http://HOST:PORT (8265 by default)"
         )
-    send_token_to(urllib.parse.urlsplit(address).hostname or "")
+    parts = urllib.parse.urlsplit(address)
+    try:
+        port = parts.port or 8265  # the dashboard's default
+    except ValueError:
+        port = None  # Ray's client names the bad port
+    send_token_to(parts.hostname or "", port)
     try:
         from ray.job_submission import JobSubmissionClient
     except ImportError as error:
