@@ -105,6 +105,9 @@ struct CallProgress {
   std::uint64_t done = 0;       ///< Grains whose reports were accepted
   std::uint64_t ready = 0;      ///< Grains waiting for a worker
   std::uint64_t in_flight = 0;  ///< Grains in running RPCs
+  /// The time its ended RPCs took over its pool's actors times the run time so far: the
+  /// share of the pool's time this Call kept busy (about 0..1), as the report reads it.
+  double busy_share = 0;
 };
 
 /// Per-pool actor counts for a progress display (eager start, DESIGN 6.1.4).
@@ -118,8 +121,9 @@ struct PoolProgress {
 /// Where the run stands; sent about every 250 ms while it runs and once at its end
 /// (`final`).
 struct ProgressEvent {
-  std::size_t roots_done = 0;   ///< delivered roots, restored ones included
-  std::size_t roots_total = 0;  ///< every row of the run, restored ones included
+  std::size_t roots_done = 0;      ///< delivered roots, restored ones included
+  std::size_t roots_total = 0;     ///< every row of the run, restored ones included
+  std::size_t roots_restored = 0;  ///< of `roots_done`, those restored from the run journal
   /// False while a lazy source has not ended: `roots_total` counts the rows pulled so far.
   bool total_known = true;
   double elapsed_seconds = 0;

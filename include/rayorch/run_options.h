@@ -1,6 +1,7 @@
 // The options of one run (Executor::run, testing::SyncExecutor::run).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -58,8 +59,13 @@ struct RunOptions {
   /// Streaming runs deliver rows in source order, each as soon as it and every earlier row
   /// are terminal (for writers that append to one ordered file). Default: completion order.
   bool ordered_stream = false;
-  /// Progress on stderr, shown only when stderr is a terminal.
+  /// Progress on stderr: on a terminal, one line redrawn in place (roots done, rate, time
+  /// left, each Call's Grains done, queued and in flight, the bottleneck Call marked '*',
+  /// abbreviated to the terminal's width); otherwise (a log) a plain line per
+  /// `progress_log_interval` of run time, and a last one when the run logged one.
   bool progress = true;
+  /// How often a log gets a progress line (stderr not a terminal); 0: never.
+  std::chrono::milliseconds progress_log_interval{30000};
   /// When non-empty, a Chrome-trace JSON timeline of every RPC is written here (atomically).
   /// The directory must exist and be writable: run() checks before admitting any input and
   /// throws std::invalid_argument otherwise. An aborted run still writes it, marked aborted.

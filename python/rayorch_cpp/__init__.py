@@ -13,6 +13,7 @@ backend (no Ray needed) or, with ``Executor(..., backend="ray")``, pools of Ray 
 from . import api, benchmark, errors, failures, recovery, result, runner
 from . import functional as F
 from ._compile import CompiledProgram, compile
+from ._delivery import RowStream
 from ._executor import Executor, SyncExecutor, run
 from ._modules import CppModule, Module, RayModule, cpp_udfs, function
 from ._pipeline import Pipeline
@@ -72,6 +73,7 @@ __all__ = [
     "RecordFailure",
     "RecoveryPolicy",
     "ReplicaContext",
+    "RowStream",
     "RunResult",
     "write_report_page",
     "SyncExecutor",

@@ -213,6 +213,7 @@ class RunOptions:
     reservation: str | None
     backpressure: int
     progress: bool
+    progress_log_interval_s: float
     trace_path: str
     report_path: str
     live: LiveOptions
@@ -417,13 +418,14 @@ class Core:
         columns: list[Iterable[Any]],
         options: RunOptions,
         journal_keys: list[str] | Callable[[int, tuple[Any, ...]], str] | None = None,
-        on_row: Callable[[int, tuple[Any, ...]], None] | None = None,
+        on_row: Callable[[int, tuple[Any, ...], bool], None] | None = None,
         on_progress: Callable[[int, int | None], None] | None = None,
         lazy: bool = False,
         sink_format: Any = None,
     ) -> tuple[list[list[Any]], RunMetrics]:
         """Runs the program with the GIL released; returns one list per output (empty with
-        ``on_row``) and the metrics. ``on_progress(done, total)`` gets the finished root
+        ``on_row``) and the metrics; ``on_row(row, outputs, restored)`` tells the rows restored
+        from the run journal. ``on_progress(done, total)`` gets the finished root
         rows at most every 200 ms and at the last row. With ``journal_keys`` (one per row)
         the run uses the run journal (outputs recorded with pickle), error budget and dead
         letters of ``options``. With ``lazy``, the columns are iterables pulled row by row

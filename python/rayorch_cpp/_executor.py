@@ -6,13 +6,20 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Self
 
 from ._backends import core_on, local_core, ray_core, ray_source, sync_core
 from ._compile import CompiledProgram, compile
-from ._delivery import flatten_below_root, progress_callback, row_sink, shape, stream
+from ._delivery import (
+    RowStream,
+    flatten_below_root,
+    progress_callback,
+    row_callbacks,
+    row_sink,
+    shape,
+)
 from ._ray_contract import RayBackendProtocol
 from ._run_options import Journal, LiveAddress, run_options
 from ._run_result import RunResult, partial_result, run_result
@@ -55,8 +62,10 @@ class _Base:
         input_batch_size: int | None = None,
         max_active_input_batches: int = 1,
         on_row: Callable[[int, Any], None] | None = None,
+        on_restored_row: Callable[[int, Any], None] | None = None,
         ordered: bool = False,
         progress: bool | Callable[[int, int | None], None] = True,
+        progress_log_interval_s: float = 30.0,
         trace: str | None = None,
         report: str | None = None,
         live: LiveAddress = None,
@@ -99,8 +108,12 @@ class _Base:
         thread, and ``outputs`` is None; an exception raised by ``on_row`` aborts the run
         and propagates (the executor stays usable).
 
-        ``progress=True`` shows the engine's progress line when stderr is a terminal, and a
-        rows-done line in a Jupyter notebook; a callable gets ``(done, total)`` root rows at
+        ``progress=True`` shows the engine's progress on stderr: on a terminal, one line
+        redrawn in place (roots done, rate, time left, each Call's Grains done, queued and in
+        flight, the bottleneck Call marked ``*``, abbreviated to the terminal's width);
+        otherwise a plain line every ``progress_log_interval_s`` seconds of the run (0:
+        none), and a last one when it logged one, so that a job's log shows where it stands;
+        in a Jupyter notebook a rows-done line; a callable gets ``(done, total)`` root rows at
         most every 200 ms and at the end (``total`` is None while lazy columns have not
         ended). ``trace`` and ``report`` write a Chrome-trace
         timeline and a JSON metrics report there; ``RunResult.report_page(path)`` draws the
@@ -117,9 +130,11 @@ class _Base:
         Long runs (docs/JOURNAL.md), with the C++ semantics: ``journal`` (a path or a
         Journal) records every terminal root and resumes an interrupted run without redoing
         finished roots; restored roots come first, count in ``roots_restored`` and reach
-        ``on_row`` like computed ones. The error budget (``max_failed_roots``, or
-        ``max_failed_fraction`` of the delivered roots once ``min_roots_for_failed_fraction``
-        are delivered) stops admitting and dispatching work at the first check past it,
+        ``on_row`` like computed ones, or ``on_restored_row(index, output)`` instead when it
+        is given (so that a caller can tell them apart; stream(): ``restored_rows``). The
+        error budget (``max_failed_roots``, or ``max_failed_fraction`` of the delivered roots
+        once ``min_roots_for_failed_fraction`` are delivered) stops admitting and dispatching
+        work at the first check past it,
         whatever ``input_batch_size``, and raises ExecutionError naming the count and the
         first causes. ``dead_letters`` writes every root that is not present as one JSON
         line (key, row, outcome, output, cause, call, entity, attempts, restored). Unusable
@@ -158,12 +173,22 @@ class _Base:
             columns = list(readers[0].source_columns(self._program.source_names))
         else:
             columns = [c for c in source_columns if not isinstance(c, Reader)]
-        deliver = row_sink(tree, on_row, ordered) if on_row is not None else None
+        if on_restored_row is not None and on_row is None:
+            raise ValueError(
+                "on_restored_row receives the rows restored from the run journal in place of "
+                "on_row; pass on_row too (the computed rows go there)"
+            )
+        deliver = (
+            row_sink(tree, row_callbacks(on_row, on_restored_row), ordered)
+            if on_row is not None
+            else None
+        )
         options, journal_keys, lazy = run_options(
             columns,
             input_batch_size=input_batch_size,
             max_active_input_batches=max_active_input_batches,
             progress_line=progress is True,
+            progress_log_interval_s=progress_log_interval_s,
             trace=trace,
             report=report,
             live=self._live if live is None else live,
@@ -208,20 +233,27 @@ class _Base:
         max_active_input_batches: int = 1,
         ordered: bool = False,
         **options: Any,
-    ) -> Iterator[tuple[int, Any]]:
-        """Yields ``(index, output)`` for each root row as soon as it is terminal.
+    ) -> RowStream:
+        """Yields ``(index, output)`` for each root row as soon as it is terminal, with
+        run()'s options (``on_row`` excepted).
 
-        The run proceeds on a background thread while the caller consumes rows. Leaving the
-        loop early stops the run at the next finished row; the executor keeps its actors.
-        Lazy columns (see run()) are pulled on that background thread as batches are
-        admitted.
+        The run starts with the first row asked for and proceeds on a background thread
+        while the caller consumes rows. Leaving the loop early stops the run at the next
+        finished row; the executor keeps its actors. Lazy columns (see run()) are pulled on
+        that background thread as batches are admitted. The returned RowStream tells the rows
+        restored from a run journal (``restored_rows``) and holds the run's RunResult
+        (``result``: metrics, ``roots_restored``) once the last row was yielded.
         """
-        return stream(
-            lambda on_row: self.run(
+        for name in ("on_row", "on_restored_row"):
+            if name in options:
+                raise TypeError(f"stream() yields the rows itself; {name} is run()'s")
+        return RowStream(
+            lambda deliver: self.run(
                 *source_columns,
                 input_batch_size=input_batch_size,
                 max_active_input_batches=max_active_input_batches,
-                on_row=on_row,
+                on_row=lambda index, output: deliver(index, output, False),
+                on_restored_row=lambda index, output: deliver(index, output, True),
                 ordered=ordered,
                 **options,
             )

@@ -1,7 +1,9 @@
 """The Ray side of the Ray backend (python/src/ray_pools.h drives it from C++).
 
 Each Module becomes a pool of persistent Ray actors (``_ray_worker.Worker``) built with the Module's
-``num_cpus``, ``num_gpus``, ``resources``, ``runtime_env`` and other Ray actor options. An
+``num_cpus``, ``num_gpus``, ``resources``, ``runtime_env`` and other Ray actor options (the
+Modules that set no ``num_cpus`` share a cluster smaller than they would ask for:
+_ray_placement.share_default_cpus). An
 actor compiles the same pipeline again and runs one pool's UDF through the engine's worker
 boundary (``_core.RayWorker``). One call is one actor method call: its task bytes and the
 ObjectRefs of the blocks the actor does not hold yet go in; the CallReport and one object
@@ -17,6 +19,7 @@ Everything here is called by the driver's thread, with the GIL, from C++: keep i
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -31,6 +34,7 @@ from ._ray_placement import (
     cluster_budget,
     max_tasks_in_flight_of,
     self_sizing_slots,
+    share_default_cpus,
 )
 from ._ray_session import connect, import_ray
 from ._ray_startup import asked_resources, startup_timeout_s
@@ -69,6 +73,14 @@ class RayBackend(RayActors, RayBackendProtocol):
         for pool, module_options in zip(self._pools, program.pool_options(), strict=True):
             self._options.append(actor_options(pool, module_options))
             self._max_tasks_in_flight.append(max_tasks_in_flight_of(module_options))
+        shared = share_default_cpus(
+            self._pools,
+            program.pool_options(),
+            self._options,
+            float(ray.cluster_resources().get("CPU", 0.0)),
+        )
+        if shared is not None:
+            print(shared, file=sys.stderr, flush=True)
         # Per outstanding call's report ObjectRef: (token, pool, actor, the blocks it sent).
         self._pending: dict[ObjectRef, tuple[int, int, int, tuple[ObjectRef, ...]]] = {}
         # Calls sent after a node was found lost, not yet checked against it; and how many

@@ -4,6 +4,7 @@ user's own placement allows it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -116,3 +117,42 @@ def self_sizing_slots(
     fits = [int(budget.get(k, 0.0) // v) for k, v in asked.items() if v > 0]
     n = min(fits) if fits else int(budget.get("CPU", 0.0))
     return max(n, int(options.get("min_replicas") or 0), 1)
+
+
+def share_default_cpus(
+    pools: list[dict[str, Any]],
+    module_options: list[dict[str, Any]],
+    options: list[dict[str, Any]],
+    cluster_cpus: float,
+) -> str | None:
+    """Fits the Modules that set no ``num_cpus`` into a cluster smaller than they ask for:
+    when the fixed pools' actors ask for more CPUs than ``cluster_cpus`` (the cluster's, in
+    all), each actor of those Modules gets an equal share of what the Modules that do set
+    ``num_cpus`` leave (``options``, the pools' Ray actor options, changed in place; rounded
+    down to a thousandth). Explicit ``num_cpus`` and self-sizing pools (which size
+    themselves to the cluster) are never changed, and nothing is when the explicit ones leave
+    no room. Returns the line that says so, or None when nothing changed."""
+    fixed = [p for p, pool in enumerate(pools) if not pool["auto_replicas"]]
+    defaults = [p for p in fixed if module_options[p].get("num_cpus") is None]
+    explicit = [p for p in fixed if p not in defaults]
+
+    def asked(ps: list[int]) -> float:
+        return sum(int(pools[p]["replicas"]) * float(options[p]["num_cpus"]) for p in ps)
+
+    asked_default, asked_explicit = asked(defaults), asked(explicit)
+    if asked_default <= 0 or asked_default + asked_explicit <= cluster_cpus + 1e-9:
+        return None
+    actors = sum(int(pools[p]["replicas"]) for p in defaults)
+    share = math.floor((cluster_cpus - asked_explicit) / actors * 1000) / 1000
+    if share <= 0:
+        return None
+    for p in defaults:
+        options[p]["num_cpus"] = share
+    names = ", ".join(str(pools[p]["name"]) for p in defaults)
+    return (
+        f"rayorch: the Ray cluster has {cluster_cpus:g} CPUs; the Modules that set no num_cpus "
+        f"({names}: {actors} actors) would ask for {asked_default:g}"
+        + (f" beside the {asked_explicit:g} set explicitly" if explicit else "")
+        + f", so each of their actors gets num_cpus={share:g}. Set num_cpus (or replicas) on a "
+        "Module to choose"
+    )

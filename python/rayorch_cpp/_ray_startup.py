@@ -55,7 +55,8 @@ def actor_startup_error(
     return ExecutionError(
         f"Ray actors did not start within {timeout_s:g} s (actor_startup_timeout_s): "
         f"{modules}. The cluster has {_shown(cluster)} in all, {_shown(available)} free. Each "
-        "actor asks for what its Module sets (num_cpus=1 where it sets none): lower num_cpus "
+        "actor asks for what its Module sets (num_cpus=1 where it sets none, less where the "
+        "cluster has fewer CPUs than those Modules would take): lower num_cpus "
         "(0.5, or 0 for a UDF that waits on I/O) or replicas, add nodes, or raise "
         "actor_startup_timeout_s where constructors are slow"
     )

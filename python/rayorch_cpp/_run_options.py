@@ -262,6 +262,7 @@ def run_options(
     input_batch_size: int | None,
     max_active_input_batches: int,
     progress_line: bool,
+    progress_log_interval_s: float = 30.0,
     trace: str | None,
     report: str | None,
     backpressure: int,
@@ -282,7 +283,8 @@ def run_options(
     (is_lazy), every column is pulled row by row as input batches are admitted, and
     ``input_batch_size=None`` means batches of 1024 rows (the engine's default for lazy
     sources) instead of one batch. ``modules`` are the program's, which a journal's records
-    must have been computed by. ``progress_line`` turns on the engine's own progress line.
+    must have been computed by. ``progress_line`` turns on the engine's own progress: a line
+    on a terminal, else a plain line every ``progress_log_interval_s`` (0: none).
     Raises ValueError on a bad option before anything runs."""
     if reservation not in (None, "elastic", "parent_bound"):
         raise ValueError("reservation must be None, 'elastic' or 'parent_bound'")
@@ -298,7 +300,13 @@ def run_options(
     options.input_batch_size = input_batch_size or 0
     options.max_active_input_batches = max_active_input_batches
     options.backpressure = backpressure
+    if not (isinstance(progress_log_interval_s, (int, float)) and progress_log_interval_s >= 0):
+        raise ValueError(
+            "progress_log_interval_s must be a number of seconds >= 0 (0: no progress lines in "
+            f"a log), not {progress_log_interval_s!r}"
+        )
     options.progress = progress_line
+    options.progress_log_interval_s = float(progress_log_interval_s)
     options.trace_path = trace or ""
     options.report_path = report or ""
     set_live(options, live)

@@ -91,6 +91,24 @@ class RowDelivery {
 
   const nb::list& results() const { return results_; }
 
+  /// Wraps a journal codec's restore so that the rows it delivers reach on_row marked
+  /// restored. The codec restores on the driver thread, as rows are delivered.
+  rd::OutputCodec marking_restored(rd::OutputCodec codec) {
+    codec.restore = [this, restore = std::move(codec.restore)](std::size_t row,
+                                                               const rd::JournalEntry& entry,
+                                                               const rd::RootCallback& sink) {
+      struct Restoring {
+        bool& flag;
+        explicit Restoring(bool& f) : flag(f) { flag = true; }
+        ~Restoring() { flag = false; }
+        Restoring(const Restoring&) = delete;
+        Restoring& operator=(const Restoring&) = delete;
+      } restoring{restoring_};
+      restore(row, entry, sink);
+    };
+    return codec;
+  }
+
   void operator()(std::size_t row, std::span<const rd::ErasedOutput> outputs) {
     if (keep_) deliver(row, outputs);
     ++done_;
@@ -162,13 +180,15 @@ class RowDelivery {
     }
     PyObject* tuple = root_tuple(outputs, outputs_);
     if (tuple == nullptr) error_.fetch_and_abort();
-    PyObject* r = PyObject_CallFunction(on_row_.ptr(), "nO", static_cast<Py_ssize_t>(row), tuple);
+    PyObject* r = PyObject_CallFunction(on_row_.ptr(), "nOO", static_cast<Py_ssize_t>(row), tuple,
+                                        restoring_ ? Py_True : Py_False);
     Py_DECREF(tuple);
     if (r == nullptr) error_.fetch_and_abort();
     Py_DECREF(r);
   }
 
-  bool keep_;  // whether rows go to the lists or to on_row
+  bool keep_;               // whether rows go to the lists or to on_row
+  bool restoring_ = false;  // the row being delivered comes from the run journal
   nb::object on_row_;
   nb::object on_progress_;
   std::size_t outputs_;  // the pipeline's outputs (an output below the root is several entries)
@@ -333,8 +353,9 @@ nb::tuple Core::run(nb::list columns, const RunOptions& options, nb::object jour
       if (!journaled) {
         metrics = core_->run(std::move(sources), checked, deliver);
       } else {
-        metrics = rd::run_journaled(*core_, std::move(sources), keys, checked, deliver,
-                                    pickle_codec(program_.outputs, callback_error));
+        metrics = rd::run_journaled(
+            *core_, std::move(sources), keys, checked, deliver,
+            delivery.marking_restored(pickle_codec(program_.outputs, callback_error)));
       }
     } catch (const CallbackAbort&) {
       aborted_by_callback = true;

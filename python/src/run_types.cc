@@ -108,6 +108,10 @@ void bind_run_options(nb::module_& m) {
           "None (each Module's own), 'elastic' or 'parent_bound'")
       .def_rw("backpressure", &RunOptions::backpressure)
       .def_rw("progress", &RunOptions::progress)
+      .def_prop_rw(
+          "progress_log_interval_s",
+          [](const RunOptions& o) { return seconds_of(o.progress_log_interval); },
+          [](RunOptions& o, double s) { o.progress_log_interval = milliseconds_of(s); })
       .def_rw("trace_path", &RunOptions::trace_path)
       .def_rw("report_path", &RunOptions::report_path)
       .def_rw("live", &RunOptions::live)

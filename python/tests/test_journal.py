@@ -105,6 +105,44 @@ def test_resume_runs_only_unrecorded_and_failed_roots(tmp_path: Path) -> None:
     assert kept.outputs[1].cause == "bad root 1"
 
 
+def test_a_resumed_run_tells_restored_rows_from_computed_ones(
+    executor_kind: str, tmp_path: Path
+) -> None:
+    journal = ro.Journal(str(tmp_path / "run.journal"), allow_other_inputs=True)
+    with make_executor(executor_kind, pipeline()) as ex:
+        ex.run(list(range(6)), journal=journal)
+        computed: list[int] = []
+        restored: list[int] = []
+        for ordered in (False, True):
+            computed.clear()
+            restored.clear()
+            ex.run(
+                list(range(10)),
+                journal=journal,
+                ordered=ordered,
+                on_row=lambda i, _: computed.append(i),
+                on_restored_row=lambda i, _: restored.append(i),
+                progress=False,
+            )
+            # Rows 6-9 are new in the first pass; every row is recorded finished in the second.
+            assert sorted(restored) == list(range(10 if ordered else 6)), ordered
+            assert sorted(computed) == ([] if ordered else [6, 7, 8, 9]), ordered
+        # A stream says which rows were restored, and hands over the run's result at its end.
+        rows = ex.stream(list(range(12)), journal=journal, progress=False)
+        assert rows.result is None
+        seen = {i: out for i, out in rows}
+        assert sorted(seen) == list(range(12))
+        assert rows.restored_rows == set(range(10))
+        assert seen[11] == [{"square": 12100}, {"square": 12321}, {"square": 12544}]
+        assert rows.result is not None and rows.result.roots_restored == 10
+        assert rows.result.outputs is None
+        assert sum(c.grain_dispatches for c in rows.result.calls if c.call.startswith("Work"))
+        with pytest.raises(ValueError, match="on_restored_row .* pass on_row too"):
+            ex.run([1], journal=journal, on_restored_row=lambda i, _: None)
+        with pytest.raises(TypeError, match="on_row is run"):
+            ex.stream([1], on_row=lambda i, _: None)
+
+
 def test_a_foreign_journal_and_an_unwritable_path_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "run.journal"
     ro.SyncExecutor(pipeline()).run([1, 2, 3], journal=path)

@@ -12,9 +12,11 @@ pytest.importorskip("ray")
 import rayorch_cpp as ro  # noqa: E402
 from rayorch_cpp._ray_placement import (  # noqa: E402
     NODE_LABEL,
+    actor_options,
     cluster_budget,
     options_avoiding,
     self_sizing_slots,
+    share_default_cpus,
 )
 
 
@@ -112,3 +114,43 @@ def test_every_ray_actor_option_passes_through_and_a_typo_names_the_closest() ->
         assert ex.run([1, 2, 3], progress=False).outputs == [1, 2, 3]
     with pytest.raises(ro.CompileError, match="unknown option 'max_restart'; did you mean "):
         ro.compile(pipeline({"max_restart": 0}))
+
+
+class Stage:
+    def run(self, xs: list[Any]) -> list[Any]:
+        return xs
+
+
+def ray_options_of(pipeline: Any, cluster_cpus: float) -> tuple[list[float], str | None]:
+    """Each pool's num_cpus on a cluster of `cluster_cpus`, and the line that says why."""
+    program = ro.compile(pipeline)
+    pools = list(program.native.pools())
+    modules = program.pool_options()
+    options = [actor_options(pool, m) for pool, m in zip(pools, modules, strict=True)]
+    said = share_default_cpus(pools, modules, options, cluster_cpus)
+    return [o["num_cpus"] for o in options], said
+
+
+def test_modules_without_num_cpus_share_a_cluster_smaller_than_they_ask_for() -> None:
+    a = ro.Module(Stage, name="a", replicas=3)  # asks 3 CPUs by default
+    b = ro.Module(Stage, name="b")  # 1
+    c = ro.Module(Stage, name="c", num_cpus=0.5)  # explicit: never changed
+    auto = ro.Module(Stage, name="auto", replicas="auto", max_replicas=4)  # sizes itself
+
+    def pipeline(x: Any) -> Any:
+        return auto(c(b(a(x))))
+
+    # 4.5 CPUs asked by the fixed pools; on 2 CPUs the four default actors share 1.5.
+    cpus, said = ray_options_of(pipeline, 2.0)
+    assert cpus == [0.375, 0.375, 0.5, 1.0]
+    assert said is not None and said.startswith("rayorch: the Ray cluster has 2 CPUs; ")
+    assert "(a, b: 4 actors) would ask for 4 beside the 0.5 set explicitly" in said
+    assert "each of their actors gets num_cpus=0.375" in said
+    # Room enough: nothing changes, nothing is said.
+    assert ray_options_of(pipeline, 4.5) == ([1.0, 1.0, 0.5, 1.0], None)
+    # Explicit ones that leave no room: the defaults stay as they are (Ray names the wait).
+    big = ro.Module(Stage, name="big", num_cpus=8)
+    assert ray_options_of(lambda x: big(b(x)), 4.0) == ([1.0, 8.0], None)
+    # A third of a CPU each is rounded down to a thousandth.
+    three = ro.Module(Stage, name="three", replicas=3)
+    assert ray_options_of(lambda x: three(x), 1.0)[0] == [0.333]

@@ -325,12 +325,6 @@ void RunState::tick() {
 }
 
 void RunState::emit_progress(bool final) {
-  progress_.resize(plan_->calls.size());
-  for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
-    const int call = static_cast<int>(c);
-    progress_[c] = CallProgress{plan_->calls[c].name, recorder_.done(call),
-                                ready_grains(batches_.active(), call), recorder_.in_flight(call)};
-  }
   const std::vector<PoolMetrics>& pools = recorder_.metrics().pools;
   pool_progress_.resize(pools.size());
   for (std::size_t p = 0; p < pools.size(); ++p) {
@@ -343,10 +337,26 @@ void RunState::emit_progress(bool final) {
       pp.ready = std::min(pp.ready, pp.actors);
     }
   }
+  const double elapsed = recorder_.now_seconds();
+  progress_.resize(plan_->calls.size());
+  for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
+    const int call = static_cast<int>(c);
+    const auto pool = static_cast<std::size_t>(plan_->calls[c].pool);
+    const int actors = pool < pool_progress_.size() ? pool_progress_[pool].actors : 0;
+    const double busy = recorder_.metrics().calls[c].busy_seconds;
+    progress_[c] = CallProgress{.call = plan_->calls[c].name,
+                                .done = recorder_.done(call),
+                                .ready = ready_grains(batches_.active(), call),
+                                .in_flight = recorder_.in_flight(call),
+                                .busy_share = actors > 0 && elapsed > 0
+                                                  ? busy / (static_cast<double>(actors) * elapsed)
+                                                  : 0.0};
+  }
   events_.progress(ProgressEvent{.roots_done = delivery_.delivered() + restored_,
                                  .roots_total = batches_.rows() + restored_,
+                                 .roots_restored = restored_,
                                  .total_known = batches_.rows_known(),
-                                 .elapsed_seconds = recorder_.now_seconds(),
+                                 .elapsed_seconds = elapsed,
                                  .calls = progress_,
                                  .pools = pool_progress_,
                                  .final = final});

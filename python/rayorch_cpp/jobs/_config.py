@@ -25,14 +25,14 @@ class RunSection:
     input_batch_size: int | None = None  # rows per input batch; None: 1024
     max_active_input_batches: int = 2
     backpressure: int = 4
-    queue_order: Literal["fifo", "lineage"] = "fifo"
+    queue_order: Literal["fifo", "lifo"] = "fifo"
     max_failed_roots: int | None = None
     max_failed_fraction: float = 1.0
     min_roots_for_failed_fraction: int = 20
     isolation: Literal["threads", "process"] | None = None  # every Module, local backend
     trace: bool = False  # a Chrome trace in the run folder
     live: str | None = None  # a live page: "PORT" or "HOST:PORT"
-    progress_interval_s: float = 30.0  # a progress line this often when stderr is no terminal
+    progress_log_interval_s: float = 30.0  # a progress line this often when stderr is no terminal
 
 
 @dataclass

@@ -9,7 +9,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,29 +71,6 @@ class JobSummary:
 def write_json_atomically(path: Path, document: Any) -> None:
     """``path`` replaced by the JSON document at once."""
     write_text_atomically(path, json.dumps(document, indent=2) + "\n")
-
-
-def plain_progress(
-    interval_s: float, write: Callable[[str], None]
-) -> Callable[[int, int | None], None]:
-    """A progress callback for a log (stderr not a terminal): one line per ``interval_s``
-    with rows done, the rate and, once the row count is known, the time left."""
-    started = time.monotonic()
-    last = [started]
-
-    def show(done: int, total: int | None) -> None:
-        now = time.monotonic()
-        if now - last[0] < interval_s and done != total:
-            return
-        last[0] = now
-        elapsed = max(now - started, 1e-9)
-        rate = done / elapsed
-        line = f"progress: {done}/{'?' if total is None else total} rows, {rate:.3g} rows/s"
-        if total is not None and rate > 0 and done < total:
-            line += f", about {(total - done) / rate:.0f} s left"
-        write(line)
-
-    return show
 
 
 def _prepare_folders(job: ResolvedJob, resume: bool) -> tuple[Path, Path]:
@@ -160,7 +136,7 @@ def _count(result: RunResult | None, summary: JobSummary) -> None:
     summary.seconds = round(result.elapsed_s, 3)
 
 
-def run_job(job: ResolvedJob, *, resume: bool = False, progress: bool | None = None) -> JobSummary:
+def run_job(job: ResolvedJob, *, resume: bool = False, progress: bool = True) -> JobSummary:
     """Runs ``job`` once; ConfigError (before anything ran) for bad input, otherwise the
     summary (also in ``OUT/_run/summary.json``) with the exit code the command returns."""
     reader = make_reader(job.sections.input)  # before any folder is made: a missing input
@@ -187,14 +163,6 @@ def run_job(job: ResolvedJob, *, resume: bool = False, progress: bool | None = N
         report=str(report),
         failures=str(run_folder / "failures.jsonl"),
     )
-    interactive = sys.stderr.isatty() if progress is None else progress
-    shown: bool | Callable[[int, int | None], None] = (
-        True
-        if interactive
-        else plain_progress(
-            run.progress_interval_s, lambda line: print(line, file=sys.stderr, flush=True)
-        )
-    )
     started = time.monotonic()
     result: RunResult | None = None
     try:
@@ -213,7 +181,8 @@ def run_job(job: ResolvedJob, *, resume: bool = False, progress: bool | None = N
                 max_failed_roots=run.max_failed_roots,
                 max_failed_fraction=run.max_failed_fraction,
                 min_roots_for_failed_fraction=run.min_roots_for_failed_fraction,
-                progress=shown,
+                progress=progress,
+                progress_log_interval_s=run.progress_log_interval_s,
                 trace=str(run_folder / "trace.json") if run.trace else None,
                 report=str(report),
                 live=run.live,

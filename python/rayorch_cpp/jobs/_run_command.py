@@ -88,7 +88,7 @@ def request_from(args: argparse.Namespace) -> JobRequest:
 def run_command(args: argparse.Namespace, prog: str) -> int:
     try:
         job = resolve(request_from(args))
-        summary = run_job(job, resume=args.resume, progress=False if args.no_progress else None)
+        summary = run_job(job, resume=args.resume, progress=not args.no_progress)
     except ConfigError as error:
         print(f"{prog} run: error: {error}", file=sys.stderr)
         return EXIT_USAGE

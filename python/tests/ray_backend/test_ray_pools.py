@@ -423,8 +423,34 @@ def test_actors_that_cannot_be_placed_fail_after_the_startup_timeout(
     assert "The cluster has {CPU: 2} in all, {CPU: 0} free" in message
     # The Module sets num_cpus=1 itself: the message does not say it set none.
     assert "unless its Module sets" not in message
-    assert "Each actor asks for what its Module sets (num_cpus=1 where it sets none)" in message
+    assert (
+        "Each actor asks for what its Module sets (num_cpus=1 where it sets none, less" in message
+    )
     assert len(killed) == 3
+
+
+def test_modules_without_num_cpus_share_a_small_cluster_and_it_is_said_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked: list[dict[str, Any]] = []
+    ray = _unplaceable_ray([])  # a cluster of 2 CPUs
+    actor = SimpleNamespace(ready=SimpleNamespace(remote=lambda: object()))
+
+    def options(**given: Any) -> Any:
+        asked.append(given)
+        return SimpleNamespace(remote=lambda *_: actor)
+
+    ray.remote = lambda **_: lambda cls: SimpleNamespace(options=options)
+    monkeypatch.setattr(_ray_backend, "connect", lambda *_: None)
+    monkeypatch.setattr(_ray_backend, "import_ray", lambda: ray)
+    ocr = ro.Module(Ocr, name="ocr", replicas=3)  # 3 CPUs by default, on 2 with "split"
+    split = ro.Module(Ocr, name="split", num_cpus=0.5)
+    backend = RayBackend(ro.compile(lambda x: ocr(split(x))), b"", actor_startup_timeout_s=60)
+    backend.stop()
+    assert sorted(a["num_cpus"] for a in asked) == [0.5, 0.5, 0.5, 0.5]
+    err = capsys.readouterr().err
+    assert err.count("rayorch: the Ray cluster has 2 CPUs") == 1, err
+    assert "(ocr: 3 actors) would ask for 3 beside the 0.5 set explicitly" in err
 
 
 def test_the_startup_timeout_is_the_option_then_the_environment_then_120_s(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -181,14 +182,22 @@ def test_the_command_writes_markdown_failures_and_a_journal_it_resumes_from(
     markdown = (out / f"{document.stem}.md").read_text()
     assert markdown.startswith(f"# {document.stem}\n") and "complete, 1 pages" in markdown
     [failure] = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
-    assert failure["stem"] == "corrupt0" and failure["outcome"] == "suppressed"
+    # The document failed; its root is suppressed by the failed open stage (the engine's word).
+    assert failure["stem"] == "corrupt0" and failure["outcome"] == "failed"
+    assert failure["root_outcome"] == "suppressed" and failure["call"].startswith("open")
     assert failure["input"].endswith("corrupt0.pdf") and "cannot open" in failure["cause"]
     assert (out / ".ocr_pdf-journal").is_file()
-    assert "1 converted, 1 failed, 0 restored" in capsys.readouterr().out
+    first = capsys.readouterr().out
+    assert "1 converted, 1 failed, 0 restored" in first
+    assert "pages: 1 in" in first and "first finished document after" in first
+    assert "corrupt0 (failed): cannot open" in first
 
     # Resumed: the converted document comes from the journal, the corrupt one is tried again.
     assert main([str(inputs), "-o", str(out), "--no-progress", "--resume"]) == 1
-    assert "0 converted, 1 failed, 1 restored" in capsys.readouterr().out
+    resumed = capsys.readouterr().out
+    assert "0 converted, 1 failed, 1 restored" in resumed
+    # The restored document's pages and time are the first run's, not this one's.
+    assert "pages: 0 in" in resumed and "first finished document" not in resumed
     assert (out / f"{document.stem}.md").read_text() == markdown
 
     (inputs / "corrupt0.pdf").unlink()
@@ -273,6 +282,28 @@ def test_the_commands_isolation_puts_the_pdfium_stages_in_worker_processes() -> 
         parser().parse_args(["in.pdf", "-o", "out", "--isolation", "process", "--backend", "ray"])
     )
     assert all(getattr(ray.pipeline, s).isolation is None for s in STAGES)
+
+
+def test_the_ray_defaults_are_scaled_to_fit_a_small_cluster() -> None:
+    # The defaults with an actor of the recognize stage per CPU of a 2-CPU cluster ask for
+    # 0.25 + 0.5 + 1 + 2 + 0.25 + 0.25 = 4.25 CPUs; fitted, every stage keeps its share.
+    sized = replace(PipelineConfig(), recognize=replace(PipelineConfig().recognize, replicas=2))
+    assert sized.cpus_asked() == 4.25
+    fitted = sized.fitted_to(2.0)
+    assert fitted.cpus_asked() <= 2.0
+    assert [getattr(fitted, s).num_cpus for s in STAGES] == [0.117, 0.235, 0.47, 0.47, 0.117, 0.117]
+    assert [getattr(fitted, s).replicas for s in STAGES] == [
+        getattr(sized, s).replicas for s in STAGES
+    ]
+    assert sized.fitted_to(4.25) is sized and sized.fitted_to(16) is sized
+    # The command fits only its own defaults, on Ray: a resource the user gives is kept.
+    args = ["in.pdf", "-o", "out", "--backend", "ray"]
+    assert options_from(parser().parse_args(args)).fit_to_cluster
+    assert not options_from(parser().parse_args([*args, "--detect-cpus", "1"])).fit_to_cluster
+    assert not options_from(parser().parse_args([*args, "--join-replicas", "2"])).fit_to_cluster
+    assert not options_from(parser().parse_args(args[:3])).fit_to_cluster  # local
+    chosen = options_from(parser().parse_args([*args, "--detect-cpus", "1.5"])).pipeline
+    assert chosen.detect.num_cpus == 1.5 and chosen.open.num_cpus == PipelineConfig().open.num_cpus
 
 
 def test_a_document_read_far_worse_than_its_text_layer_is_reported(

@@ -1,4 +1,5 @@
-// The progress line: one line on stderr, redrawn in place.
+// The progress display on stderr: a line redrawn in place on a terminal, plain lines at an
+// interval in a log. Its text is progress_format.h's.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -7,50 +8,64 @@
 #include <fmt/format.h>
 
 #include "execution/observers/observers.h"
+#include "execution/observers/progress_format.h"
 
 namespace rayorch::detail {
 namespace {
 
+constexpr std::string_view kPrefix = "[rayorch] ";
+
 class ProgressLine final : public RunObserver {
  public:
   void on_progress(const ProgressEvent& e) override {
-    // A lazy source's total is known only once it ended.
-    std::string line = e.total_known ? fmt::format("roots {}/{}", e.roots_done, e.roots_total)
-                                     : fmt::format("roots {}/?", e.roots_done);
-    // Pools still starting (or short of actors that failed to start) say so first.
-    for (const PoolProgress& p : e.pools) {
-      if (p.ready == p.actors) continue;
-      line += fmt::format(" | {} actors {}/{} ready", p.pool, p.ready, p.actors);
-      if (p.failed > 0) line += fmt::format(" ({} failed)", p.failed);
-    }
-    for (const CallProgress& c : e.calls) {
-      line +=
-          fmt::format(" | {} done {} ready {} in-flight {}", c.call, c.done, c.ready, c.in_flight);
-    }
-    line += fmt::format(
-        " | {:.1f} roots/s",
-        e.elapsed_seconds > 0 ? static_cast<double>(e.roots_done) / e.elapsed_seconds : 0.0);
-    std::fprintf(stderr, "\r\033[K%s%s", fit_to_terminal(line).c_str(), e.final ? "\n" : "");
+    // One column short of the width: a line that fills the last column wraps on some
+    // terminals, and a wrapped line is not overwritten by the next update.
+    const std::size_t width = terminal_width();
+    const std::size_t room = width > kPrefix.size() + 1 ? width - kPrefix.size() - 1 : 1;
+    std::fprintf(stderr, "\r\033[K%.*s%s%s", static_cast<int>(kPrefix.size()), kPrefix.data(),
+                 format_progress(e, room).c_str(), e.final ? "\n" : "");
     std::fflush(stderr);
   }
 
  private:
-  // "[rayorch] " + the line, cut to the terminal's width so that it never wraps (a wrapped
-  // line would not be overwritten by the next update).
-  static std::string fit_to_terminal(const std::string& line) {
-    std::string s = "[rayorch] " + line;
+  static std::size_t terminal_width() {
     struct winsize ws {};
-    const std::size_t width =
-        ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
-    if (s.size() >= width) s = s.substr(0, width > 4 ? width - 4 : 0) + "...";
-    return s;
+    return ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
   }
+};
+
+// Threading: progress events come from the run's driver thread only.
+class ProgressLog final : public RunObserver {
+ public:
+  explicit ProgressLog(std::chrono::milliseconds interval)
+      : interval_(std::chrono::duration<double>(interval).count()) {}
+
+  void on_progress(const ProgressEvent& e) override {
+    // Run time, not the wall clock, decides: a line per interval of the run, and the final
+    // line only after a run long enough to have logged one (a short run logs nothing).
+    if (e.final ? lines_ == 0 : e.elapsed_seconds < next_) return;
+    while (next_ <= e.elapsed_seconds) next_ += interval_;
+    ++lines_;
+    const std::string line = fmt::format("{}{} {}{}\n", kPrefix, format_duration(e.elapsed_seconds),
+                                         format_progress(e, 0), e.final ? " (done)" : "");
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  double interval_;          // seconds, > 0
+  double next_ = interval_;  // the run time of the next line
+  std::size_t lines_ = 0;
 };
 
 }  // namespace
 
 std::shared_ptr<RunObserver> make_progress_line() {
   return std::make_shared<ProgressLine>();
+}
+
+std::shared_ptr<RunObserver> make_progress_log(std::chrono::milliseconds interval) {
+  return std::make_shared<ProgressLog>(interval);
 }
 
 }  // namespace rayorch::detail

@@ -14,7 +14,11 @@ namespace rayorch::detail {
 
 RunEvents::RunEvents(const RunOptions& options)
     : observers_(options.observers), last_progress_(std::chrono::steady_clock::now()) {
-  if (options.progress && ::isatty(STDERR_FILENO) == 1) observers_.push_back(make_progress_line());
+  if (options.progress && ::isatty(STDERR_FILENO) == 1) {
+    observers_.push_back(make_progress_line());
+  } else if (options.progress && options.progress_log_interval.count() > 0) {
+    observers_.push_back(make_progress_log(options.progress_log_interval));
+  }
   if (!options.trace_path.empty()) observers_.push_back(make_chrome_trace(options.trace_path));
   if (!options.report_path.empty()) observers_.push_back(make_json_report(options.report_path));
   if (options.live.enabled) observers_.push_back(make_live_page(options.live));

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ... import ExecutionError
 from .models import OcrStackMissing, require_ocr_stack
@@ -69,9 +69,23 @@ def parser() -> argparse.ArgumentParser:
     for stage in STAGES:
         stage_defaults: StageOptions = getattr(defaults, stage)
         replicas = cores if stage == "recognize" else stage_defaults.replicas
-        p.add_argument(f"--{stage}-replicas", type=positive_int, default=replicas)
+        # None: the default, which --backend ray fits to the cluster's CPUs.
+        p.add_argument(
+            f"--{stage}-replicas",
+            type=positive_int,
+            default=None,
+            help=f"actors (default {replicas}"
+            + (": the cores here, or the Ray cluster's CPUs" if stage == "recognize" else "")
+            + ")",
+        )
         p.add_argument(f"--{stage}-batch", type=positive_int, default=stage_defaults.batch_size)
-        p.add_argument(f"--{stage}-cpus", type=non_negative_float, default=stage_defaults.num_cpus)
+        p.add_argument(
+            f"--{stage}-cpus",
+            type=non_negative_float,
+            default=None,
+            help=f"CPUs per actor (default {stage_defaults.num_cpus:g}; with --backend ray and "
+            "no --*-cpus or --*-replicas given, scaled down to fit a smaller cluster)",
+        )
         if stage in MODEL_STAGES:
             p.add_argument(
                 f"--{stage}-gpus",
@@ -122,11 +136,27 @@ def options_from(a: argparse.Namespace) -> ConvertOptions:
     from .stages import PipelineConfig, StageOptions
 
     defaults = PipelineConfig()
+    cores = os.cpu_count() or 1
+    given = [
+        getattr(a, f"{stage}_{what}")
+        for stage in STAGES
+        for what in ("replicas", "cpus")
+        if getattr(a, f"{stage}_{what}") is not None
+    ]
+
+    def chosen(stage: str, what: str, default: Any) -> Any:
+        value = getattr(a, f"{stage}_{what}")
+        return default if value is None else value
+
     stages = {
         stage: StageOptions(
-            replicas=getattr(a, f"{stage}_replicas"),
+            replicas=chosen(
+                stage,
+                "replicas",
+                cores if stage == "recognize" else getattr(defaults, stage).replicas,
+            ),
             batch_size=getattr(a, f"{stage}_batch"),
-            num_cpus=getattr(a, f"{stage}_cpus"),
+            num_cpus=chosen(stage, "cpus", getattr(defaults, stage).num_cpus),
             num_gpus=getattr(a, f"{stage}_gpus", 0.0),
             batch_wait=getattr(defaults, stage).batch_wait,
             isolation="process"
@@ -150,6 +180,7 @@ def options_from(a: argparse.Namespace) -> ConvertOptions:
         progress=not a.no_progress,
         backend=a.backend,
         address=a.address,
+        fit_to_cluster=a.backend == "ray" and not given,
     )
 
 

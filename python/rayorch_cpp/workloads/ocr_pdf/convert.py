@@ -11,7 +11,10 @@ recorded finished are restored instead of converted (their file left as it is, o
 again from the journal when missing) and the rest converted, failed ones included. Every
 document without output gets one line in ``OUT/failures.jsonl`` (replaced by an empty file
 when the run starts; each line appended and synced as the document fails) with the fields
-stem, input, outcome, cause, call, entity and attempts."""
+stem, input, outcome, root_outcome, cause, call, entity and attempts: ``outcome`` is what
+happened to the document ("failed": it was not converted, whatever stage's error stopped
+it; "dropped"), ``root_outcome`` the engine's outcome of its root (a PDF that cannot be
+opened fails the open stage, and its Markdown, which needed it, is "suppressed")."""
 
 from __future__ import annotations
 
@@ -20,12 +23,13 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult, write_report_page
 from ..._atomic_file import write_text_atomically
+from ..._ray_session import connect, import_ray
 from ...io import FileSink
 from .stages import Markdown, OcrPdf, PipelineConfig
 
@@ -63,14 +67,18 @@ class ConvertOptions:
     progress: bool = True
     backend: str = "local"
     address: str | None = None
+    # On Ray: the recognize stage gets an actor per CPU of the cluster and every stage's CPUs
+    # are scaled down to fit it (PipelineConfig.fitted_to); for default stage resources only.
+    fit_to_cluster: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class FailedDocument:
     stem: str
     input: str
-    outcome: str
+    outcome: str  # the document's: "failed" or "dropped"
     cause: str
+    root_outcome: str  # the engine's outcome of the document's root
 
 
 @dataclass
@@ -83,7 +91,7 @@ class ConvertSummary:
     written: list[str] = field(default_factory=list)
     restored: int = 0
     failures: list[FailedDocument] = field(default_factory=list)  # sorted by stem
-    pages: int = 0  # of the written documents
+    pages: int = 0  # of the documents this run converted (restored ones not counted)
     # (stem, share of its text layer's words read) of the documents read far worse than their
     # text layer (POOR_READ_BELOW), in delivery order
     poor_reads: list[tuple[str, float]] = field(default_factory=list)
@@ -172,13 +180,35 @@ class FailureList:
         os.close(self.fd)
 
 
+def fitted_to_cluster(pipeline: PipelineConfig, address: str | None) -> PipelineConfig:
+    """The default configuration sized for the Ray cluster at ``address``: an actor of the
+    recognize stage per CPU, and every stage's CPUs scaled down to fit (said on stderr), so
+    that the defaults run on a cluster of any size (2 CPUs too)."""
+    connect(address, {})
+    cpus = float(import_ray().cluster_resources().get("CPU", 0.0))
+    if cpus < 1:
+        return pipeline
+    sized = replace(pipeline, recognize=replace(pipeline.recognize, replicas=int(cpus)))
+    fitted = sized.fitted_to(cpus)
+    if fitted is not sized:
+        print(
+            f"ocr_pdf: the Ray cluster has {cpus:g} CPUs; the stages' defaults asked for "
+            f"{sized.cpus_asked():g}, so each stage's CPUs are scaled by "
+            f"{fitted.cpus_asked() / sized.cpus_asked():.3g} (set --*-cpus or --*-replicas to "
+            "choose)",
+            file=sys.stderr,
+        )
+    return fitted
+
+
 def start_executor(options: ConvertOptions) -> Executor:
     """The executor of the pipeline; a model that cannot load is an InputError, before any
     output is written (the executor returns before its actors are ready: eager start)."""
     try:
-        executor = Executor(
-            OcrPdf(options.pipeline), backend=options.backend, address=options.address
-        )
+        pipeline = options.pipeline
+        if options.backend == "ray" and options.fit_to_cluster:
+            pipeline = fitted_to_cluster(pipeline, options.address)
+        executor = Executor(OcrPdf(pipeline), backend=options.backend, address=options.address)
         executor.await_actors()
         return executor
     except (ExecutionError, RuntimeError, ImportError) as error:
@@ -210,11 +240,13 @@ def convert(
     failures = FailureList(out / FAILURES_NAME)
     start = time.monotonic()
 
-    def deliver(row: int, doc: Any) -> None:
+    def deliver(row: int, doc: Any, restored: bool = False) -> None:
         if on_document is not None:
             on_document(stems[row], doc)
         if isinstance(doc, OutputIssue):
-            failed = FailedDocument(stems[row], files[row], doc.outcome.value, str(doc.cause))
+            root_outcome = doc.outcome.value
+            outcome = "dropped" if root_outcome == "dropped" else "failed"
+            failed = FailedDocument(stems[row], files[row], outcome, str(doc.cause), root_outcome)
             summary.failures.append(failed)
             origin = doc.origin
             failures.append(
@@ -222,6 +254,7 @@ def convert(
                     "stem": failed.stem,
                     "input": failed.input,
                     "outcome": failed.outcome,
+                    "root_outcome": failed.root_outcome,
                     "cause": failed.cause,
                     "call": origin.call if origin is not None else "",
                     "entity": origin.entity if origin is not None else "",
@@ -230,11 +263,13 @@ def convert(
             )
             return
         assert isinstance(doc, Markdown)
-        if summary.first_document_seconds < 0:
-            summary.first_document_seconds = time.monotonic() - start
         summary.written.append(stems[row])
         if doc.text_layer_recall is not None and doc.text_layer_recall < POOR_READ_BELOW:
             summary.poor_reads.append((stems[row], doc.text_layer_recall))
+        if restored:  # converted by an earlier run: not this run's pages or latency
+            return
+        if summary.first_document_seconds < 0:
+            summary.first_document_seconds = time.monotonic() - start
         summary.pages += doc.pages
         summary.pages_without_text += len(doc.pages_without_text)
 
@@ -244,6 +279,7 @@ def convert(
                 result = executor.run(
                     files,
                     on_row=deliver,
+                    on_restored_row=lambda row, doc: deliver(row, doc, restored=True),
                     input_batch_size=options.input_batch_size or None,
                     max_active_input_batches=options.max_active_input_batches,
                     progress=options.progress,

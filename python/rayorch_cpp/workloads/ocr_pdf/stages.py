@@ -13,8 +13,9 @@ their own and never wait on each other)."""
 
 from __future__ import annotations
 
+import math
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,30 @@ class PipelineConfig:
     assemble: StageOptions = field(
         default_factory=lambda: StageOptions(batch_size=4, num_cpus=0.25)
     )
+
+    STAGES = ("open", "render", "detect", "recognize", "join", "assemble")
+
+    def cpus_asked(self) -> float:
+        """The CPUs every stage's actors ask for together."""
+        stages: list[StageOptions] = [getattr(self, s) for s in self.STAGES]
+        return sum(s.replicas * s.num_cpus for s in stages)
+
+    def fitted_to(self, cpus: float) -> PipelineConfig:
+        """This configuration with every stage's ``num_cpus`` scaled down by one factor
+        (rounded down to a thousandth) so that all the actors fit ``cpus`` (a Ray cluster's),
+        keeping the stages' shares; itself when they fit already."""
+        asked = self.cpus_asked()
+        if asked <= cpus + 1e-9 or cpus <= 0:
+            return self
+        factor = cpus / asked
+        scaled = {
+            s: replace(
+                getattr(self, s),
+                num_cpus=math.floor(getattr(self, s).num_cpus * factor * 1000) / 1000,
+            )
+            for s in self.STAGES
+        }
+        return replace(self, **scaled)
 
 
 class OcrPdf(Pipeline):
