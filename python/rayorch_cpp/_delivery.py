@@ -136,10 +136,13 @@ class RowStream(Iterator[tuple[int, Any]]):
 
     @property
     def restored_rows(self) -> set[int]:
+        """The indices of the rows yielded so far that were restored from the run journal."""
         return self._state.restored_rows
 
     @property
     def result(self) -> Any:
+        """The run's RunResult once the last row was yielded; None before, and after an
+        error."""
         return self._state.result
 
     def __iter__(self) -> RowStream:
