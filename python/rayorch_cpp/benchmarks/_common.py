@@ -60,6 +60,35 @@ def normalize_stage_options(
     return out
 
 
+def check_fields(
+    config: Any,
+    *,
+    paths: Sequence[str] = (),
+    positive: Sequence[str] = (),
+    fractions: Sequence[str] = (),
+    limit: str | None = None,
+    stages: Sequence[str] = (),
+    workload: str = "",
+) -> None:
+    """Checks and normalises a built-in benchmark's configuration in place (a frozen
+    dataclass, from its ``__post_init__``): ``paths`` resolved (resolved_path); ``positive``
+    and the input batching every benchmark has (``input_batch_size``,
+    ``max_active_input_batches``) positive integers; ``fractions`` in (0, 1]; ``limit``, when
+    named, a positive integer or None; with ``stages``, ``stage_options`` normalised for them
+    (``workload`` names the benchmark in its errors). Raises ValueError naming the field."""
+    for name in paths:
+        object.__setattr__(config, name, resolved_path(getattr(config, name)))
+    for name in (*positive, "input_batch_size", "max_active_input_batches"):
+        check_positive_int(name, getattr(config, name))
+    if limit is not None:
+        check_optional_limit(limit, getattr(config, limit))
+    for name in fractions:
+        check_fraction(name, getattr(config, name))
+    if stages:
+        options = normalize_stage_options(config.stage_options, stages, workload)
+        object.__setattr__(config, "stage_options", options)
+
+
 def stage(
     stage_options: Mapping[str, Mapping[str, Any]], name: str, defaults: Mapping[str, Any]
 ) -> dict[str, Any]:

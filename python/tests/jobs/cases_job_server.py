@@ -89,7 +89,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             "--include-dashboard",
             "true",
             "--num-cpus",
-            "8",
+            "2",  # smaller than the Modules' defaults ask for: they share it (docs/RAY.md)
             "--disable-usage-stats",
         ],
         capture_output=True,
@@ -172,6 +172,10 @@ def test_a_submitted_job_runs_and_its_logs_and_outputs_are_there(
     assert json.loads((out / "_run" / "config.json").read_text())["backend"]["name"] == "ray"
     code, logs, _ = command("logs", job, "--address", server)
     assert code == 0 and "20 rows in" in logs and "20 written to" in logs
+    # split and gather set no num_cpus: on this 2-CPU cluster they share what count's two
+    # actors (0.5 CPU each, set) leave, said once.
+    assert logs.count("rayorch: the Ray cluster has 2 CPUs;") == 1, logs[-3000:]
+    assert "each of their actors gets num_cpus=0.5" in logs, logs[-3000:]
     code, status, _ = command("status", job, "--address", server)
     assert code == 0 and "SUCCEEDED" in status and "succeeded: 20 written" in status
 
@@ -291,7 +295,8 @@ def test_a_benchmark_submitted_as_the_reference_submits_one_runs_on_the_cluster(
 ) -> None:
     from rayorch_cpp.benchmark import DocumentTopologyBench
 
-    bench = DocumentTopologyBench(output_dir=tmp_path / "bench", document_count=6)
+    # One actor per stage: its five stages ask for 0.25 CPU each, explicitly.
+    bench = DocumentTopologyBench(output_dir=tmp_path / "bench", document_count=6, workers=1)
     run = bench.submit(server, profile=False, run_id="on-ray")
     report = run.wait(timeout_s=240, poll_interval_s=0.5)
     assert [o["document"] for o in report.outputs] == list(range(6))
@@ -314,6 +319,8 @@ class Doubled(ro.Pipeline):
 
 with ro.Executor(Doubled(), backend="ray", address=ADDRESS) as ex:
     print(ex.run([1, 2, 3], progress=False).outputs)
+    # This driver too sees only loopback nodes.
+    assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}, ray.nodes()
 print(ray.get_runtime_context().gcs_address)
 """
 
@@ -346,3 +353,37 @@ def test_a_driver_without_the_clusters_token_is_told_what_to_do(
     assert "could not join the Ray cluster at '127.0.0.1:" in message, done.stderr[-3000:]
     assert "this driver has no token at hand" in message
     assert "set RAY_AUTH_TOKEN to it" in message
+
+
+def test_the_ocr_commands_defaults_run_on_a_cluster_of_two_cpus(
+    server: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("rapidocr_onnxruntime")
+    from rayorch_cpp.workloads.ocr_pdf import samples
+
+    [document] = samples.make_corpus(tmp_path / "in", 1, seed=3, max_pages=2)
+    environment = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rayorch_cpp.workloads.ocr_pdf",
+            str(tmp_path / "in"),
+            "-o",
+            str(tmp_path / "out"),
+            "--backend",
+            "ray",
+            "--address",
+            os.environ["RAYORCH_TEST_GCS"],
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    # The defaults (an actor of recognize per CPU: 4.25 CPUs) scaled to the cluster's 2.
+    assert "ocr_pdf: the Ray cluster has 2 CPUs; the stages' defaults asked for 4.25" in done.stderr
+    markdown = (tmp_path / "out" / f"{document.stem}.md").read_text()
+    assert f"complete, {len(document.pages)} pages" in markdown

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..._run_result import RunResult
-from .._common import BenchmarkBase, check_positive_int, resolved_path
+from .._common import BenchmarkBase, check_fields
 from .pipeline import DocumentTopology
 
 
@@ -27,16 +27,11 @@ class DocumentTopologyBench(BenchmarkBase):
     max_active_input_batches: int = 2
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "output_dir", resolved_path(self.output_dir))
-        for name in (
-            "document_count",
-            "pages_per_document",
-            "workers",
-            "batch_size",
-            "input_batch_size",
-            "max_active_input_batches",
-        ):
-            check_positive_int(name, getattr(self, name))
+        check_fields(
+            self,
+            paths=("output_dir",),
+            positive=("document_count", "pages_per_document", "workers", "batch_size"),
+        )
         if type(self.tables_per_page) is not int or self.tables_per_page < 0:
             raise ValueError("tables_per_page must be a non-negative integer")
 

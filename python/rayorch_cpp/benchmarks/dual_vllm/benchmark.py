@@ -10,15 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..._run_result import RunResult
-from .._common import (
-    BenchmarkBase,
-    check_fraction,
-    check_optional_limit,
-    check_positive_int,
-    lines_of,
-    normalize_stage_options,
-    resolved_path,
-)
+from .._common import BenchmarkBase, check_fields, check_positive_int, lines_of
 from .pipeline import STAGES, DualVllmPipeline
 
 
@@ -52,21 +44,16 @@ class DualVllmBench(BenchmarkBase):
     stage_options: Mapping[str, Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("input_path", "output_dir", "model_a", "model_b"):
-            object.__setattr__(self, name, resolved_path(getattr(self, name)))
-        for name in (
-            "tensor_parallel_size",
-            "batch_size",
-            "input_batch_size",
-            "max_active_input_batches",
-        ):
-            check_positive_int(name, getattr(self, name))
-        check_optional_limit("input_limit", self.input_limit)
-        check_fraction("gpu_memory_utilization", self.gpu_memory_utilization)
-        check_generation(self.max_tokens, self.temperature)
-        object.__setattr__(
-            self, "stage_options", normalize_stage_options(self.stage_options, STAGES, "dual vLLM")
+        check_fields(
+            self,
+            paths=("input_path", "output_dir", "model_a", "model_b"),
+            positive=("tensor_parallel_size", "batch_size"),
+            fractions=("gpu_memory_utilization",),
+            limit="input_limit",
+            stages=STAGES,
+            workload="dual vLLM",
         )
+        check_generation(self.max_tokens, self.temperature)
 
     def source_columns(self) -> tuple[Sequence[Any], ...]:
         return (lines_of(str(self.input_path), self.input_limit),)

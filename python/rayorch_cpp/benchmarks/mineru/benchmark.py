@@ -10,16 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..._run_result import RunResult
-from .._common import (
-    BenchmarkBase,
-    check_fraction,
-    check_optional_limit,
-    check_positive_int,
-    normalize_stage_options,
-    pdf_inputs,
-    require_path,
-    resolved_path,
-)
+from .._common import BenchmarkBase, check_fields, pdf_inputs, require_path
 from .pipeline import STAGES, MinerUPipeline
 
 DEFAULT_MODEL = os.environ.get("RAYORCH_MINERU_MODEL", "./models/MinerU2.5-2509-1.2B")
@@ -48,20 +39,14 @@ class MinerUBench(BenchmarkBase):
     stage_options: Mapping[str, Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("input_path", "output_dir", "model"):
-            object.__setattr__(self, name, resolved_path(getattr(self, name)))
-        for name in (
-            "num_gpus",
-            "batch_size",
-            "input_batch_size",
-            "max_active_input_batches",
-            "render_dpi",
-        ):
-            check_positive_int(name, getattr(self, name))
-        check_optional_limit("input_limit", self.input_limit)
-        check_fraction("gpu_memory_utilization", self.gpu_memory_utilization)
-        object.__setattr__(
-            self, "stage_options", normalize_stage_options(self.stage_options, STAGES, "MinerU")
+        check_fields(
+            self,
+            paths=("input_path", "output_dir", "model"),
+            positive=("num_gpus", "batch_size", "render_dpi"),
+            fractions=("gpu_memory_utilization",),
+            limit="input_limit",
+            stages=STAGES,
+            workload="MinerU",
         )
 
     def pipeline(self) -> MinerUPipeline:

@@ -15,10 +15,7 @@ from typing import Any, ClassVar
 from ..._run_result import RunResult
 from .._common import (
     BenchmarkBase,
-    check_fraction,
-    check_optional_limit,
-    check_positive_int,
-    normalize_stage_options,
+    check_fields,
     pdf_inputs,
     require_path,
     resolved_path,
@@ -74,7 +71,6 @@ class MinerUScaleBench(BenchmarkBase):
         remote = str(self.output_dir).startswith("hdfs://")
         output = str(self.output_dir) if remote else resolved_path(self.output_dir)
         object.__setattr__(self, "output_dir", output)
-        object.__setattr__(self, "model", resolved_path(self.model))
         if self.artifact_dir is None:
             default = (
                 Path.cwd() / "results" / "mineru-scale"
@@ -84,23 +80,23 @@ class MinerUScaleBench(BenchmarkBase):
             object.__setattr__(self, "artifact_dir", str(default))
         else:
             object.__setattr__(self, "artifact_dir", resolved_path(self.artifact_dir))
-        for name in (
-            "render_replicas",
-            "ocr_replicas",
-            "assemble_replicas",
-            "batch_size",
-            "input_batch_size",
-            "max_active_input_batches",
-            "render_dpi",
-        ):
-            check_positive_int(name, getattr(self, name))
-        check_optional_limit("input_limit", self.input_limit)
-        check_fraction("gpu_memory_utilization", self.gpu_memory_utilization)
+        check_fields(
+            self,
+            paths=("model",),
+            positive=(
+                "render_replicas",
+                "ocr_replicas",
+                "assemble_replicas",
+                "batch_size",
+                "render_dpi",
+            ),
+            fractions=("gpu_memory_utilization",),
+            limit="input_limit",
+            stages=STAGES,
+            workload="MinerU",
+        )
         if not isinstance(self.gpus_per_ocr_actor, int | float) or self.gpus_per_ocr_actor <= 0:
             raise ValueError("gpus_per_ocr_actor must be positive")
-        object.__setattr__(
-            self, "stage_options", normalize_stage_options(self.stage_options, STAGES, "MinerU")
-        )
 
     def artifact_root(self) -> str:
         return str(self.artifact_dir)

@@ -12,15 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..._run_result import RunResult
-from .._common import (
-    BenchmarkBase,
-    check_fraction,
-    check_optional_limit,
-    check_positive_int,
-    normalize_stage_options,
-    require_path,
-    resolved_path,
-)
+from .._common import BenchmarkBase, check_fields, require_path
 from .pipeline import STAGES, Panda70MPipeline
 
 DEFAULT_MODEL = os.environ.get("RAYORCH_PANDA70M_MODEL", "./models/Qwen2.5-VL-3B-Instruct")
@@ -67,25 +59,23 @@ class VideoPanda70MBench(BenchmarkBase):
     stage_options: Mapping[str, Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("manifest", "output_dir", "model"):
-            object.__setattr__(self, name, resolved_path(getattr(self, name)))
-        for name in (
-            "sample_multiplier",
-            "teacher_batch_size",
-            "teacher_replicas",
-            "decode_replicas",
-            "long_edge",
-            "input_batch_size",
-            "max_active_input_batches",
-        ):
-            check_positive_int(name, getattr(self, name))
-        check_optional_limit("input_limit", self.input_limit)
-        check_fraction("gpu_memory_utilization", self.gpu_memory_utilization)
+        check_fields(
+            self,
+            paths=("manifest", "output_dir", "model"),
+            positive=(
+                "sample_multiplier",
+                "teacher_batch_size",
+                "teacher_replicas",
+                "decode_replicas",
+                "long_edge",
+            ),
+            fractions=("gpu_memory_utilization",),
+            limit="input_limit",
+            stages=STAGES,
+            workload="Panda-70M",
+        )
         if self.decode_backend != "opencv":
             raise ValueError("decode_backend must be 'opencv'")
-        object.__setattr__(
-            self, "stage_options", normalize_stage_options(self.stage_options, STAGES, "Panda-70M")
-        )
 
     def source_columns(self) -> tuple[Sequence[Any], ...]:
         rows = sources(str(self.manifest), self.input_limit, self.sample_multiplier)

@@ -9,15 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..._run_result import RunResult
-from .._common import (
-    BenchmarkBase,
-    check_fraction,
-    check_optional_limit,
-    check_positive_int,
-    lines_of,
-    normalize_stage_options,
-    resolved_path,
-)
+from .._common import BenchmarkBase, check_fields, lines_of
 from ..dual_vllm.benchmark import check_generation, prompt_metrics
 from .pipeline import STAGES, SglangVllmPipeline
 
@@ -43,27 +35,19 @@ class SglangVllmBench(BenchmarkBase):
     stage_options: Mapping[str, Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("input_path", "output_dir", "model"):
-            object.__setattr__(self, name, resolved_path(getattr(self, name)))
         for name in ("sglang_env", "vllm_env"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ValueError(f"{name} must name a conda environment")
-        for name in (
-            "sglang_tensor_parallel_size",
-            "vllm_tensor_parallel_size",
-            "batch_size",
-            "input_batch_size",
-            "max_active_input_batches",
-        ):
-            check_positive_int(name, getattr(self, name))
-        check_optional_limit("input_limit", self.input_limit)
-        check_fraction("gpu_memory_utilization", self.gpu_memory_utilization)
-        check_generation(self.max_tokens, self.temperature)
-        object.__setattr__(
+        check_fields(
             self,
-            "stage_options",
-            normalize_stage_options(self.stage_options, STAGES, "SGLang/vLLM"),
+            paths=("input_path", "output_dir", "model"),
+            positive=("sglang_tensor_parallel_size", "vllm_tensor_parallel_size", "batch_size"),
+            fractions=("gpu_memory_utilization",),
+            limit="input_limit",
+            stages=STAGES,
+            workload="SGLang/vLLM",
         )
+        check_generation(self.max_tokens, self.temperature)
 
     def source_columns(self) -> tuple[Sequence[Any], ...]:
         return (lines_of(str(self.input_path), self.input_limit),)

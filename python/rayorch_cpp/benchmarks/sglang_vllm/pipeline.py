@@ -35,39 +35,24 @@ class SglangVllmPipeline(Pipeline):
             "temperature": temperature,
         }
         light = {"replicas": 1, "batch_size": batch_size, "num_cpus": 0.25}
-        self.sglang = (
-            RayModule(SglangGenerate)
-            .pre_init(model, tensor_parallel_size=sglang_tensor_parallel_size, **generation)
-            .ray_options(
-                **stage(
-                    options,
-                    "sglang",
-                    {
-                        "replicas": 1,
-                        "batch_size": batch_size,
-                        "num_gpus": sglang_tensor_parallel_size,
-                        "runtime_env": {"conda": sglang_env},
-                    },
-                )
+
+        def engine(udf: type, name: str, tensor_parallel_size: int, env: str) -> RayModule:
+            """A generation stage: one engine per actor on its GPUs, in its own environment."""
+            defaults = {
+                "replicas": 1,
+                "batch_size": batch_size,
+                "num_gpus": tensor_parallel_size,
+                "runtime_env": {"conda": env},
+            }
+            return (
+                RayModule(udf)
+                .pre_init(model, tensor_parallel_size=tensor_parallel_size, **generation)
+                .ray_options(**stage(options, name, defaults))
             )
-        )
+
+        self.sglang = engine(SglangGenerate, "sglang", sglang_tensor_parallel_size, sglang_env)
         self.handoff = RayModule(HandOff).ray_options(**stage(options, "handoff", light))
-        self.vllm = (
-            RayModule(VllmGenerate)
-            .pre_init(model, tensor_parallel_size=vllm_tensor_parallel_size, **generation)
-            .ray_options(
-                **stage(
-                    options,
-                    "vllm",
-                    {
-                        "replicas": 1,
-                        "batch_size": batch_size,
-                        "num_gpus": vllm_tensor_parallel_size,
-                        "runtime_env": {"conda": vllm_env},
-                    },
-                )
-            )
-        )
+        self.vllm = engine(VllmGenerate, "vllm", vllm_tensor_parallel_size, vllm_env)
         self.result = RayModule(BuildResults).ray_options(**stage(options, "result", light))
 
     def forward(self, prompt: Port) -> Port:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..._run_result import RunResult
-from .._common import BenchmarkBase, check_positive_int, resolved_path
+from .._common import BenchmarkBase, check_fields
 from .pipeline import VideoMultimodalTopology
 
 
@@ -28,17 +28,8 @@ class VideoMultimodalTopologyBench(BenchmarkBase):
     max_active_input_batches: int = 2
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "output_dir", resolved_path(self.output_dir))
-        for name in (
-            "video_count",
-            "frames_per_video",
-            "audio_chunks_per_video",
-            "workers",
-            "batch_size",
-            "input_batch_size",
-            "max_active_input_batches",
-        ):
-            check_positive_int(name, getattr(self, name))
+        positive = ("video_count", "frames_per_video", "audio_chunks_per_video", "workers")
+        check_fields(self, paths=("output_dir",), positive=(*positive, "batch_size"))
 
     def source_columns(self) -> tuple[Sequence[Any], ...]:
         return (list(range(self.video_count)),)

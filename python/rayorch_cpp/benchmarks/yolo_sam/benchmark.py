@@ -10,15 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..._run_result import RunResult
-from .._common import (
-    BenchmarkBase,
-    check_fraction,
-    check_optional_limit,
-    check_positive_int,
-    normalize_stage_options,
-    require_path,
-    resolved_path,
-)
+from .._common import BenchmarkBase, check_fields, require_path
 from .pipeline import STAGES, YoloSamPipeline
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
@@ -61,21 +53,14 @@ class YoloSamBench(BenchmarkBase):
     stage_options: Mapping[str, Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
-        for name in ("input_path", "output_dir", "yolo_model", "sam_checkpoint"):
-            object.__setattr__(self, name, resolved_path(getattr(self, name)))
-        for name in (
-            "yolo_replicas",
-            "sam_replicas",
-            "batch_size",
-            "input_batch_size",
-            "max_active_input_batches",
-        ):
-            check_positive_int(name, getattr(self, name))
-        check_optional_limit("input_limit", self.input_limit)
-        check_fraction("confidence", self.confidence)
-        check_fraction("overlay_alpha", self.overlay_alpha)
-        object.__setattr__(
-            self, "stage_options", normalize_stage_options(self.stage_options, STAGES, "YOLO/SAM")
+        check_fields(
+            self,
+            paths=("input_path", "output_dir", "yolo_model", "sam_checkpoint"),
+            positive=("yolo_replicas", "sam_replicas", "batch_size"),
+            fractions=("confidence", "overlay_alpha"),
+            limit="input_limit",
+            stages=STAGES,
+            workload="YOLO/SAM",
         )
 
     def source_columns(self) -> tuple[Sequence[Any], ...]:
