@@ -66,6 +66,12 @@ struct RunOptions {
   bool progress = true;
   /// How often a log gets a progress line (stderr not a terminal); 0: never.
   std::chrono::milliseconds progress_log_interval{30000};
+  /// A crash record: when a Module on threads (in this process) crashes it with a fatal
+  /// signal (a segfault, an abort in native code), stderr names the Call, its Module and the
+  /// Entity keys of the Grains it ran, and says that Isolation::process would have contained
+  /// it, before the signal takes its course (docs/ISOLATION.md). Costs copying those keys as
+  /// numbers once per RPC of such a Module.
+  bool crash_record = true;
   /// When non-empty, a Chrome-trace JSON timeline of every RPC is written here (atomically).
   /// The directory must exist and be writable: run() checks before admitting any input and
   /// throws std::invalid_argument otherwise. An aborted run still writes it, marked aborted.

@@ -214,6 +214,7 @@ class RunOptions:
     backpressure: int
     progress: bool
     progress_log_interval_s: float
+    crash_record: bool
     trace_path: str
     report_path: str
     live: LiveOptions

@@ -12,6 +12,7 @@ from typing import Any, Self
 
 from ._backends import core_on, local_core, ray_core, ray_source, sync_core
 from ._compile import CompiledProgram, compile
+from ._crash_record import keep_python_stacks_for_crashes
 from ._delivery import (
     RowStream,
     flatten_below_root,
@@ -203,6 +204,8 @@ class _Base:
             modules=self._program.module_snapshots,
             sink=sink,
         )
+        if options.crash_record:
+            keep_python_stacks_for_crashes()
         try:
             outputs, metrics = self._core.run(
                 columns,

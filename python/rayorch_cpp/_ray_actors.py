@@ -61,16 +61,15 @@ class RayActors:
         # Ray's binary id of each ready actor (how the node-loss watch knows it).
         self.actor_ids: list[list[bytes]] = [[b""] * n for n in slots]
         self._tasks_in_flight: list[list[int]] = [[0] * n for n in slots]
-        # (pool, actor) per `ready` ObjectRef of an actor still starting; the starts not
-        # taken yet; per pool its ready actors and, while it has none, its startup deadline.
+        # (pool, actor) per `ready` ObjectRef of an actor still starting, and the starts not
+        # taken yet. How long a pool may wait for its first actor is the driver's rule
+        # (startup_timeout_s, abandon_starts).
         self._starting: dict[ObjectRef, tuple[int, int]] = {}
         # Of those, restarts of lost actors placed away from their node, and until when.
         self._elsewhere: dict[ObjectRef, float] = {}
         # How many lost nodes restart_idle_lost has seen.
         self._lost_nodes_seen = 0
         self._started: list[tuple[int, int, str]] = []
-        self._ready_actors: list[int] = [0] * len(slots)
-        self._deadlines: list[float | None] = [None] * len(slots)
         # actor_nodes() waits for the starts at most this long after the backend was made.
         self._startup_deadline = now + self._startup_timeout_s
         for p, start in enumerate(started):
@@ -91,8 +90,6 @@ class RayActors:
         self._actors[pool][actor] = fresh
         self._methods[pool][actor] = {}
         self._starting[fresh.ready.remote()] = (pool, actor)
-        if self._ready_actors[pool] == 0 and self._deadlines[pool] is None:
-            self._deadlines[pool] = time.monotonic() + self._startup_timeout_s
 
     def retire(self, pool: int, actor: int) -> None:
         """Stops the ready, idle actor `actor` of `pool` (the driver retires no other); its
@@ -107,7 +104,6 @@ class RayActors:
         self._methods[pool][actor] = {}
         self.nodes[pool][actor] = ""
         self.actor_ids[pool][actor] = b""
-        self._ready_actors[pool] -= 1
         self._kill(retired)
 
     def _new_actor(self, pool: int, replica: int, avoid_node: str | None = None) -> Any:
@@ -151,9 +147,14 @@ class RayActors:
                 raise ExecutionError(constructor_error(self._pools[pool]["name"], error)) from None
         return out
 
+    @property
+    def startup_timeout_s(self) -> float:
+        """How long a pool may wait for its first actor; the driver then gives up the
+        starts of its actors (abandon_starts)."""
+        return self._startup_timeout_s
+
     def take_started(self) -> list[tuple[int, int, str]]:
-        """The actors that started since the last call (the contract's); past its startup
-        deadline, a pool without a ready actor gets its pending actors back failed, killed."""
+        """The actors that started since the last call (the contract's)."""
         if self._starting:
             ready, _ = self._ray.wait(
                 list(self._starting), num_returns=len(self._starting), timeout=0
@@ -161,10 +162,20 @@ class RayActors:
             self._note_started(ready)
         if self._elsewhere:
             self._place_anywhere()
-        if self._starting:
-            self._fail_unplaced_pools()
         out, self._started = self._started, []
         return out
+
+    def abandon_starts(self, pool: int, actors: list[int]) -> str:
+        """Kills the starting `actors` of `pool`, whose pool waited past the startup timeout
+        for a first actor (the driver's rule); their starts are never reported. Returns why
+        they could not start: what they ask for against what the cluster has."""
+        given_up = set(actors)
+        for ref, (p, actor) in list(self._starting.items()):
+            if p == pool and actor in given_up:
+                del self._starting[ref]
+                self._elsewhere.pop(ref, None)
+                self._kill(self._actors[pool][actor])
+        return str(self._startup_error([pool] * len(actors)))
 
     def await_started(self) -> None:
         """Waits until every actor has started, or the startup timeout since the backend
@@ -198,31 +209,7 @@ class RayActors:
                 self._started.append((pool, actor, f"{type(error).__name__}: {error}"))
                 continue
             self._joined(pool, actor, node, ray_id)
-            self._ready_actors[pool] += 1
-            self._deadlines[pool] = None
             self._started.append((pool, actor, ""))
-
-    def _fail_unplaced_pools(self) -> None:
-        """Every pool past its startup deadline without a ready actor fails its pending
-        ones (they are killed), with the error naming what they ask for."""
-        now = time.monotonic()
-        late = [
-            (ref, pool, actor)
-            for ref, (pool, actor) in self._starting.items()
-            if self._ready_actors[pool] == 0
-            and (d := self._deadlines[pool]) is not None
-            and now >= d
-        ]
-        for pool in {pool for _, pool, _ in late}:
-            error = self._startup_error([p for _, p, _ in late if p == pool])
-            for ref, p, actor in late:
-                if p != pool:
-                    continue
-                del self._starting[ref]
-                self._elsewhere.pop(ref, None)
-                self._kill(self._actors[pool][actor])
-                self._started.append((pool, actor, str(error)))
-            self._deadlines[pool] = None
 
     def _kill(self, actor: Any) -> None:
         try:
@@ -284,7 +271,6 @@ class RayActors:
         self._kill(self._actors[pool][actor])
         self.nodes[pool][actor] = ""
         self.actor_ids[pool][actor] = b""
-        self._ready_actors[pool] -= 1
         fresh = self._new_actor(pool, actor, avoid)
         self._actors[pool][actor] = fresh
         self._methods[pool][actor] = {}
@@ -292,8 +278,6 @@ class RayActors:
         self._starting[ready] = (pool, actor)
         if avoid is not None:
             self._elsewhere[ready] = time.monotonic() + _ELSEWHERE_TIMEOUT_S
-        if self._ready_actors[pool] == 0 and self._deadlines[pool] is None:
-            self._deadlines[pool] = time.monotonic() + self._startup_timeout_s
 
     def restart_idle_lost(self) -> list[tuple[int, int]]:
         """Restarts (as restart_lost) every ready actor without a call that ran on a node found

@@ -79,6 +79,17 @@ class RayBackendProtocol(Protocol):
         cannot start (it stays out of its pool). :meth:`wait` returns early when one did."""
         ...
 
+    @property
+    def startup_timeout_s(self) -> float:
+        """How long a pool may wait for its first actor (seconds): past it, the driver gives
+        up the starts of the pool's actors (:meth:`abandon_starts`) and fails them."""
+        ...
+
+    def abandon_starts(self, pool: int, actors: list[int]) -> str:
+        """Stops the starts of ``actors`` of ``pool``, which the driver gave up; their starts
+        are never reported by :meth:`take_started`. Returns why they could not start."""
+        ...
+
     def take_node_losses(self) -> list[tuple[str, str, float, str]]:
         """The nodes found lost since the last call, each once, in the order they were:
         ``(node id, "ip:port", wall-clock seconds when the loss was detected, the error that

@@ -123,6 +123,16 @@ std::vector<int> RayBackendClient::max_tasks_in_flight_per_actor() const {
   return nb::cast<std::vector<int>>(backend_.attr("max_tasks_in_flight_per_actor")());
 }
 
+double RayBackendClient::startup_timeout_s() const {
+  Gil gil;
+  return nb::cast<double>(backend_.attr("startup_timeout_s"));
+}
+
+std::string RayBackendClient::abandon_starts(int pool, const std::vector<int>& actors) const {
+  Gil gil;
+  return nb::cast<std::string>(backend_.attr("abandon_starts")(pool, actors));
+}
+
 std::vector<std::tuple<int, int, std::string>> RayBackendClient::take_started() const {
   Gil gil;
   return nb::cast<std::vector<std::tuple<int, int, std::string>>>(backend_.attr("take_started")());

@@ -105,6 +105,12 @@ class RayBackendClient {
   /// Restarts, as restart_lost(), every ready actor without a call that ran on a node found
   /// lost since the last call; returns them as (pool, actor).
   std::vector<std::pair<int, int>> restart_idle_lost() const;
+  /// How long a pool may wait for its first actor, in seconds (actor_startup_timeout_s).
+  double startup_timeout_s() const;
+  /// Kills the actors of `pool` whose starts the driver gave up (their starts are never
+  /// reported) and returns why they could not start: what they ask for against what the
+  /// cluster has.
+  std::string abandon_starts(int pool, const std::vector<int>& actors) const;
   /// Starts an actor in the empty slot `actor` of a self-sizing pool (in the background).
   void start(int pool, int actor) const;
   /// Stops the ready, idle actor `actor` of a self-sizing pool; its slot is empty again.

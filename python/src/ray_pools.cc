@@ -62,8 +62,6 @@ class RayPools final : public rd::WorkerPools {
             "takes one",
             plan_->pools[p].name, tasks_in_flight[p]));
       }
-      // A self-sizing pool's actors start when the driver asks (start_actor).
-      if (!auto_pool) starting_ += actors_[p];
       const int slots = actors_[p] * std::max(tasks_in_flight[p], 1);
       slots_.push_back(slots);
       epochs_.emplace_back(static_cast<std::size_t>(slots), 0);
@@ -72,6 +70,8 @@ class RayPools final : public rd::WorkerPools {
       total_ += static_cast<std::size_t>(slots);
     }
     cache_ = std::make_shared<ActorBlockCache>(actors_);
+    start_timeout_ = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(backend_.startup_timeout_s()));
   }
   RayPools(const RayPools&) = delete;
   RayPools& operator=(const RayPools&) = delete;
@@ -96,7 +96,6 @@ class RayPools final : public rd::WorkerPools {
 
   void start_actor(int pool, int actor) override {
     on_backend("starting", pool, [&] { backend_.start(pool, actor); });
-    ++starting_;
   }
 
   void retire_actor(int pool, int actor) override {
@@ -123,18 +122,24 @@ class RayPools final : public rd::WorkerPools {
       }
       for (const auto& [pool, actor] : lost) {
         forget_actor(pool, actor);
-        ++starting_;
         out.push_back(
             {.kind = Kind::restarting, .pool = pool, .actor = actor, .at = at, .error = {}});
       }
+      for (auto& [pool, actor, error] : backend_.take_started()) {
+        const Kind kind = error.empty() ? Kind::ready : Kind::failed;
+        out.push_back(
+            {.kind = kind, .pool = pool, .actor = actor, .at = at, .error = std::move(error)});
+      }
     }
-    if (starting_ == 0) return;
-    for (auto& [pool, actor, error] : backend_.take_started()) {
-      --starting_;
-      const Kind kind = error.empty() ? Kind::ready : Kind::failed;
-      out.push_back(
-          {.kind = kind, .pool = pool, .actor = actor, .at = at, .error = std::move(error)});
-    }
+  }
+
+  std::optional<Clock::duration> start_timeout() const override { return start_timeout_; }
+
+  std::string abandon_starts(int pool, const std::vector<int>& actors) override {
+    std::string why;
+    on_backend("giving up the starts of", pool,
+               [&] { why = backend_.abandon_starts(pool, actors); });
+    return why;
   }
 
   void take_node_losses(std::vector<rd::NodeLoss>& out) override {
@@ -194,7 +199,9 @@ class RayPools final : public rd::WorkerPools {
   }
 
   void wait(Clock::time_point deadline, std::vector<rd::WorkerResult>& out) override {
-    if (pending_.empty() && starting_ == 0 && held_.empty()) return;
+    // Nothing in flight or held: the backend still waits for starts (its own wait returns at
+    // once when it has none).
+    if (stopped_) return;
     const double timeout =
         std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
     Gil gil;
@@ -240,7 +247,6 @@ class RayPools final : public rd::WorkerPools {
     forget_actor(pool, actor);
     std::erase(resumed_, std::pair{pool, actor});
     on_backend("restarting a held actor of", pool, [&] { backend_.restart_held(pool, actor); });
-    ++starting_;
     return true;
   }
 
@@ -393,7 +399,6 @@ class RayPools final : public rd::WorkerPools {
                             plan_->pools[pool].name, e.what());
       return;
     }
-    ++starting_;
     r.actor_restarting = true;
   }
 
@@ -411,8 +416,9 @@ class RayPools final : public rd::WorkerPools {
   std::vector<std::vector<int>> held_calls_;
   std::vector<std::pair<int, int>> resumed_;
   std::uint64_t tokens_ = 0;
-  int starting_ = 0;  // actors whose start the backend has not reported yet
   bool stopped_ = false;
+  // How long a pool may wait for its first actor (the backend's actor_startup_timeout_s).
+  Clock::duration start_timeout_{};
   std::shared_ptr<ActorBlockCache> cache_;  // shared with the run's store
 };
 

@@ -108,6 +108,7 @@ void bind_run_options(nb::module_& m) {
           "None (each Module's own), 'elastic' or 'parent_bound'")
       .def_rw("backpressure", &RunOptions::backpressure)
       .def_rw("progress", &RunOptions::progress)
+      .def_rw("crash_record", &RunOptions::crash_record)
       .def_prop_rw(
           "progress_log_interval_s",
           [](const RunOptions& o) { return seconds_of(o.progress_log_interval); },

@@ -9,6 +9,7 @@
 
 #include "rayorch/errors.h"
 
+#include "execution/crash_record.h"
 #include "execution/run/run_options_check.h"
 #include "program/plan_fingerprint.h"
 
@@ -84,6 +85,11 @@ RunMetrics Driver::run(SourceData sources, const RunOptions& options, const Root
                  pools_->actors(), options_.wire);
   if (options_.keep_rpc_log) state.keep_rpc_log(log_);
   ++run_;
+  crash_labels_.assign(slots_.size(), 0);
+  for (std::size_t p = 0; p < slots_.size(); ++p)
+    crash_labels_[p] = options.crash_record && pools_->in_driver_process(static_cast<int>(p));
+  if (std::find(crash_labels_.begin(), crash_labels_.end(), 1) != crash_labels_.end())
+    install_crash_record();
   // A run that aborts (a UDF error under the abort policy, a contract error, the error
   // budget, an exception from the streaming callback) leaves the actors as they are: the
   // executor stays usable once the attempts in flight finished. Only broken actors
@@ -243,6 +249,7 @@ void Driver::dispatch(RunState& state) {
       task.slot = static_cast<int>(slot);
       task.inputs = state.resolve_inputs(*rpc);
       task.invocation = *rpc;
+      if (crash_labels_[p] != 0) task.crash_label = state.crash_label(*rpc);
       w.current = std::move(*rpc);
       pools_->submit(std::move(task));
       ++outstanding_;

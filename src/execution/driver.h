@@ -11,7 +11,9 @@
 // while their actors' constructors still run; a slot is dispatched to once its actor is
 // ready, and admission waits only for a ready actor of some Call that reads the sources. An
 // actor whose constructor failed stays out of its pool for the executor's life; a pool none
-// of whose actors can start ends the run with an ExecutionError and closes the executor.
+// of whose actors can start ends the run with an ExecutionError and closes the executor. A
+// pool that waits for a first actor longer than the pools' start_timeout() has its starts
+// given up (abandon_overdue_starts), which is such a pool.
 //
 // Files: driver.cc the loop; driver_actors.cc the actor events; driver_sizing.cc
 // self-sizing pools; driver_tail.cc the tail split.
@@ -86,8 +88,12 @@ class Driver final : public ExecutionCore {
   // Applies `event` to its pool's state (false: refused, nothing changed); a start it
   // applies is left in fresh_ for the run.
   bool apply(const ActorEvent& event);
-  // Applies the events the pools reported (those drain() put aside first).
+  // Applies the events the pools reported (those drain() put aside first), then
+  // abandon_overdue_starts().
   void apply_reported();
+  // Fails the starting actors of every pool that waited longer than the pools' start_timeout()
+  // for a first actor (the pools stop those starts and say why).
+  void abandon_overdue_starts();
   // Throws ExecutionError (closing the executor) when a pool has no actor that could start.
   void fail_dead_pools();
   // apply_reported(), tells the run of each new start and restart, then fail_dead_pools();
@@ -134,6 +140,9 @@ class Driver final : public ExecutionCore {
   std::size_t max_outstanding_ = 0;
   std::size_t outstanding_ = 0;
   std::size_t cursor_ = 0;  // the pool the next dispatch sweep starts at
+  // Per pool, set by each run: its tasks carry a crash label (RunOptions::crash_record and
+  // the pool runs in the driver's process).
+  std::vector<char> crash_labels_;
   // Self-sizing pools (init_sizing()): on when the pools can resize and some pool sizes itself.
   bool sizing_ = false;
   std::optional<PoolSizer> sizer_;

@@ -35,6 +35,25 @@ void Driver::apply_reported() {
       ++restarted_[static_cast<std::size_t>(e.pool)];
   }
   reported_.clear();
+  abandon_overdue_starts();
+}
+
+void Driver::abandon_overdue_starts() {
+  const std::optional<Clock::duration> timeout = pools_->start_timeout();
+  if (!timeout) return;
+  const auto now = Clock::now();
+  for (std::size_t p = 0; p < pool_states_.size(); ++p) {
+    const std::vector<int> overdue = pool_states_[p].overdue_starts(now, *timeout);
+    if (overdue.empty()) continue;
+    const std::string why = pools_->abandon_starts(static_cast<int>(p), overdue);
+    for (int actor : overdue) {
+      apply({.kind = ActorEvent::Kind::failed,
+             .pool = static_cast<int>(p),
+             .actor = actor,
+             .at = now,
+             .error = why});
+    }
+  }
 }
 
 void Driver::fail_dead_pools() {

@@ -90,6 +90,23 @@ ResolvedInputs RunState::resolve_inputs(const Invocation& rpc) const {
   return store_->resolve_inputs(rpc);
 }
 
+CrashLabel RunState::crash_label(const Invocation& rpc) const {
+  const PlanCall& call = plan_->calls[rpc.call];
+  const Engine& engine = engine_of(rpc);
+  CrashLabel label;
+  label.call = call.name.c_str();
+  label.module = plan_->pools[call.pool].udf.c_str();
+  label.input_batch = rpc.input_batch;
+  label.grains = static_cast<std::uint32_t>(rpc.grains.size());
+  for (std::size_t i = 0; i < std::min(rpc.grains.size(), CrashLabel::kKeys); ++i) {
+    CrashLabel::Key& key = label.keys[i];
+    std::size_t depth = 0;
+    key.root = engine.entity_path(call.domain, rpc.grains[i], key.ordinals, depth);
+    key.depth = static_cast<std::uint32_t>(depth);
+  }
+  return label;
+}
+
 Engine& RunState::engine_of(const Invocation& rpc) const {
   Engine* e = batches_.find(rpc.input_batch);
   // An input batch retires only when complete, which no RPC in flight lets it be.

@@ -51,6 +51,10 @@ class RunState {
   std::chrono::steady_clock::time_point next_hold_deadline() const;
   /// The input values of a picked RPC, resolved in this run's blocks.
   ResolvedInputs resolve_inputs(const Invocation& rpc) const;
+  /// What a crash record names for a picked RPC (execution/crash_record.h): its Call, its
+  /// Module, its Grains' Entity keys (the first CrashLabel::kKeys) and its input batch.
+  /// Allocates nothing.
+  CrashLabel crash_label(const Invocation& rpc) const;
   /// Advances every engine, delivers finished roots, retires complete batches, admits more.
   /// Throws ExecutionError on a fatal data error or a deadlock.
   void settle();

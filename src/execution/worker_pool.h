@@ -43,11 +43,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "execution/actor_event.h"
 #include "execution/block_store.h"
+#include "execution/crash_record.h"
 #include "execution/invoke.h"
 #include "execution/value_store.h"
 #include "runtime/protocol.h"
@@ -61,6 +63,10 @@ struct WorkerTask {
   int slot = -1;  ///< the worker's index within its pool
   Invocation invocation;
   ResolvedInputs inputs;
+  /// What the crash record names while the task runs (execution/crash_record.h); set only
+  /// for pools whose UDFs run in the driver's process (WorkerPools::in_driver_process) when
+  /// the run keeps a crash record.
+  CrashLabel crash_label;
 };
 
 /// What a worker reported for one task.
@@ -140,6 +146,26 @@ class WorkerPools {
   /// True when the pools start no actor of a self-sizing pool (sizes_itself()) by themselves
   /// and implement start_actor() / retire_actor(); their slots are their actors.
   virtual bool resizable() const { return false; }
+  /// How long a pool may wait for its first actor before the driver gives up its starts
+  /// (PoolState::overdue_starts): a backend whose actors may never be placed (Ray, on a
+  /// cluster without the resources they ask for) sets it; nullopt: starts are not bounded
+  /// (a local constructor reports its own failure).
+  virtual std::optional<Clock::duration> start_timeout() const { return std::nullopt; }
+  /// Stops the starts of `actors` of `pool`, which the driver gives up (start_timeout()), and
+  /// says why; no start of them is reported afterwards. The driver fails them with that
+  /// reason.
+  virtual std::string abandon_starts(int pool, const std::vector<int>& actors) {
+    (void)pool;
+    (void)actors;
+    return {};
+  }
+  /// True when `pool`'s UDFs run in the driver's own process (threads, or the driver's
+  /// thread), where a crash ends the run: their tasks carry a crash label and run under a
+  /// CrashScope (execution/crash_record.h).
+  virtual bool in_driver_process(int pool) const {
+    (void)pool;
+    return false;
+  }
   /// Starts the stopped actor `actor` of `pool` (never started, or retired): its constructor
   /// runs in the background and its start comes through take_actor_events().
   virtual void start_actor(int pool, int actor) {

@@ -152,6 +152,11 @@ class Engine {
 
   /// Prints an Entity of a Domain as its ordinal path from the source row, e.g. "7/3".
   std::string entity_key(int domain, std::uint32_t entity) const;
+  /// The same key without allocating: returns the source row's key (7) and writes the
+  /// ordinals below it into `ordinals` from the Entity up (3), at most its size; `depth` is
+  /// how many there are in all.
+  std::uint64_t entity_path(int domain, std::uint32_t entity, std::span<std::uint32_t> ordinals,
+                            std::size_t& depth) const;
   /// Batch index and row range.
   std::size_t batch_index() const { return options_.batch_index; }
   std::size_t first_row() const { return first_row_; }

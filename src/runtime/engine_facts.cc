@@ -118,6 +118,18 @@ std::uint32_t Engine::ancestor_in(int domain, std::uint32_t entity, int ancestor
   return entity;
 }
 
+std::uint64_t Engine::entity_path(int domain, std::uint32_t entity,
+                                  std::span<std::uint32_t> ordinals, std::size_t& depth) const {
+  depth = 0;
+  while (domain > 0) {
+    if (depth < ordinals.size()) ordinals[depth] = ordinal_[domain][entity];
+    ++depth;
+    entity = parent_[domain][entity];
+    domain = p_.domains[domain].parent;
+  }
+  return options_.root_keys.empty() ? first_row_ + entity : options_.root_keys[entity];
+}
+
 std::string Engine::entity_key(int domain, std::uint32_t entity) const {
   std::vector<std::uint32_t> path;
   while (domain > 0) {

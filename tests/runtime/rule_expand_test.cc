@@ -1,6 +1,7 @@
 // The expand rule of the semantic runtime (DESIGN 5, src/runtime/rule_expand.cc), proved on
 // the Engine itself: every terminal outcome of the list, and aligned lists of different
 // lengths.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -58,6 +59,12 @@ TEST(ExpandRule, EveryTerminalOutcomeOfTheList) {
     for (int i = 0; i < n; ++i) {
       const auto e = static_cast<std::uint32_t>(i);
       EXPECT_EQ(rig->entity_key(cd, e), "0/" + std::to_string(i));
+      // The same key without allocating (the crash record's): source row 0, ordinal i.
+      std::array<std::uint32_t, 2> ordinals{};
+      std::size_t depth = 0;
+      EXPECT_EQ(rig->entity_path(cd, e, ordinals, depth), 0U);
+      EXPECT_EQ(depth, 1U);
+      EXPECT_EQ(ordinals[0], e);
       EXPECT_EQ(rig.item(child, e), "present");
       EXPECT_EQ(rig.value(child, e), &(*stored)[static_cast<std::size_t>(i)]);
       EXPECT_EQ(rig->grain_phase(q_call, e), GrainPhase::ready);

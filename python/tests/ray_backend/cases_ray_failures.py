@@ -86,6 +86,29 @@ def test_a_constructor_failure_is_a_clear_error(cluster: Any) -> None:
         on_ray(Bad()).run([1], progress=False)
 
 
+def test_actors_no_node_can_place_fail_the_run_after_the_startup_timeout(cluster: Any) -> None:
+    # Two actors asking for a resource no node has stay pending in Ray for ever: the driver
+    # gives up their starts once the pool waited the startup timeout for a first one (its
+    # rule, DESIGN 6.1.4); the backend kills them and says what they ask for.
+    class Unplaceable(ro.Pipeline):
+        def __init__(self) -> None:
+            self.m = ro.Module(u.Noop, replicas=2, num_cpus=0.5, resources={"tpu_slice": 1})
+
+        def forward(self, x: ro.Port) -> Any:
+            return self.m(x)
+
+    began = time.monotonic()
+    with ro.Executor(Unplaceable(), backend="ray", actor_startup_timeout_s=2) as ex:
+        with pytest.raises(ro.ExecutionError) as error:
+            ex.run([1, 2], progress=False)
+        assert ex.closed
+    assert 2 <= time.monotonic() - began < 60
+    message = str(error.value)
+    assert "no actor of Module<Noop> could start (2 of 2 failed)" in message, message
+    assert "did not start within 2 s (actor_startup_timeout_s)" in message, message
+    assert "Module<Noop>: 2 actor(s) waiting, each asking {CPU: 0.5, tpu_slice: 1}" in message
+
+
 def test_a_missing_cluster_is_a_clear_error(cluster: Any) -> None:
     code = (
         "import rayorch_cpp as ro, ray_udfs as u\n"

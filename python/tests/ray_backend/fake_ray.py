@@ -32,9 +32,11 @@ class FakeRay(RayBackendProtocol):
     or at once when nothing else is ready), "stuck" (as "held", but Ray ends the call only
     when its actor is killed: restart_held). With `starts`, actors start
     in a random order, a few at each take_started (eager start); the actors in `broken` fail
-    to start. A lost actor or block is reported as the loss of the actor's node,
-    "node-<pool>-<actor>". A self-sizing pool's slots stay empty until the driver starts
-    them (start); retire asserts the actor is ready and has no call out."""
+    to start; those in `unplaced` never start (a cluster without what they ask for) until the
+    driver gives them up after `startup_timeout_s` (abandon_starts). A lost actor or block is
+    reported as the loss of the actor's node, "node-<pool>-<actor>". A self-sizing pool's
+    slots stay empty until the driver starts them (start); retire asserts the actor is ready
+    and has no call out."""
 
     def __init__(
         self,
@@ -44,6 +46,8 @@ class FakeRay(RayBackendProtocol):
         shuffle: random.Random | None = None,
         starts: random.Random | None = None,
         broken: frozenset[tuple[int, int]] = frozenset(),
+        unplaced: frozenset[tuple[int, int]] = frozenset(),
+        startup_timeout_s: float = 3600.0,
     ) -> None:
         self.program = program
         self.shuffle = shuffle  # reports come back in a random order
@@ -74,6 +78,9 @@ class FakeRay(RayBackendProtocol):
         self.stopped = False
         self.starts = starts
         self.broken = broken
+        self.unplaced = unplaced
+        self._startup_timeout_s = startup_timeout_s
+        self.abandoned: list[tuple[int, list[int]]] = []  # abandon_starts() calls, in order
         self.not_started = [
             (p, a) for p, w in enumerate(self.workers) for a in range(len(w)) if not self.auto[p]
         ]
@@ -93,10 +100,20 @@ class FakeRay(RayBackendProtocol):
         self.held_restarts: list[tuple[int, int]] = []  # restart_held() calls, in order
         self.sent_while_restarting: list[int] = []
 
+    @property
+    def startup_timeout_s(self) -> float:
+        return self._startup_timeout_s
+
+    def abandon_starts(self, pool: int, actors: list[int]) -> str:
+        assert all((pool, a) in self.not_started for a in actors), "gave up a started actor"
+        self.abandoned.append((pool, list(actors)))
+        self.not_started = [s for s in self.not_started if s[0] != pool or s[1] not in actors]
+        return f"{len(actors)} actor(s) of pool {pool} were not placed"
+
     def take_started(self) -> list[tuple[int, int, str]]:
-        now = self.not_started
+        now = [s for s in self.not_started if s not in self.unplaced]
         if self.starts is not None:
-            now = [s for s in self.not_started if self.starts.random() < 0.3]
+            now = [s for s in now if self.starts.random() < 0.3]
             self.starts.shuffle(now)
         self.not_started = [s for s in self.not_started if s not in now]
         self.started += [s for s in now if s not in self.broken]
@@ -236,6 +253,8 @@ class FakeRay(RayBackendProtocol):
         for f in out:
             if f.report.actor_held:  # the driver knows now: no call may reach it
                 self.held_calls[f.token] = (self.held_on[f.token], 3)
+        if not out and any(s in self.unplaced for s in self.not_started):
+            time.sleep(min(timeout_s, 0.01))  # as Ray waits for a start that does not come
         return out
 
     def replace(self, pool: int, actor: int) -> None:

@@ -6,6 +6,7 @@
 #include "rayorch/errors.h"
 
 #include "execution/backends/backends.h"
+#include "execution/crash_record.h"
 #include "runtime/protocol_codec.h"
 
 namespace rayorch::detail {
@@ -25,6 +26,7 @@ class InlinePools final : public WorkerPools {
 
   std::vector<int> sizes() const override { return std::vector<int>(instances_.size(), 1); }
   std::size_t max_outstanding() const override { return 1; }
+  bool in_driver_process(int) const override { return true; }
 
   void submit(WorkerTask task) override { pending_.push_back(std::move(task)); }
 
@@ -51,7 +53,10 @@ class InlinePools final : public WorkerPools {
     r.slot = task.slot;
     // With `wire_`, the worker sees only what crossed as bytes, and so does the driver.
     const Invocation inv = wire_ ? decode_invocation(encode(task.invocation)) : task.invocation;
-    r.attempt = invoke_call(*plan_, inv, *instances_[task.pool], task.inputs);
+    {
+      const CrashScope scope(task.crash_label);
+      r.attempt = invoke_call(*plan_, inv, *instances_[task.pool], task.inputs);
+    }
     if (wire_ && r.attempt.kind == Attempt::Kind::ok)
       r.attempt.report = decode_report(encode(r.attempt.report));
     if (r.attempt.kind == Attempt::Kind::lost) {

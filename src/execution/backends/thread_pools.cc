@@ -13,6 +13,7 @@
 #include "execution/backends/backends.h"
 #include "execution/backends/fork_server.h"
 #include "execution/backends/process_worker.h"
+#include "execution/crash_record.h"
 
 namespace rayorch::detail {
 namespace {
@@ -100,7 +101,10 @@ void worker_main(std::shared_ptr<const RuntimePlan> plan, int pool, int slot, st
       r.fatal = error;
       return true;
     }
-    r.attempt = invoke_call(*plan, task.invocation, *instance, task.inputs);
+    {
+      const CrashScope scope(task.crash_label);
+      r.attempt = invoke_call(*plan, task.invocation, *instance, task.inputs);
+    }
     if (r.attempt.kind == Attempt::Kind::lost) {
       // A lost actor is replaced by a fresh UDF instance.
       instance.reset();
@@ -216,6 +220,9 @@ class ThreadPools final : public WorkerPools {
   }
 
   bool resizable() const override { return true; }
+  bool in_driver_process(int pool) const override {
+    return plan_->pools[static_cast<std::size_t>(pool)].options.isolation != Isolation::process;
+  }
 
   void start_actor(int pool, int actor) override {
     Worker& w = workers_[pool][actor];

@@ -50,9 +50,16 @@ PoolState::PoolState(Options options)
     for (int a = 0; a < actors(); ++a)
       starts_.started.push_back({.actor = a, .started_seconds = 0.0, .error = {}});
   }
+  note_waiting(options_.created);
 }
 
 bool PoolState::apply(const ActorEvent& event) {
+  if (!apply_phase(event)) return false;
+  note_waiting(event.at);
+  return true;
+}
+
+bool PoolState::apply_phase(const ActorEvent& event) {
   if (event.actor < 0 || event.actor >= actors()) return false;
   Actor& actor = actors_[static_cast<std::size_t>(event.actor)];
   switch (event.kind) {
@@ -95,6 +102,18 @@ bool PoolState::apply(const ActorEvent& event) {
       return true;
   }
   return false;
+}
+
+bool PoolState::waits_for_first_actor() const {
+  return count(ActorPhase::starting) > 0 && count(ActorPhase::ready) + count(ActorPhase::held) == 0;
+}
+
+void PoolState::note_waiting(Clock::time_point at) {
+  if (!waits_for_first_actor()) {
+    unready_since_.reset();
+  } else if (!unready_since_) {
+    unready_since_ = at;
+  }
 }
 
 void PoolState::move(Actor& actor, ActorPhase to) {
@@ -140,6 +159,12 @@ void PoolState::check() const {
                     options_.name, ever_ready_, finished - failed_starts, finished));
   }
   if (target_ < 0) throw std::logic_error(fmt::format("pool {}: negative target", options_.name));
+  if (waits_for_first_actor() != unready_since_.has_value()) {
+    throw std::logic_error(
+        fmt::format("pool {}: {} starting, {} ready, {} held, but it {} waiting for a first actor",
+                    options_.name, count(ActorPhase::starting), count(ActorPhase::ready),
+                    count(ActorPhase::held), unready_since_ ? "is" : "is not"));
+  }
 }
 
 bool PoolState::can_never_run() const {
@@ -170,6 +195,15 @@ std::vector<int> PoolState::overdue_holds(Clock::time_point now) const {
   for (std::size_t a = 0; a < actors_.size(); ++a) {
     if (actors_[a].phase == ActorPhase::held && now - actors_[a].held_since >= wait)
       overdue.push_back(static_cast<int>(a));
+  }
+  return overdue;
+}
+
+std::vector<int> PoolState::overdue_starts(Clock::time_point now, Clock::duration timeout) const {
+  std::vector<int> overdue;
+  if (!unready_since_ || now - *unready_since_ < timeout) return overdue;
+  for (std::size_t a = 0; a < actors_.size(); ++a) {
+    if (actors_[a].phase == ActorPhase::starting) overdue.push_back(static_cast<int>(a));
   }
   return overdue;
 }

@@ -19,8 +19,10 @@
 // for an actor the driver restarted meanwhile, a start of one it never asked for).
 //
 // Invariants (check() verifies them; apply() keeps them): the phase counts sum to the actors,
-// each count is the number of actors in that phase, and "live" (starting, ready or held) is
-// what a self-sizing pool holds against its target.
+// each count is the number of actors in that phase, "live" (starting, ready or held) is
+// what a self-sizing pool holds against its target, and the pool has a time since which it
+// waits for a first actor (unready_since()) exactly when it has actors starting and none
+// ready or held.
 //
 // Pure state: no clock is read (every event carries its time), nothing is started or stopped
 // (the driver tells the pools). Threading: the driver's thread only.
@@ -99,6 +101,13 @@ class PoolState {
   /// kHeldRestartFloor) at `now`: restarting one costs one start, while waiting for its hold
   /// to end may last until the cluster marks a lost node dead.
   std::vector<int> overdue_holds(Clock::time_point now) const;
+  /// Since when the pool has had actors starting and none ready or held (its Calls wait for
+  /// a first actor); nullopt while it has one, or none starting.
+  std::optional<Clock::time_point> unready_since() const { return unready_since_; }
+  /// The starting actors, once the pool has waited `timeout` for a first actor at `now`
+  /// (unready_since()); otherwise none. The driver fails them for backends that bound a
+  /// start (WorkerPools::start_timeout(): Ray actors a cluster cannot place).
+  std::vector<int> overdue_starts(Clock::time_point now, Clock::duration timeout) const;
 
   // --- Self-sizing ---
   bool sizes_itself() const { return options_.sizes_itself; }
@@ -130,13 +139,20 @@ class PoolState {
     Clock::time_point held_since;  // when its current hold began
   };
 
+  bool apply_phase(const ActorEvent& event);  // apply() without the waiting time
   void move(Actor& actor, ActorPhase to);
+  // Starting actors and none ready or held.
+  bool waits_for_first_actor() const;
+  // Sets or clears unready_since_ after an event at `at` (its invariant).
+  void note_waiting(Clock::time_point at);
   void record_start(const ActorEvent& event);
 
   Options options_;
   std::vector<Actor> actors_;
   std::array<int, 5> counts_{};  // per ActorPhase; invariant: equals the phases' tally
   bool ever_ready_ = false;      // some actor became ready
+  // Invariant: set exactly when count(starting) > 0 and count(ready) + count(held) == 0.
+  std::optional<Clock::time_point> unready_since_;
   int target_ = 0;
   double startup_seconds_ = 0.0;  // summed constructor times of finished starts
   int startups_ = 0;

@@ -252,6 +252,41 @@ TEST(PoolState, OverdueHoldsWaitAStartOrTheFloor) {
   EXPECT_EQ(quick.overdue_holds(kCreated + 2s), std::vector<int>{0});
 }
 
+TEST(PoolState, WaitingForAFirstActorStartsAndEndsWithTheEventsThatMakeIt) {
+  // Eager start: waiting since the executor's start, until a first actor is ready.
+  rd::PoolState pool = make_pool(ActorPhase::starting, 3);
+  EXPECT_EQ(pool.unready_since(), kCreated);
+  EXPECT_TRUE(pool.overdue_starts(kCreated + 9s, 10s).empty());
+  EXPECT_EQ(pool.overdue_starts(kCreated + 10s, 10s), (std::vector<int>{0, 1, 2}));
+  ASSERT_TRUE(pool.apply(event(Kind::failed, 1, kCreated + 2s, "no model")));
+  EXPECT_EQ(pool.overdue_starts(kCreated + 10s, 10s), (std::vector<int>{0, 2}));
+  ASSERT_TRUE(pool.apply(event(Kind::ready, 0, kCreated + 11s)));
+  EXPECT_EQ(pool.unready_since(), std::nullopt);
+  EXPECT_TRUE(pool.overdue_starts(kCreated + 100s, 10s).empty());  // actor 2 may take its time
+  // A hold keeps the actor: the pool is not waiting while its only actor is held.
+  ASSERT_TRUE(pool.apply(event(Kind::held, 0, kCreated + 12s)));
+  EXPECT_EQ(pool.unready_since(), std::nullopt);
+  // Its restart leaves none ready or held: waiting again, from the restart.
+  ASSERT_TRUE(pool.apply(event(Kind::restarting, 0, kCreated + 20s)));
+  EXPECT_EQ(pool.unready_since(), kCreated + 20s);
+  EXPECT_TRUE(pool.overdue_starts(kCreated + 29s, 10s).empty());
+  EXPECT_EQ(pool.overdue_starts(kCreated + 30s, 10s), (std::vector<int>{0, 2}));
+  // Once every start failed, nothing is starting: nothing to wait for.
+  ASSERT_TRUE(pool.apply(event(Kind::failed, 0, kCreated + 30s, "given up")));
+  ASSERT_TRUE(pool.apply(event(Kind::failed, 2, kCreated + 30s, "given up")));
+  EXPECT_EQ(pool.unready_since(), std::nullopt);
+  pool.check();
+  // Built before the pools returned, or a self-sizing pool not started: not waiting.
+  EXPECT_EQ(make_pool(ActorPhase::ready).unready_since(), std::nullopt);
+  rd::PoolState sizing = make_pool(ActorPhase::stopped);
+  EXPECT_EQ(sizing.unready_since(), std::nullopt);
+  ASSERT_TRUE(sizing.apply(event(Kind::starting, 1, kCreated + 5s)));
+  EXPECT_EQ(sizing.unready_since(), kCreated + 5s);
+  ASSERT_TRUE(sizing.apply(event(Kind::starting, 2, kCreated + 6s)));
+  EXPECT_EQ(sizing.unready_since(), kCreated + 5s);  // the first start counts
+  sizing.check();
+}
+
 TEST(PoolState, CallsAreMeasured) {
   rd::PoolState pool = make_pool(ActorPhase::ready, 2);
   EXPECT_FALSE(pool.call_cost().cost());
