@@ -41,6 +41,10 @@ if(BUILD_TESTING)
       target_link_libraries(${test_name} PRIVATE GTest::gmock)
     endif()
     rayorch_apply_project_settings(${test_name})
+    # A test's own code is compiled for build time: lightly optimised, line tables only
+    # (enough for backtraces). Most of CI's compile time is the test files; the library they
+    # test, the workloads and the benchmarks keep the build type's flags.
+    target_compile_options(${test_name} PRIVATE $<$<CONFIG:RelWithDebInfo>:-O1 -g1>)
     if(test_dir MATCHES "^bench(/|$)")
       target_link_libraries(${test_name} PRIVATE rayorch_bench)
     elseif(test_dir MATCHES "^workloads/pdf2md(/|$)")

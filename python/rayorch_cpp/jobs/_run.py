@@ -15,6 +15,7 @@ from typing import Any
 
 from .._atomic_file import write_text_atomically
 from .._executor import Executor
+from .._output_lock import OutputInUse, OutputLock
 from .._run_options import Journal
 from .._run_result import RunResult, report_page_beside, write_report_page
 from .._values import CompileError, ExecutionError
@@ -73,7 +74,7 @@ def write_json_atomically(path: Path, document: Any) -> None:
     write_text_atomically(path, json.dumps(document, indent=2) + "\n")
 
 
-def _prepare_folders(job: ResolvedJob, resume: bool) -> tuple[Path, Path]:
+def _prepare_folders(job: ResolvedJob, resume: bool) -> tuple[Path, Path, OutputLock]:
     directory = job.sections.output.directory
     if not directory:
         raise ConfigError("output.directory", "no output folder: --output DIR")
@@ -85,10 +86,14 @@ def _prepare_folders(job: ResolvedJob, resume: bool) -> tuple[Path, Path]:
         raise ConfigError("output.directory", f"{directory}: cannot be created ({error})") from None
     if not os.access(run_folder, os.W_OK):
         raise ConfigError("output.directory", f"{directory}: not writable")
+    try:  # held for the run: two jobs writing one output would lose each other's parts
+        lock = OutputLock(out, "rayorch_cpp run")
+    except OutputInUse as error:
+        raise ConfigError("output.directory", str(error)) from None
     if not resume:  # a new output: the journal of an earlier run must not restore anything
         for stale in run_folder.glob(f"{JOURNAL}*"):
             stale.unlink()
-    return out, run_folder
+    return out, run_folder, lock
 
 
 def _differences(old: Any, new: Any, key: str) -> list[str]:
@@ -140,72 +145,75 @@ def run_job(job: ResolvedJob, *, resume: bool = False, progress: bool = True) ->
     """Runs ``job`` once; ConfigError (before anything ran) for bad input, otherwise the
     summary (also in ``OUT/_run/summary.json``) with the exit code the command returns."""
     reader = make_reader(job.sections.input)  # before any folder is made: a missing input
-    out, run_folder = _prepare_folders(job, resume)
-    if resume:
-        _check_resumable(job, run_folder)
-    sink = make_sink(job.sections.output, job.pipeline, str(out))
-    run = job.sections.run
-    backend = job.sections.backend
-    try:
-        program = job.pipeline.compile()
-        reader.source_columns(program.source_names)
-    except (CompileError, ValueError) as error:
-        key = "stages" if isinstance(error, CompileError) else "input"
-        raise ConfigError(key, str(error)) from None
-    write_json_atomically(run_folder / "config.json", job.resolved)
-    report = run_folder / "report.json"
-    summary = JobSummary(
-        pipeline=job.pipeline_ref,
-        status="succeeded",
-        exit_code=EXIT_OK,
-        output=str(out),
-        run_folder=str(run_folder),
-        report=str(report),
-        failures=str(run_folder / "failures.jsonl"),
-    )
-    started = time.monotonic()
-    result: RunResult | None = None
-    try:
-        with Executor(
-            job.pipeline,
-            backend=backend.name,
-            address=backend.address,
-            isolation=run.isolation if backend.name == "local" else None,
-        ) as executor:
-            result = executor.run(
-                reader,
-                input_batch_size=run.input_batch_size,
-                max_active_input_batches=run.max_active_input_batches,
-                backpressure=run.backpressure,
-                queue_order=run.queue_order,
-                max_failed_roots=run.max_failed_roots,
-                max_failed_fraction=run.max_failed_fraction,
-                min_roots_for_failed_fraction=run.min_roots_for_failed_fraction,
-                progress=progress,
-                progress_log_interval_s=run.progress_log_interval_s,
-                trace=str(run_folder / "trace.json") if run.trace else None,
-                report=str(report),
-                live=run.live,
-                journal=Journal(str(run_folder / JOURNAL)),
-                dead_letters=str(run_folder / "failures.jsonl"),
-                sink=sink,
-            )
-    except ValueError as error:
-        if "run journal" in str(error):  # found before anything ran: the code changed since
-            raise ConfigError("--resume", str(error)) from None
-        summary.status, summary.exit_code, summary.error = "aborted", EXIT_ABORTED, str(error)
-        summary.seconds = round(time.monotonic() - started, 3)
-    except (ExecutionError, OSError, KeyboardInterrupt) as error:
-        why = "interrupted" if isinstance(error, KeyboardInterrupt) else str(error) or repr(error)
-        summary.status, summary.exit_code, summary.error = "aborted", EXIT_ABORTED, why
-        summary.seconds = round(time.monotonic() - started, 3)
-    _count(result, summary)
-    if result is not None and summary.failed:
-        summary.status, summary.exit_code = "some_failed", EXIT_SOME_FAILED
-    if report.is_file():
+    out, run_folder, lock = _prepare_folders(job, resume)
+    with lock:
+        if resume:
+            _check_resumable(job, run_folder)
+        sink = make_sink(job.sections.output, job.pipeline, str(out))
+        run = job.sections.run
+        backend = job.sections.backend
         try:
-            summary.report_page = write_report_page(report, report_page_beside(report))
-        except (ValueError, OSError, RuntimeError) as error:
-            print(f"warning: the report page could not be drawn: {error}", file=sys.stderr)
-    write_json_atomically(run_folder / SUMMARY, asdict(summary))
-    return summary
+            program = job.pipeline.compile()
+            reader.source_columns(program.source_names)
+        except (CompileError, ValueError) as error:
+            key = "stages" if isinstance(error, CompileError) else "input"
+            raise ConfigError(key, str(error)) from None
+        write_json_atomically(run_folder / "config.json", job.resolved)
+        report = run_folder / "report.json"
+        summary = JobSummary(
+            pipeline=job.pipeline_ref,
+            status="succeeded",
+            exit_code=EXIT_OK,
+            output=str(out),
+            run_folder=str(run_folder),
+            report=str(report),
+            failures=str(run_folder / "failures.jsonl"),
+        )
+        started = time.monotonic()
+        result: RunResult | None = None
+        try:
+            with Executor(
+                job.pipeline,
+                backend=backend.name,
+                address=backend.address,
+                isolation=run.isolation if backend.name == "local" else None,
+            ) as executor:
+                result = executor.run(
+                    reader,
+                    input_batch_size=run.input_batch_size,
+                    max_active_input_batches=run.max_active_input_batches,
+                    backpressure=run.backpressure,
+                    queue_order=run.queue_order,
+                    max_failed_roots=run.max_failed_roots,
+                    max_failed_fraction=run.max_failed_fraction,
+                    min_roots_for_failed_fraction=run.min_roots_for_failed_fraction,
+                    progress=progress,
+                    progress_log_interval_s=run.progress_log_interval_s,
+                    trace=str(run_folder / "trace.json") if run.trace else None,
+                    report=str(report),
+                    live=run.live,
+                    journal=Journal(str(run_folder / JOURNAL)),
+                    dead_letters=str(run_folder / "failures.jsonl"),
+                    sink=sink,
+                )
+        except ValueError as error:
+            if "run journal" in str(error):  # found before anything ran: the code changed since
+                raise ConfigError("--resume", str(error)) from None
+            summary.status, summary.exit_code, summary.error = "aborted", EXIT_ABORTED, str(error)
+            summary.seconds = round(time.monotonic() - started, 3)
+        except (ExecutionError, OSError, KeyboardInterrupt) as error:
+            why = (
+                "interrupted" if isinstance(error, KeyboardInterrupt) else str(error) or repr(error)
+            )
+            summary.status, summary.exit_code, summary.error = "aborted", EXIT_ABORTED, why
+            summary.seconds = round(time.monotonic() - started, 3)
+        _count(result, summary)
+        if result is not None and summary.failed:
+            summary.status, summary.exit_code = "some_failed", EXIT_SOME_FAILED
+        if report.is_file():
+            try:
+                summary.report_page = write_report_page(report, report_page_beside(report))
+            except (ValueError, OSError, RuntimeError) as error:
+                print(f"warning: the report page could not be drawn: {error}", file=sys.stderr)
+        write_json_atomically(run_folder / SUMMARY, asdict(summary))
+        return summary

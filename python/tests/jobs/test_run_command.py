@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rayorch_cpp.__main__ import main
+from rayorch_cpp._output_lock import OutputLock
 from rayorch_cpp.io import read_manifest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -176,6 +177,19 @@ def test_resume_restores_and_refuses_other_parameters(manifest: Path, tmp_path: 
     assert code == 2 and "parameters.chunk_words 4 -> 5" in stderr, stderr
     assert command(*base, "--set", "chunk_words=5")[0] == 1  # a new output without --resume
     assert next(r for r in records(out) if r["id"] == "doc3")["chunks"] == 3
+
+
+def test_a_second_job_on_an_output_in_use_is_refused_before_it_touches_it(
+    manifest: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    base = ("run", PIPELINE, "-i", str(manifest), "-o", str(out), "--no-progress")
+    assert command(*base)[0] == 1
+    first = records(out)
+    with OutputLock(out, "rayorch_cpp run"):  # another job writing there
+        code, _, stderr = command(*base, "--set", "chunk_words=5")
+    assert code == 2 and f"output directory {out} is in use by another" in stderr, stderr
+    assert records(out) == first  # nothing of it was removed or replaced
 
 
 def test_the_command_line_runs_a_pipeline_by_import_path(manifest: Path, tmp_path: Path) -> None:

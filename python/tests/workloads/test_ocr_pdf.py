@@ -21,6 +21,7 @@ pytest.importorskip("pypdfium2")
 pytest.importorskip("rapidocr_onnxruntime")
 
 import rayorch_cpp as ro  # noqa: E402
+from rayorch_cpp._output_lock import OutputLock  # noqa: E402
 from rayorch_cpp.workloads.ocr_pdf import (  # noqa: E402
     Markdown,
     OcrPdf,
@@ -220,6 +221,10 @@ def test_the_command_refuses_bad_inputs_before_converting(
     samples.make_corpus(tmp_path / "in", 1, seed=1, max_pages=1)
     assert main([str(tmp_path / "in"), "-o", str(out), "--recognize-gpus", "1"]) == 2
     assert "onnxruntime-gpu" in capsys.readouterr().err
+    # Another run holds the output directory (a second job of a split pointed at it).
+    with OutputLock(out, "ocr_pdf"):
+        assert main([str(tmp_path / "in"), "-o", str(out), "--no-progress"]) == 2
+    assert f"output directory {out} is in use by another ocr_pdf run" in capsys.readouterr().err
     assert not list(out.glob("*.md"))
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult, write_report_page
 from ..._atomic_file import write_text_atomically
+from ..._output_lock import OutputInUse, OutputLock
 from ..._ray_session import connect, import_ray
 from ...io import FileSink
 from .stages import Markdown, OcrPdf, PipelineConfig
@@ -141,10 +142,11 @@ def resolve_inputs(inputs: list[str]) -> list[str]:
     return files
 
 
-def prepare_output_dir(out: Path, resume: bool, journal: bool) -> str | None:
-    """Creates the output directory, checks it is writable and removes an interrupted run's
-    temporaries; returns the journal's path (None without one). Without ``resume`` an old
-    journal is removed: a new run starts a new one."""
+def prepare_output_dir(out: Path, resume: bool, journal: bool) -> tuple[str | None, OutputLock]:
+    """Creates the output directory, checks it is writable, locks it for this run and
+    removes an interrupted run's temporaries; returns the journal's path (None without one)
+    and the lock (held until it is closed). Without ``resume`` an old journal is removed: a
+    new run starts a new one. Another run holding the directory is an InputError."""
     if resume and not journal:
         raise InputError("--resume needs the run journal; drop --no-journal")
     try:
@@ -154,6 +156,10 @@ def prepare_output_dir(out: Path, resume: bool, journal: bool) -> str | None:
         probe.unlink()
     except OSError as error:
         raise InputError(f"output directory {out} is not writable: {error}") from error
+    try:
+        lock = OutputLock(out, "ocr_pdf")
+    except OutputInUse as error:
+        raise InputError(str(error)) from None
     for pattern in (".*.md.*", f".{FAILURES_NAME}.*"):  # write_text_atomically's temporaries
         for leftover in out.glob(pattern):
             leftover.unlink(missing_ok=True)
@@ -161,7 +167,7 @@ def prepare_output_dir(out: Path, resume: bool, journal: bool) -> str | None:
     if not resume:
         for old in (path, Path(f"{path}.modules.json")):
             old.unlink(missing_ok=True)
-    return str(path) if journal else None
+    return (str(path) if journal else None), lock
 
 
 class FailureList:
@@ -225,91 +231,94 @@ def convert(
     files = resolve_inputs(options.inputs)
     stems = [Path(f).stem for f in files]
     out = Path(options.out_dir)
-    journal_path = prepare_output_dir(out, options.resume, options.journal)
-    summary = ConvertSummary(documents=len(files), out_dir=str(out))
-    started = time.monotonic()
-    executor = start_executor(options)
-    summary.startup_seconds = time.monotonic() - started
-    pipeline = options.pipeline
-    suffix = f"|dpi={pipeline.dpi:g}|detect_side={pipeline.detect_side}"
-    journal = (
-        Journal(journal_path, key=lambda row: stems[row] + suffix, allow_other_inputs=True)
-        if journal_path is not None
-        else None
-    )
-    failures = FailureList(out / FAILURES_NAME)
-    start = time.monotonic()
+    journal_path, lock = prepare_output_dir(out, options.resume, options.journal)
+    with lock:
+        summary = ConvertSummary(documents=len(files), out_dir=str(out))
+        started = time.monotonic()
+        executor = start_executor(options)
+        summary.startup_seconds = time.monotonic() - started
+        pipeline = options.pipeline
+        suffix = f"|dpi={pipeline.dpi:g}|detect_side={pipeline.detect_side}"
+        journal = (
+            Journal(journal_path, key=lambda row: stems[row] + suffix, allow_other_inputs=True)
+            if journal_path is not None
+            else None
+        )
+        failures = FailureList(out / FAILURES_NAME)
+        start = time.monotonic()
 
-    def deliver(row: int, doc: Any, restored: bool = False) -> None:
-        if on_document is not None:
-            on_document(stems[row], doc)
-        if isinstance(doc, OutputIssue):
-            root_outcome = doc.outcome.value
-            outcome = "dropped" if root_outcome == "dropped" else "failed"
-            failed = FailedDocument(stems[row], files[row], outcome, str(doc.cause), root_outcome)
-            summary.failures.append(failed)
-            origin = doc.origin
-            failures.append(
-                {
-                    "stem": failed.stem,
-                    "input": failed.input,
-                    "outcome": failed.outcome,
-                    "root_outcome": failed.root_outcome,
-                    "cause": failed.cause,
-                    "call": origin.call if origin is not None else "",
-                    "entity": origin.entity if origin is not None else "",
-                    "attempts": origin.attempts if origin is not None else 0,
-                }
-            )
-            return
-        assert isinstance(doc, Markdown)
-        summary.written.append(stems[row])
-        if doc.text_layer_recall is not None and doc.text_layer_recall < POOR_READ_BELOW:
-            summary.poor_reads.append((stems[row], doc.text_layer_recall))
-        if restored:  # converted by an earlier run: not this run's pages or latency
-            return
-        if summary.first_document_seconds < 0:
-            summary.first_document_seconds = time.monotonic() - start
-        summary.pages += doc.pages
-        summary.pages_without_text += len(doc.pages_without_text)
-
-    try:
-        with executor:
-            try:
-                result = executor.run(
-                    files,
-                    on_row=deliver,
-                    on_restored_row=lambda row, doc: deliver(row, doc, restored=True),
-                    input_batch_size=options.input_batch_size or None,
-                    max_active_input_batches=options.max_active_input_batches,
-                    progress=options.progress,
-                    trace=options.trace_path,
-                    report=options.report_path,
-                    live=options.live,
-                    journal=journal,
-                    # One file per document, committed with its journal record (docs/IO.md):
-                    # after a crash and --resume each is there once, complete; a restored
-                    # document's file stays as it is.
-                    sink=FileSink(
-                        directory=out,
-                        name=lambda key, row, doc: f"{stems[row]}.md",
-                        contents=lambda doc: doc.text,
-                    ),
+        def deliver(row: int, doc: Any, restored: bool = False) -> None:
+            if on_document is not None:
+                on_document(stems[row], doc)
+            if isinstance(doc, OutputIssue):
+                root_outcome = doc.outcome.value
+                outcome = "dropped" if root_outcome == "dropped" else "failed"
+                failed = FailedDocument(
+                    stems[row], files[row], outcome, str(doc.cause), root_outcome
                 )
-            except ValueError as error:  # the journal cannot be used (before anything ran)
-                raise InputError(
-                    f"cannot use the run journal {journal_path}: {error}; rerun without "
-                    "--resume to convert every document again"
-                ) from error
-    finally:
-        failures.close()
-        if options.report_path and options.report_page and os.path.exists(options.report_path):
-            _draw_report_page(options.report_path)
-    summary.run_seconds = time.monotonic() - start
-    summary.result = result
-    summary.restored = result.roots_restored
-    summary.failures.sort(key=lambda f: f.stem)
-    return summary
+                summary.failures.append(failed)
+                origin = doc.origin
+                failures.append(
+                    {
+                        "stem": failed.stem,
+                        "input": failed.input,
+                        "outcome": failed.outcome,
+                        "root_outcome": failed.root_outcome,
+                        "cause": failed.cause,
+                        "call": origin.call if origin is not None else "",
+                        "entity": origin.entity if origin is not None else "",
+                        "attempts": origin.attempts if origin is not None else 0,
+                    }
+                )
+                return
+            assert isinstance(doc, Markdown)
+            summary.written.append(stems[row])
+            if doc.text_layer_recall is not None and doc.text_layer_recall < POOR_READ_BELOW:
+                summary.poor_reads.append((stems[row], doc.text_layer_recall))
+            if restored:  # converted by an earlier run: not this run's pages or latency
+                return
+            if summary.first_document_seconds < 0:
+                summary.first_document_seconds = time.monotonic() - start
+            summary.pages += doc.pages
+            summary.pages_without_text += len(doc.pages_without_text)
+
+        try:
+            with executor:
+                try:
+                    result = executor.run(
+                        files,
+                        on_row=deliver,
+                        on_restored_row=lambda row, doc: deliver(row, doc, restored=True),
+                        input_batch_size=options.input_batch_size or None,
+                        max_active_input_batches=options.max_active_input_batches,
+                        progress=options.progress,
+                        trace=options.trace_path,
+                        report=options.report_path,
+                        live=options.live,
+                        journal=journal,
+                        # One file per document, committed with its journal record (docs/IO.md):
+                        # after a crash and --resume each is there once, complete; a restored
+                        # document's file stays as it is.
+                        sink=FileSink(
+                            directory=out,
+                            name=lambda key, row, doc: f"{stems[row]}.md",
+                            contents=lambda doc: doc.text,
+                        ),
+                    )
+                except ValueError as error:  # the journal cannot be used (before anything ran)
+                    raise InputError(
+                        f"cannot use the run journal {journal_path}: {error}; rerun without "
+                        "--resume to convert every document again"
+                    ) from error
+        finally:
+            failures.close()
+            if options.report_path and options.report_page and os.path.exists(options.report_path):
+                _draw_report_page(options.report_path)
+        summary.run_seconds = time.monotonic() - start
+        summary.result = result
+        summary.restored = result.roots_restored
+        summary.failures.sort(key=lambda f: f.stem)
+        return summary
 
 
 def _draw_report_page(report_path: str) -> None:
