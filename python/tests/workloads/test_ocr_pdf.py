@@ -228,6 +228,25 @@ def test_the_command_refuses_bad_inputs_before_converting(
     assert not list(out.glob("*.md"))
 
 
+def test_jobs_of_a_split_convert_every_document_once(tmp_path: Path) -> None:
+    # The same input list in every job (a folder, or a manifest of it), each job its share.
+    inputs = tmp_path / "in"
+    documents = samples.make_corpus(inputs, 3, seed=11, max_pages=1)
+    stems = sorted(d.stem for d in documents)
+    shares = []
+    for i in range(2):
+        out = tmp_path / f"out{i}"
+        assert main([str(inputs), "-o", str(out), "--shard", f"{i}/2", "--no-progress", "-q"]) == 0
+        shares.append(sorted(p.stem for p in out.glob("*.md")))
+    assert shares == [[stems[0], stems[2]], [stems[1]]]
+    manifest = inputs / "docs.jsonl"  # relative paths: from the manifest's folder
+    manifest.write_text("".join(json.dumps({"file": f"{s}.pdf"}) + "\n" for s in stems))
+    out = tmp_path / "listed"
+    argv = ["--manifest", str(manifest), "--path-field", "file", "--row-range", "1:"]
+    assert main([*argv, "-o", str(out), "--no-progress", "-q"]) == 0
+    assert sorted(p.stem for p in out.glob("*.md")) == stems[1:]
+
+
 def test_the_command_names_the_extra_when_a_package_of_it_is_missing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

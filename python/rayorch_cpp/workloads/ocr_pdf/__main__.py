@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ... import ExecutionError
+from .._input_selection import SelectionError, parse_row_range, parse_shard
 from .models import OcrStackMissing, require_ocr_stack
 
 if TYPE_CHECKING:
@@ -43,6 +44,20 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def shard_arg(text: str) -> tuple[int, int]:
+    try:
+        return parse_shard(text)
+    except SelectionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def row_range_arg(text: str) -> tuple[int, int | None]:
+    try:
+        return parse_row_range(text)
+    except SelectionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def parser() -> argparse.ArgumentParser:
     from .stages import PipelineConfig, StageOptions
 
@@ -56,7 +71,32 @@ def parser() -> argparse.ArgumentParser:
         "document as OUTDIR/<stem>.md as soon as its own pages are done.",
         epilog=EXIT_CODES,
     )
-    p.add_argument("inputs", nargs="*", help="PDF files and directories (searched recursively)")
+    p.add_argument(
+        "inputs",
+        nargs="*",
+        help="PDF files, directories (searched recursively) and glob patterns",
+    )
+    p.add_argument(
+        "--manifest",
+        action="append",
+        default=[],
+        help="a JSON-lines file (or a JSON-lines sink's folder) listing documents, one per "
+        "line in --path-field; relative paths from its folder (repeatable)",
+    )
+    p.add_argument("--path-field", default="path", help="the manifests' path field")
+    p.add_argument(
+        "--shard",
+        type=shard_arg,
+        default=None,
+        help="I/N: this job converts inputs I, I+N, I+2N, ... of the list (jobs 0..N-1 "
+        "convert every input once)",
+    )
+    p.add_argument(
+        "--row-range",
+        type=row_range_arg,
+        default=None,
+        help="START:STOP: inputs [START, STOP) of the list (before --shard)",
+    )
     p.add_argument("-o", "--output", required=True, help="output directory (created if missing)")
     p.add_argument("--dpi", type=float, default=defaults.dpi, help="rendering resolution")
     p.add_argument(
@@ -168,6 +208,10 @@ def options_from(a: argparse.Namespace) -> ConvertOptions:
     return ConvertOptions(
         inputs=list(a.inputs),
         out_dir=a.output,
+        manifests=list(a.manifest),
+        path_field=a.path_field,
+        shard=a.shard,
+        row_range=a.row_range,
         pipeline=PipelineConfig(dpi=a.dpi, detect_side=a.detect_side, **stages),
         input_batch_size=a.input_batch_size,
         max_active_input_batches=a.max_active_batches,

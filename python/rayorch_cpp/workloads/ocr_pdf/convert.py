@@ -32,6 +32,7 @@ from ..._atomic_file import write_text_atomically
 from ..._output_lock import OutputInUse, OutputLock
 from ..._ray_session import connect, import_ray
 from ...io import FileSink
+from .._input_selection import InputRules, InputSelection, SelectionError, select_inputs
 from .stages import Markdown, OcrPdf, PipelineConfig
 
 # A document whose Markdown holds fewer of its text layer's words than this is reported: on
@@ -52,8 +53,12 @@ class InputError(ValueError):
 class ConvertOptions:
     """What ``convert`` does; the defaults are the command's."""
 
-    inputs: list[str]
+    inputs: list[str]  # files, folders (searched for *.pdf), glob patterns
     out_dir: str
+    manifests: list[str] = field(default_factory=list)  # JSON-lines files or sink folders
+    path_field: str = "path"  # the manifests' field holding a document's path
+    shard: tuple[int, int] | None = None  # (i, n): this job converts inputs i, i + n, ...
+    row_range: tuple[int, int | None] | None = None  # inputs [start, stop) of the list
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
     input_batch_size: int = 16  # documents per input batch; 0: all in one
     max_active_input_batches: int = 2
@@ -104,42 +109,34 @@ class ConvertSummary:
     out_dir: str = ""
 
 
-def resolve_inputs(inputs: list[str]) -> list[str]:
-    """The PDFs named by ``inputs``: files as given, directories searched recursively for
-    ``*.pdf`` (any case), sorted by path, the same file once. Raises InputError for a missing
-    input, no PDF at all, or two files with the same stem (their outputs would clash)."""
-    if not inputs:
-        raise InputError("no input given: name PDF files or directories")
-    by_identity: dict[str, str] = {}
-    for given in inputs:
-        path = Path(given)
-        if not path.exists():
-            raise InputError(f"input not found: {given}")
-        if path.is_dir():
-            found = [p for p in path.rglob("*") if p.suffix.lower() == ".pdf" and p.is_file()]
-        elif path.is_file():
-            found = [path]
-        else:
-            raise InputError(f"input {given} is neither a file nor a directory")
-        for f in found:
-            if not os.access(f, os.R_OK):
-                raise InputError(f"cannot read input {f}: permission denied")
-            by_identity.setdefault(str(f.resolve()), os.path.normpath(f))
-    files = sorted(by_identity.values())
-    if not files:
-        raise InputError("no PDF files found in the inputs")
-    stems: dict[str, str] = {}
-    for file in files:
-        stem = Path(file).stem
-        if stem in stems:
-            raise InputError(
-                f"duplicate document name '{stem}': {stems[stem]} and {file} would both be "
-                "written "
-                f"as {stem}.md; rename one of them or convert them into different output "
-                "directories"
-            )
-        stems[stem] = file
-    return files
+PDF_INPUTS = InputRules(
+    extensions=(".pdf",),
+    none_given="no input given: name PDF files, directories, patterns or --manifest",
+    none_found="no PDF files found in the inputs",
+    duplicate_stem=lambda stem, first, second: (
+        f"duplicate document name '{stem}': {first} and {second} would both be written as "
+        f"{stem}.md; rename one of them or convert them into different output directories"
+    ),
+)
+
+
+def resolve_inputs(options: ConvertOptions) -> list[str]:
+    """This job's PDFs (rayorch_cpp/workloads/_input_selection.py, as the C++ commands
+    choose theirs): files as given, directories searched recursively for ``*.pdf`` (any
+    case), glob patterns, sorted by path, then the manifests' rows; the same file once; then
+    the row range and the shard. Raises InputError for a missing input, no PDF at all, or two
+    files with the same stem anywhere in the list (their outputs would clash)."""
+    selection = InputSelection(
+        paths=options.inputs,
+        manifests=options.manifests,
+        path_field=options.path_field,
+        shard=options.shard,
+        row_range=options.row_range,
+    )
+    try:
+        return select_inputs(selection, PDF_INPUTS)
+    except SelectionError as error:
+        raise InputError(str(error)) from None
 
 
 def prepare_output_dir(out: Path, resume: bool, journal: bool) -> tuple[str | None, OutputLock]:
@@ -228,7 +225,7 @@ def convert(
     output)`` sees each as it is delivered. Raises InputError before converting anything
     when the inputs, the output directory or the models are unusable, and ExecutionError
     when the run aborts (documents finished before are complete; resume converts the rest)."""
-    files = resolve_inputs(options.inputs)
+    files = resolve_inputs(options)
     stems = [Path(f).stem for f in files]
     out = Path(options.out_dir)
     journal_path, lock = prepare_output_dir(out, options.resume, options.journal)
