@@ -106,8 +106,10 @@ struct RunOptions {
   /// When non-empty, every root that is not present (failed, suppressed or dropped) is
   /// written here as one JSON line: key (the journal key: JournalOptions::key, else a
   /// digest of the source values when every source type has a Codec, else the row index),
-  /// row, outcome, output (the first output Port not present), cause, call, entity (the
-  /// deciding Grain's Entity key), attempts, restored. The file is replaced at the start of
+  /// row, outcome (the root output's: failed, suppressed or dropped), failed (the row's
+  /// verdict: true unless dropped on purpose; what failure counts and exit codes follow),
+  /// output (the first output Port not present), cause, call, entity (the deciding Grain's
+  /// Entity key), attempts, restored. The file is replaced at the start of
   /// the run; run() throws std::invalid_argument before anything runs when it cannot be
   /// created.
   std::string dead_letters{};

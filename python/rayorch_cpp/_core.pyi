@@ -224,6 +224,7 @@ class RunOptions:
     max_failed_fraction: float
     min_roots_for_failed_fraction: int
     dead_letters: str
+    dead_letter_fields: Callable[[int], list[tuple[str, str]]] | None
     def __init__(self) -> None: ...
 
 class CallMetrics:

@@ -22,7 +22,7 @@ from ._delivery import (
     shape,
 )
 from ._ray_contract import RayBackendProtocol
-from ._run_options import Journal, LiveAddress, run_options
+from ._run_options import Journal, LiveAddress, run_options, set_dead_letter_fields
 from ._run_result import RunResult, partial_result, run_result
 from ._values import ExecutionError
 from .io._readers import Reader
@@ -75,6 +75,7 @@ class _Base:
         queue_order: str = "fifo",
         journal: str | os.PathLike[str] | Journal | None = None,
         dead_letters: str | os.PathLike[str] | None = None,
+        dead_letter_fields: Callable[[int], Mapping[str, str]] | None = None,
         max_failed_roots: int | None = None,
         max_failed_fraction: float = 1.0,
         min_roots_for_failed_fraction: int = 20,
@@ -138,7 +139,10 @@ class _Base:
         work at the first check past it,
         whatever ``input_batch_size``, and raises ExecutionError naming the count and the
         first causes. ``dead_letters`` writes every root that is not present as one JSON
-        line (key, row, outcome, output, cause, call, entity, attempts, restored). Unusable
+        line (key, row, outcome: the root output's, failed: the row's verdict, true unless
+        it was dropped on purpose, output, cause, call, entity, attempts, restored);
+        ``dead_letter_fields(row)`` adds a row's own string fields to its line (a document's
+        name and path; a standard field's name is overwritten by that field). Unusable
         paths or a foreign journal raise ValueError before anything runs. With lazy columns,
         each row is keyed as it is pulled (with the same key it has in a list) and a row
         recorded finished is restored when it is pulled, before the rows of the batch it was
@@ -204,6 +208,7 @@ class _Base:
             modules=self._program.module_snapshots,
             sink=sink,
         )
+        set_dead_letter_fields(options, dead_letter_fields, dead_letters)
         if options.crash_record:
             keep_python_stacks_for_crashes()
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -215,6 +215,36 @@ def _long_run(
     options.max_failed_fraction = max_failed_fraction
     options.min_roots_for_failed_fraction = min_roots_for_failed_fraction
     return keys
+
+
+def set_dead_letter_fields(
+    options: _core.RunOptions,
+    fields: Callable[[int], Mapping[str, str]] | None,
+    dead_letters: str | os.PathLike[str] | None,
+) -> None:
+    """Adds ``fields(row)`` (a mapping of str to str) to each row's dead letter. Raises
+    ValueError without a dead-letter file; a mapping that is not of strings stops the run
+    with a TypeError naming the row."""
+    if fields is None:
+        return
+    if dead_letters is None:
+        raise ValueError("dead_letter_fields adds fields to dead letters: pass dead_letters too")
+    if not callable(fields):
+        raise TypeError(
+            f"dead_letter_fields takes a function of a row's index, not {type(fields).__name__}"
+        )
+
+    def checked(row: int) -> list[tuple[str, str]]:
+        given = fields(row)
+        if not isinstance(given, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in given.items()
+        ):
+            raise TypeError(
+                f"dead_letter_fields({row}) must return a mapping of str to str, not {given!r}"
+            )
+        return list(given.items())
+
+    options.dead_letter_fields = checked
 
 
 # What run(live=...) takes: off (None, False), on at any free port of 127.0.0.1 (True), a

@@ -121,7 +121,8 @@ void bind_run_options(nb::module_& m) {
       .def_rw("max_failed_roots", &RunOptions::max_failed_roots)
       .def_rw("max_failed_fraction", &RunOptions::max_failed_fraction)
       .def_rw("min_roots_for_failed_fraction", &RunOptions::min_roots_for_failed_fraction)
-      .def_rw("dead_letters", &RunOptions::dead_letters);
+      .def_rw("dead_letters", &RunOptions::dead_letters)
+      .def_rw("dead_letter_fields", &RunOptions::dead_letter_fields);
 }
 
 void bind_run_metrics(nb::module_& m) {

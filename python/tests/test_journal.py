@@ -299,7 +299,27 @@ def test_dead_letters_name_every_root_that_is_not_present(tmp_path: Path) -> Non
         assert j["call"] == "Work#1" and j["entity"].startswith(f"{row}/")
         assert j["attempts"] >= 1 and j["restored"] is False
         assert len(j["key"]) == 16  # the digest of the pickled source value
+        assert j["failed"] is True  # suppressed by a failure, not dropped on purpose
         assert isinstance(out[row], ro.OutputIssue)
+
+
+def test_dead_letter_fields_add_a_rows_own_fields(tmp_path: Path) -> None:
+    path = tmp_path / "dead.jsonl"
+    Work.fail = 2
+    ro.SyncExecutor(pipeline()).run(
+        list(range(12)),
+        dead_letters=path,
+        dead_letter_fields=lambda row: {"name": f"doc-{row}", "row": "overwritten"},
+    )
+    letters = {j["row"]: j for j in map(json.loads, path.read_text().splitlines())}
+    assert sorted(letters) == [0, 1, 10, 11]
+    assert all(j["name"] == f"doc-{row}" for row, j in letters.items())
+    with pytest.raises(ValueError, match="pass dead_letters too"):
+        ro.SyncExecutor(pipeline()).run([1], dead_letter_fields=lambda row: {})
+    with pytest.raises(TypeError, match=r"dead_letter_fields\(0\) must return a mapping of str"):
+        ro.SyncExecutor(pipeline()).run(
+            list(range(12)), dead_letters=path, dead_letter_fields=lambda row: {"n": row}
+        )
 
 
 class Doubled:

@@ -46,7 +46,10 @@ struct ConvertTally {
   std::vector<std::string> written;   ///< inputs converted by this run, in completion order
   std::vector<std::string> restored;  ///< inputs restored from the journal, sorted
   std::vector<Failure> failures;      ///< sorted by name once the run is over
-  double startup_seconds = 0.0;       ///< building the actor pools (engine loading)
+  /// Inputs without output on purpose (a filter dropped their root): not failures, so they
+  /// leave the exit status alone; sorted. failures.jsonl lists them with "failed": false.
+  std::vector<std::string> dropped;
+  double startup_seconds = 0.0;  ///< building the actor pools (engine loading)
   double run_seconds = 0.0;
   double first_written_seconds = -1.0;  ///< run start to the first written input; -1: none
   std::vector<StageSummary> stages;
@@ -189,6 +192,10 @@ class ConvertDriver {
           return;
         }
         const rayorch::OutputIssue& issue = out.issue();
+        if (issue.outcome == rayorch::Outcome::dropped) {
+          tally_.dropped.push_back(stems_[row]);
+          return;
+        }
         tally_.failures.push_back(Failure{
             stems_[row], files_[row], std::string(rayorch::to_string(issue.outcome)), issue.cause});
       });
@@ -202,6 +209,7 @@ class ConvertDriver {
     tally_.run_seconds = seconds_since(start);
     tally_.stages = stage_summaries(result.metrics);
     std::sort(tally_.restored.begin(), tally_.restored.end());
+    std::sort(tally_.dropped.begin(), tally_.dropped.end());
     std::sort(tally_.failures.begin(), tally_.failures.end(),
               [&](const Failure& a, const Failure& b) { return a.*name_of_ < b.*name_of_; });
   }
@@ -245,8 +253,8 @@ class ConvertDriver {
   ConvertTally<Failure> tally_;
 };
 
-/// Copies the tally into a workload's summary: failures, startup_seconds, run_seconds and
-/// stages into the fields of those names, the rest into the fields the workload names.
+/// Copies the tally into a workload's summary: failures, dropped, startup_seconds, run_seconds
+/// and stages into the fields of those names, the rest into the fields the workload names.
 template <class Summary, class Failure>
 void copy_tally(const ConvertTally<Failure>& t, Summary& s,
                 std::vector<std::string> Summary::*written,
@@ -256,9 +264,15 @@ void copy_tally(const ConvertTally<Failure>& t, Summary& s,
   s.*restored = t.restored;
   s.*first_written_seconds = t.first_written_seconds;
   s.failures = t.failures;
+  s.dropped = t.dropped;
   s.startup_seconds = t.startup_seconds;
   s.run_seconds = t.run_seconds;
   s.stages = t.stages;
+}
+
+/// ", N dropped on purpose" for a summary's first line, or nothing when none was.
+inline std::string dropped_on_purpose(std::size_t dropped) {
+  return dropped == 0 ? std::string() : fmt::format(", {} dropped on purpose", dropped);
 }
 
 /// The closing lines of a run summary: the first finished input (`noun`: "document";

@@ -115,8 +115,9 @@ ConvertSummary convert(const ConvertOptions& options) {
 
 std::string format_summary(const ConvertSummary& s) {
   std::string out =
-      fmt::format("pdf2md: {} documents: {} converted, {} failed, {} restored from the journal\n",
-                  s.documents, s.converted.size(), s.failures.size(), s.skipped.size());
+      fmt::format("pdf2md: {} documents: {} converted, {} failed, {} restored from the journal{}\n",
+                  s.documents, s.converted.size(), s.failures.size(), s.skipped.size(),
+                  workloads::dropped_on_purpose(s.dropped.size()));
   if (s.run_seconds > 0) {
     out +=
         fmt::format("pages: {} in {:.2f} s = {:.2f} pages/s (engine startup {:.2f} s)\n", s.pages,

@@ -48,7 +48,7 @@ struct ConvertOptions {
 struct FailedDocument {
   std::string stem;
   std::string input;
-  std::string outcome;  ///< failed / suppressed / dropped
+  std::string outcome;  ///< the root's: failed or suppressed (dropped ones are not failures)
   std::string cause;
 };
 
@@ -61,6 +61,7 @@ struct ConvertSummary {
   std::vector<std::string> skipped;    ///< stems restored from the journal (--resume), sorted
   std::vector<std::string> converted;  ///< stems written by this run, in completion order
   std::vector<FailedDocument> failures;
+  std::vector<std::string> dropped;      ///< stems dropped on purpose (not failures), sorted
   std::size_t pages = 0;                 ///< pages of the converted documents
   double startup_seconds = 0.0;          ///< building the actor pools (engine loading)
   double run_seconds = 0.0;              ///< the run itself
@@ -84,12 +85,12 @@ std::vector<std::string> resolve_inputs(const workloads::InputSelection& inputs)
 /// instead of converting them (rewriting a document's file from the journal only when the file is
 /// missing or differs, so complete outputs stay untouched) and converts the rest, failed ones
 /// included. Documents that fail are listed in OUT_DIR/failures.jsonl by the engine's dead letters
-/// (RunOptions:: dead_letters): replaced by an empty file when the run starts, one line appended
-/// per failed document as soon as it fails, with the fields stem, input, outcome and cause, plus
-/// key, row, output, call, entity, attempts and restored. A journal written by another version of
-/// the pipeline is an InputError under `resume`. Throws InputError before converting anything when
-/// the inputs, the output locations or the engines (e.g. a missing OCR language) are unusable, and
-/// rayorch::ExecutionError when the run aborts.
+/// (RunOptions::dead_letters, docs/CONVERSION.md): replaced by an empty file when the run starts,
+/// one line appended per document without Markdown as soon as it is known, with the fields stem,
+/// input, outcome, failed and cause, plus key, row, output, call, entity, attempts and restored. A
+/// journal written by another version of the pipeline is an InputError under `resume`. Throws
+/// InputError before converting anything when the inputs, the output locations or the engines (e.g.
+/// a missing OCR language) are unusable, and rayorch::ExecutionError when the run aborts.
 ConvertSummary convert(const ConvertOptions& options);
 
 /// The human-readable end-of-run summary.

@@ -144,8 +144,8 @@ ConvertSummary convert(const ConvertOptions& options) {
 std::string format_summary(const ConvertSummary& s) {
   std::string out = fmt::format("video2jsonl: {} videos: {} written, {} failed", s.videos,
                                 s.written.size(), s.failures.size());
-  out += s.restored.empty() ? std::string("\n")
-                            : fmt::format(", {} restored from the journal\n", s.restored.size());
+  if (!s.restored.empty()) out += fmt::format(", {} restored from the journal", s.restored.size());
+  out += workloads::dropped_on_purpose(s.dropped.size()) + "\n";
   if (s.run_seconds > 0) {
     out += fmt::format(
         "scenes: {}, frames analysed: {} in {:.2f} s = {:.2f} videos/s (engine startup {:.2f} "

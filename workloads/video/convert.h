@@ -46,7 +46,7 @@ struct ConvertOptions {
 struct FailedVideo {
   std::string video;
   std::string input;
-  std::string outcome;  ///< failed / suppressed / dropped
+  std::string outcome;  ///< the root's: failed or suppressed (dropped ones are not failures)
   std::string cause;
 };
 
@@ -59,6 +59,7 @@ struct ConvertSummary {
   std::vector<std::string> written;   ///< videos processed by this run, in completion order
   std::vector<std::string> restored;  ///< videos whose record came from the journal, sorted
   std::vector<FailedVideo> failures;  ///< sorted by video
+  std::vector<std::string> dropped;   ///< videos dropped on purpose (not failures), sorted
   std::size_t scenes = 0;             ///< scenes of the written videos
   std::size_t frames_analysed = 0;    ///< sampled frames of the written videos
   double startup_seconds = 0.0;       ///< building the actor pools (engine loading)
@@ -88,8 +89,9 @@ std::vector<std::string> resolve_inputs(const workloads::InputSelection& inputs)
 /// output; one with it keeps the committed parts, restores the videos they hold, and processes
 /// the rest, so the parts hold every finished video exactly once.
 /// Videos without a record are listed in OUT_DIR/failures.jsonl by the engine's dead letters
-/// (RunOptions::dead_letters): replaced by an empty file when the run starts, one line
-/// appended per failed video as soon as it fails (fields video, input, outcome, cause, plus
+/// (RunOptions::dead_letters, docs/CONVERSION.md): replaced by an empty file when the run
+/// starts, one line appended per video without a record as soon as it is known (fields video,
+/// input, outcome, failed, cause, plus
 /// key, row, output, call, entity, attempts, restored). A journal written by another
 /// version of the pipeline is an InputError under `resume`. Throws
 /// InputError before processing anything when the inputs, the options, the output locations or the

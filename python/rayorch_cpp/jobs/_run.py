@@ -1,7 +1,8 @@
 """Running a resolved job: the output folder, its run folder (``OUT/_run``: the configuration
 as resolved, the journal, the failures, the JSON report and its page, the summary), progress,
-and the exit code of ``rayorch pdf2md`` (0 every row written or restored, 1 some failed, 2 bad
-input or configuration, nothing run, 3 the run stopped; rerun with ``--resume``)."""
+and the exit code of every conversion command (docs/CONVERSION.md: 0 every row written,
+restored or dropped on purpose, 1 some failed, 2 bad input or configuration or a stage that
+cannot start, nothing run, 3 the run stopped; rerun with ``--resume``)."""
 
 from __future__ import annotations
 
@@ -141,6 +142,24 @@ def _count(result: RunResult | None, summary: JobSummary) -> None:
     summary.seconds = round(result.elapsed_s, 3)
 
 
+def _started_executor(job: ResolvedJob) -> Executor:
+    """The job's executor once every stage has an actor whose Module constructed (its model
+    loaded): a stage that cannot start is a problem with the job, not a failed run, so it is
+    a ConfigError (exit 2, nothing run), as for the conversion commands (docs/CONVERSION.md)."""
+    run, backend = job.sections.run, job.sections.backend
+    try:
+        executor = Executor(
+            job.pipeline,
+            backend=backend.name,
+            address=backend.address,
+            isolation=run.isolation if backend.name == "local" else None,
+        )
+        executor.await_actors()  # closes the executor when it raises
+    except (ExecutionError, RuntimeError, ImportError) as error:
+        raise ConfigError("stages", f"cannot start the pipeline: {error}") from None
+    return executor
+
+
 def run_job(job: ResolvedJob, *, resume: bool = False, progress: bool = True) -> JobSummary:
     """Runs ``job`` once; ConfigError (before anything ran) for bad input, otherwise the
     summary (also in ``OUT/_run/summary.json``) with the exit code the command returns."""
@@ -151,7 +170,6 @@ def run_job(job: ResolvedJob, *, resume: bool = False, progress: bool = True) ->
             _check_resumable(job, run_folder)
         sink = make_sink(job.sections.output, job.pipeline, str(out))
         run = job.sections.run
-        backend = job.sections.backend
         try:
             program = job.pipeline.compile()
             reader.source_columns(program.source_names)
@@ -171,13 +189,9 @@ def run_job(job: ResolvedJob, *, resume: bool = False, progress: bool = True) ->
         )
         started = time.monotonic()
         result: RunResult | None = None
+        executor = _started_executor(job)
         try:
-            with Executor(
-                job.pipeline,
-                backend=backend.name,
-                address=backend.address,
-                isolation=run.isolation if backend.name == "local" else None,
-            ) as executor:
+            with executor:
                 result = executor.run(
                     reader,
                     input_batch_size=run.input_batch_size,

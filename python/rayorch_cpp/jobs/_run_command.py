@@ -15,8 +15,8 @@ from ._typed import ConfigError
 EXIT_CODES = (
     "Exit status: 0 every row was written (or restored by --resume); 1 the run finished but "
     "some rows failed (listed in OUT/_run/failures.jsonl); 2 a bad configuration, pipeline, "
-    "input or output folder (nothing ran); 3 the run stopped (rows finished before are "
-    "written; rerun with --resume)."
+    "input or output folder, or a stage that cannot start (nothing ran); 3 the run stopped "
+    "(rows finished before are written; rerun with --resume)."
 )
 
 

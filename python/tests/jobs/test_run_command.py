@@ -192,6 +192,69 @@ def test_a_second_job_on_an_output_in_use_is_refused_before_it_touches_it(
     assert records(out) == first  # nothing of it was removed or replaced
 
 
+STAGES_THAT_CANNOT_START = """
+import rayorch_cpp as ro
+
+
+class Model:
+    def __init__(self) -> None:
+        raise OSError("model weights not found at /models/m.onnx")
+
+    def run(self, texts: list[object]) -> list[object]:
+        return texts
+
+
+class Keep:
+    def run(self, texts: list[object]) -> list[bool]:
+        return [text != "" for text in texts]
+
+
+class Broken(ro.Pipeline):
+    def __init__(self) -> None:
+        self.model = ro.Module(Model)
+
+    def forward(self, text: ro.Port) -> ro.Port:
+        return self.model(text)
+
+
+class Filtered(ro.Pipeline):
+    def __init__(self) -> None:
+        self.keep = ro.Module(Keep)
+
+    def forward(self, text: ro.Port) -> ro.Port:
+        return ro.F.filter(text, self.keep(text))
+"""
+
+
+def test_a_stage_that_cannot_start_is_a_bad_job_and_a_dropped_row_no_failure(
+    tmp_path: Path,
+) -> None:
+    # docs/CONVERSION.md: exit 2 when a stage cannot start (nothing ran), as the conversion
+    # commands; a row the pipeline drops on purpose leaves the exit status 0.
+    pipelines = tmp_path / "stages.py"
+    pipelines.write_text(STAGES_THAT_CANNOT_START)
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": t}) + "\n" for t in ("a", "", "c")))
+    out = tmp_path / "broken"
+    code, _, stderr = command(
+        "run", f"{pipelines}:Broken", "-i", str(docs), "-o", str(out), "--no-progress"
+    )
+    assert code == 2, stderr
+    assert "cannot start the pipeline" in stderr and "model weights not found" in stderr, stderr
+    assert not (out / "_run" / "summary.json").exists()  # nothing ran
+
+    out = tmp_path / "filtered"
+    code, stdout, stderr = command(
+        "run", f"{pipelines}:Filtered", "-i", str(docs), "-o", str(out), "--no-progress"
+    )
+    assert code == 0, stderr
+    assert "1 dropped by a filter" in stdout
+    summary = json.loads((out / "_run" / "summary.json").read_text())
+    assert summary["dropped"] == 1 and summary["failed"] == 0 and summary["exit_code"] == 0
+    [letter] = map(json.loads, (out / "_run" / "failures.jsonl").read_text().splitlines())
+    assert letter["row"] == 1 and letter["outcome"] == "dropped" and letter["failed"] is False
+
+
 def test_the_command_line_runs_a_pipeline_by_import_path(manifest: Path, tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python" / "examples"))
     done = subprocess.run(

@@ -32,6 +32,9 @@ void DeadLetterFile::write(const DeadLetter& d) {
   j["key"] = d.key;
   j["row"] = d.row;
   j["outcome"] = std::string(to_string(d.outcome));
+  // The row's verdict, which exit codes and failure counts follow: a root that is not present
+  // failed (its producer failed, or a failure suppressed it) unless it was dropped on purpose.
+  j["failed"] = d.outcome != Outcome::dropped;
   j["output"] = d.output;
   j["cause"] = d.cause;
   j["call"] = d.origin ? nlohmann::json(d.origin->call) : nlohmann::json(nullptr);

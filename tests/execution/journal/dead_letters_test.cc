@@ -58,6 +58,7 @@ TEST(DeadLetters, NameEveryRootThatIsNotPresent) {
     const auto& j = letters[row];
     const ro::OutputIssue& issue = r.outputs[row].issue();
     EXPECT_EQ(j["outcome"], std::string(ro::to_string(issue.outcome)));
+    EXPECT_EQ(j["failed"], issue.outcome != ro::Outcome::dropped);
     EXPECT_EQ(j["cause"], issue.cause);
     EXPECT_EQ(j["call"], "Work#1");
     EXPECT_EQ(j["entity"], issue.origin->entity);
@@ -78,6 +79,29 @@ TEST(DeadLetters, NameEveryRootThatIsNotPresent) {
   int restored = 0;
   while (std::getline(again, line)) restored += nlohmann::json::parse(line)["restored"] ? 1 : 0;
   EXPECT_EQ(restored, 4);
+}
+
+TEST(DeadLetters, TellADroppedRowFromAFailedOne) {
+  // outcome is the root output's fact; failed is the row's verdict that failure counts and
+  // exit codes follow: a row a filter removed on purpose is not a failure.
+  TempDir dir;
+  const std::string path = dir.file("dead.jsonl");
+  auto kept =
+      ro::compile([](ro::Port<int> x, ro::Port<bool> keep) { return ro::F::filter(x, keep); });
+  ro::testing::SyncExecutor ex(kept);
+  ro::RunOptions o;
+  o.progress = false;
+  o.dead_letters = path;
+  auto r = ex.run(std::vector<int>{1, 2, 3}, std::vector<bool>{true, false, true}, o);
+  ASSERT_EQ(r.outputs[1].issue().outcome, ro::Outcome::dropped);
+  std::ifstream in(path);
+  std::string line;
+  std::vector<nlohmann::json> letters;
+  while (std::getline(in, line)) letters.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(letters.size(), 1u);
+  EXPECT_EQ(letters[0]["row"], 1);
+  EXPECT_EQ(letters[0]["outcome"], "dropped");
+  EXPECT_EQ(letters[0]["failed"], false);
 }
 
 }  // namespace

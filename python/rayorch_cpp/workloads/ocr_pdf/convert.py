@@ -9,16 +9,15 @@ shape the Markdown: dpi and detection side), and ``OUT/_manifest.json`` lists th
 files. A run without ``resume`` starts a new journal and a new output; with it, the documents
 recorded finished are restored instead of converted (their file left as it is, or written
 again from the journal when missing) and the rest converted, failed ones included. Every
-document without output gets one line in ``OUT/failures.jsonl`` (replaced by an empty file
-when the run starts; each line appended and synced as the document fails) with the fields
-stem, input, outcome, root_outcome, cause, call, entity and attempts: ``outcome`` is what
-happened to the document ("failed": it was not converted, whatever stage's error stopped
-it; "dropped"), ``root_outcome`` the engine's outcome of its root (a PDF that cannot be
-opened fails the open stage, and its Markdown, which needed it, is "suppressed")."""
+document without output gets one line in ``OUT/failures.jsonl``, the engine's dead letters as
+every conversion command writes them (docs/CONVERSION.md): its stem and input, then key, row,
+outcome (the engine's outcome of its root: a PDF that cannot be opened fails the open stage,
+and its Markdown, which needed it, is "suppressed"), failed (the document's verdict: true
+unless it was dropped on purpose), output, cause, call, entity, attempts and restored; the file
+is replaced when the run starts, and a resumed run lists the failures it restores too."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -28,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from ... import ExecutionError, Executor, Journal, OutputIssue, RunResult, write_report_page
-from ..._atomic_file import write_text_atomically
 from ..._output_lock import OutputInUse, OutputLock
 from ..._ray_session import connect, import_ray
 from ...io import FileSink
@@ -82,9 +80,8 @@ class ConvertOptions:
 class FailedDocument:
     stem: str
     input: str
-    outcome: str  # the document's: "failed" or "dropped"
+    outcome: str  # the engine's outcome of the document's root: failed, suppressed
     cause: str
-    root_outcome: str  # the engine's outcome of the document's root
 
 
 @dataclass
@@ -97,6 +94,7 @@ class ConvertSummary:
     written: list[str] = field(default_factory=list)
     restored: int = 0
     failures: list[FailedDocument] = field(default_factory=list)  # sorted by stem
+    dropped: list[str] = field(default_factory=list)  # stems dropped on purpose, sorted
     pages: int = 0  # of the documents this run converted (restored ones not counted)
     # (stem, share of its text layer's words read) of the documents read far worse than their
     # text layer (POOR_READ_BELOW), in delivery order
@@ -157,30 +155,13 @@ def prepare_output_dir(out: Path, resume: bool, journal: bool) -> tuple[str | No
         lock = OutputLock(out, "ocr_pdf")
     except OutputInUse as error:
         raise InputError(str(error)) from None
-    for pattern in (".*.md.*", f".{FAILURES_NAME}.*"):  # write_text_atomically's temporaries
-        for leftover in out.glob(pattern):
-            leftover.unlink(missing_ok=True)
+    for leftover in out.glob(".*.md.*"):  # an interrupted write's temporaries
+        leftover.unlink(missing_ok=True)
     path = out / JOURNAL_NAME
     if not resume:
         for old in (path, Path(f"{path}.modules.json")):
             old.unlink(missing_ok=True)
     return (str(path) if journal else None), lock
-
-
-class FailureList:
-    """OUT/failures.jsonl: emptied when created, then one complete, synced line per failed
-    document (one write of the whole line on an O_APPEND descriptor, then fsync)."""
-
-    def __init__(self, path: Path) -> None:
-        write_text_atomically(path, "")
-        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-
-    def append(self, record: dict[str, Any]) -> None:
-        os.write(self.fd, (json.dumps(record, ensure_ascii=False) + "\n").encode())
-        os.fsync(self.fd)
-
-    def close(self) -> None:
-        os.close(self.fd)
 
 
 def fitted_to_cluster(pipeline: PipelineConfig, address: str | None) -> PipelineConfig:
@@ -241,32 +222,18 @@ def convert(
             if journal_path is not None
             else None
         )
-        failures = FailureList(out / FAILURES_NAME)
         start = time.monotonic()
 
         def deliver(row: int, doc: Any, restored: bool = False) -> None:
             if on_document is not None:
                 on_document(stems[row], doc)
-            if isinstance(doc, OutputIssue):
-                root_outcome = doc.outcome.value
-                outcome = "dropped" if root_outcome == "dropped" else "failed"
-                failed = FailedDocument(
-                    stems[row], files[row], outcome, str(doc.cause), root_outcome
-                )
-                summary.failures.append(failed)
-                origin = doc.origin
-                failures.append(
-                    {
-                        "stem": failed.stem,
-                        "input": failed.input,
-                        "outcome": failed.outcome,
-                        "root_outcome": failed.root_outcome,
-                        "cause": failed.cause,
-                        "call": origin.call if origin is not None else "",
-                        "entity": origin.entity if origin is not None else "",
-                        "attempts": origin.attempts if origin is not None else 0,
-                    }
-                )
+            if isinstance(doc, OutputIssue):  # its line in failures.jsonl is the engine's
+                if doc.outcome.value == "dropped":  # on purpose: not a failure
+                    summary.dropped.append(stems[row])
+                else:
+                    summary.failures.append(
+                        FailedDocument(stems[row], files[row], doc.outcome.value, str(doc.cause))
+                    )
                 return
             assert isinstance(doc, Markdown)
             summary.written.append(stems[row])
@@ -293,6 +260,8 @@ def convert(
                         report=options.report_path,
                         live=options.live,
                         journal=journal,
+                        dead_letters=str(out / FAILURES_NAME),
+                        dead_letter_fields=lambda row: {"stem": stems[row], "input": files[row]},
                         # One file per document, committed with its journal record (docs/IO.md):
                         # after a crash and --resume each is there once, complete; a restored
                         # document's file stays as it is.
@@ -302,19 +271,21 @@ def convert(
                             contents=lambda doc: doc.text,
                         ),
                     )
-                except ValueError as error:  # the journal cannot be used (before anything ran)
+                except ValueError as error:  # before anything ran
+                    if "dead_letters" in str(error):  # the failure list cannot be written
+                        raise InputError(str(error)) from error
                     raise InputError(
                         f"cannot use the run journal {journal_path}: {error}; rerun without "
                         "--resume to convert every document again"
                     ) from error
         finally:
-            failures.close()
             if options.report_path and options.report_page and os.path.exists(options.report_path):
                 _draw_report_page(options.report_path)
         summary.run_seconds = time.monotonic() - start
         summary.result = result
         summary.restored = result.roots_restored
         summary.failures.sort(key=lambda f: f.stem)
+        summary.dropped.sort()
         return summary
 
 
@@ -332,7 +303,9 @@ def format_summary(s: ConvertSummary) -> str:
     converted = len(s.written) - s.restored
     text = (
         f"ocr_pdf: {s.documents} documents: {converted} converted, {len(s.failures)} failed, "
-        f"{s.restored} restored from the journal\n"
+        f"{s.restored} restored from the journal"
+        + (f", {len(s.dropped)} dropped on purpose" if s.dropped else "")
+        + "\n"
     )
     if s.run_seconds > 0:
         text += (
