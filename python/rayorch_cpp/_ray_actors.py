@@ -211,6 +211,10 @@ class RayActors:
             self._joined(pool, actor, node, ray_id)
             self._started.append((pool, actor, ""))
 
+    def _forget_held(self, pool: int, actor: int) -> None:
+        """Forgets the calls held at `actor` of `pool`, which is killed (RayBackend keeps
+        them)."""
+
     def _kill(self, actor: Any) -> None:
         try:
             self._ray.kill(actor, no_restart=True)
@@ -230,6 +234,7 @@ class RayActors:
         """Kills `actor` of `pool` (a hung one) and puts a fresh one, fully built, in its
         place, where Ray places it."""
         self._kill(self._actors[pool][actor])
+        self._forget_held(pool, actor)
         deadline = time.monotonic() + self._startup_timeout_s
         while True:
             fresh = self._new_actor(pool, actor)
@@ -269,6 +274,7 @@ class RayActors:
         """Kills `actor` of `pool` and starts a fresh one in its slot in the background, away
         from node `avoid` (when not None) for _ELSEWHERE_TIMEOUT_S."""
         self._kill(self._actors[pool][actor])
+        self._forget_held(pool, actor)
         self.nodes[pool][actor] = ""
         self.actor_ids[pool][actor] = b""
         fresh = self._new_actor(pool, actor, avoid)

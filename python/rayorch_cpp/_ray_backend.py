@@ -87,9 +87,11 @@ class RayBackend(RayActors, RayBackendProtocol):
         # nodes were found lost when every call in flight was last checked.
         self._unchecked: list[ObjectRef] = []
         self._losses_checked = 0
-        # Calls failed early whose actors Ray still holds: report ObjectRef -> (token, pool,
-        # actor); each is reported again under its token when Ray ends it.
-        self._held: dict[ObjectRef, tuple[int, int, int]] = {}
+        # Calls failed early whose actors Ray still holds: report ObjectRef -> (pool, actor).
+        # The one record of held calls (the driver's PoolState keeps the actors' phases): an
+        # actor is resumed (take_resumed) when Ray ended every call held at it.
+        self._held: dict[ObjectRef, tuple[int, int]] = {}
+        self._resumed: list[tuple[int, int]] = []
         # Per held actor (pool, actor): the lost node its held calls' inputs were on.
         self._held_by: dict[tuple[int, int], str] = {}
         self._node_losses = NodeLossWatch(ray)
@@ -136,6 +138,7 @@ class RayBackend(RayActors, RayBackendProtocol):
         self._stop_actors()
         self._pending.clear()
         self._held.clear()
+        self._resumed.clear()
         self._held_by.clear()
 
     # -- values --------------------------------------------------------------------------
@@ -215,12 +218,11 @@ class RayBackend(RayActors, RayBackendProtocol):
         self._note_started([ref for ref in ready if ref in self._starting])
         out: list[FinishedCall] = []
         for ref in ready:
-            if (held := self._held.pop(ref, None)) is not None:
-                token, pool, actor = held
-                self._tasks_in_flight[pool][actor] -= 1
-                out.append(
-                    FinishedCall(token, CallReport(CallStatus.ray_error, error="Ray ended it"))
-                )
+            if (held := self._held.pop(ref, None)) is not None:  # Ray ended a held call
+                self._tasks_in_flight[held[0]][held[1]] -= 1
+                if held not in self._held.values():
+                    self._resumed.append(held)
+                    self._held_by.pop(held, None)
         ready = [ref for ref in ready if ref in self._pending]
         if not ready:
             return out
@@ -243,23 +245,34 @@ class RayBackend(RayActors, RayBackendProtocol):
                 out.append(FinishedCall(token, report))
         return out
 
+    def take_resumed(self) -> list[tuple[int, int]]:
+        """The actors no held call holds any more since the last call (the contract's)."""
+        out, self._resumed = self._resumed, []
+        return out
+
     def restart_held(self, pool: int, actor: int) -> None:
         """Kills `actor` of `pool`, which calls reported early (actor_held) still hold, and
         starts a fresh one in its slot in the background, away from the lost node its calls'
         inputs were on (Ray may place an actor there until it marks the node dead, the same
         wait). Ray would hold the actor until then; the held calls are forgotten with it."""
-        for ref, (_token, p, a) in list(self._held.items()):
-            if (p, a) == (pool, actor):
+        self._restart(pool, actor, self._held_by.get((pool, actor)))
+
+    def _forget_held(self, pool: int, actor: int) -> None:
+        """The calls held at `actor` of `pool`, killed, die with it: no resume follows."""
+        for ref, where in list(self._held.items()):
+            if where == (pool, actor):
                 del self._held[ref]
                 self._tasks_in_flight[pool][actor] -= 1
-        self._restart(pool, actor, self._held_by.pop((pool, actor), None))
+        self._held_by.pop((pool, actor), None)
+        if (pool, actor) in self._resumed:
+            self._resumed.remove((pool, actor))
 
     def _cut_off(self, refs: list[ObjectRef]) -> list[FinishedCall]:
         """The calls among `refs` (report ObjectRefs) that cannot finish because of a node
         found lost, failed now (actor_lost or block_lost, as Ray would fail them once the
         cluster marks the node dead) and cancelled in Ray. Ray keeps a block_lost call at its
-        live actor until then: the report says the actor is held, and the call is reported
-        again when Ray ends it."""
+        live actor until then: the report says the actor is held, and take_resumed names the
+        actor once Ray ended every call held there."""
         out: list[FinishedCall] = []
         for ref in refs:
             entry = self._pending.get(ref)
@@ -282,7 +295,7 @@ class RayBackend(RayActors, RayBackendProtocol):
                     lost_object=block.hex(),
                     actor_held=True,
                 )
-                self._held[ref] = (token, pool, actor)
+                self._held[ref] = (pool, actor)
                 self._held_by[(pool, actor)] = node
             del self._pending[ref]
             if not report.actor_held:

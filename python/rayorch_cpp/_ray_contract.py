@@ -128,8 +128,15 @@ class RayBackendProtocol(Protocol):
         Ray failed gets a CallReport with one of Ray's statuses (``actor_lost``,
         ``block_lost``, ``ray_error``) and the error as ``"Type: message"``. A call may be
         reported before Ray ended it (its input went with a node found lost) with
-        ``actor_held``: its actor takes no other call until a second FinishedCall under the
-        same token (any report) says Ray ended it."""
+        ``actor_held``: its actor takes no other call until :meth:`take_resumed` names it.
+        Returns early, maybe with no call, when a held call ended."""
+        ...
+
+    def take_resumed(self) -> list[tuple[int, int]]:
+        """The actors that calls reported with ``actor_held`` held and that no such call
+        holds any more (Ray ended them all), since the last call, each once, as ``(pool,
+        actor)``. The backend is the one record of held calls: an actor it kills (replace,
+        restart) forgets its held calls, and no resume of them follows."""
         ...
 
     def replace(self, pool: int, actor: int) -> None:

@@ -133,6 +133,11 @@ std::string RayBackendClient::abandon_starts(int pool, const std::vector<int>& a
   return nb::cast<std::string>(backend_.attr("abandon_starts")(pool, actors));
 }
 
+std::vector<std::pair<int, int>> RayBackendClient::take_resumed() const {
+  Gil gil;
+  return nb::cast<std::vector<std::pair<int, int>>>(backend_.attr("take_resumed")());
+}
+
 std::vector<std::tuple<int, int, std::string>> RayBackendClient::take_started() const {
   Gil gil;
   return nb::cast<std::vector<std::tuple<int, int, std::string>>>(backend_.attr("take_started")());

@@ -53,8 +53,8 @@ struct CallReport {
   /// block_lost: the hex id of the object Ray could not find, when its error names one.
   std::string lost_object;
   /// The backend failed the call before Ray ended it (its input went with a node found
-  /// lost): the actor may still be held by it, so it takes no other call until a second
-  /// FinishedCall under the same token says Ray ended it.
+  /// lost): the actor may still be held by it, so it takes no other call until
+  /// take_resumed() names it (the backend keeps the held calls: it waits for their ends).
   bool actor_held = false;
 };
 
@@ -91,8 +91,12 @@ class RayBackendClient {
   /// Sends one call to actor (pool, actor); returns the ObjectRefs of its output blocks.
   std::vector<Ref> submit(int pool, int actor, std::uint64_t token, std::size_t output_blocks,
                           const std::string& task, nanobind::tuple blocks) const;
-  /// The calls that finished, waiting up to `timeout_s` for the first.
+  /// The calls that finished, waiting up to `timeout_s` for the first (or for a held actor's
+  /// release: take_resumed()).
   std::vector<FinishedCall> wait(double timeout_s) const;
+  /// The actors that calls reported with actor_held held and no such call holds any more,
+  /// since the last call, each once: (pool, actor).
+  std::vector<std::pair<int, int>> take_resumed() const;
   /// Kills a hung actor and puts a fresh one, fully built, in its place.
   void replace(int pool, int actor) const;
   /// Kills an actor Ray reported lost and starts a fresh one in its slot in the background

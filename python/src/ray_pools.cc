@@ -66,7 +66,6 @@ class RayPools final : public rd::WorkerPools {
       slots_.push_back(slots);
       epochs_.emplace_back(static_cast<std::size_t>(slots), 0);
       actor_epochs_.emplace_back(static_cast<std::size_t>(actors_[p]), 0);
-      held_calls_.emplace_back(static_cast<std::size_t>(actors_[p]), 0);
       total_ += static_cast<std::size_t>(slots);
     }
     cache_ = std::make_shared<ActorBlockCache>(actors_);
@@ -108,13 +107,14 @@ class RayPools final : public rd::WorkerPools {
   void take_actor_events(std::vector<rd::ActorEvent>& out) override {
     using Kind = rd::ActorEvent::Kind;
     const auto at = Clock::now();
-    for (const auto& [pool, actor] : resumed_)
-      out.push_back({.kind = Kind::resumed, .pool = pool, .actor = actor, .at = at, .error = {}});
-    resumed_.clear();
     if (!stopped_) {
       Gil gil;  // for the Python error, if any
       std::vector<std::pair<int, int>> lost;
       try {
+        // Actors whose held calls Ray ended (the backend keeps those calls: it waits on them).
+        for (const auto& [pool, actor] : backend_.take_resumed())
+          out.push_back(
+              {.kind = Kind::resumed, .pool = pool, .actor = actor, .at = at, .error = {}});
         lost = backend_.restart_idle_lost();
       } catch (const nb::python_error& e) {
         throw ExecutionError(
@@ -206,13 +206,6 @@ class RayPools final : public rd::WorkerPools {
         std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
     Gil gil;
     for (const FinishedCall& done : backend_.wait(timeout)) {
-      if (auto h = held_.find(done.token); h != held_.end()) {
-        // Ray ended a call reported early: its actor is free once no other such call holds it.
-        auto [pool, actor] = h->second;
-        held_.erase(h);
-        if (--held_calls_[pool][actor] == 0) resumed_.emplace_back(pool, actor);
-        continue;
-      }
       auto it = pending_.find(done.token);
       if (it == pending_.end()) continue;
       Pending p = std::move(it->second);
@@ -221,7 +214,10 @@ class RayPools final : public rd::WorkerPools {
       const int actor = p.actor;
       const bool same_actor = p.actor_epoch == actor_epochs_[pool][actor];
       out.push_back(result(std::move(p), done.report));
-      if (done.report.actor_held) hold(done.token, pool, actor, same_actor, out.back());
+      // A call reported early still holds its actor in Ray (the backend says when no such
+      // call does: take_resumed()); the driver sends the actor nothing meanwhile, unless the
+      // actor was replaced since the call was sent or the driver drops the result.
+      out.back().actor_held = done.report.actor_held && same_actor && out.back().current;
     }
   }
 
@@ -245,7 +241,6 @@ class RayPools final : public rd::WorkerPools {
 
   bool restart_held(int pool, int actor) override {
     forget_actor(pool, actor);
-    std::erase(resumed_, std::pair{pool, actor});
     on_backend("restarting a held actor of", pool, [&] { backend_.restart_held(pool, actor); });
     return true;
   }
@@ -255,7 +250,6 @@ class RayPools final : public rd::WorkerPools {
     stopped_ = true;
     Gil gil;
     pending_.clear();
-    held_.clear();
     try {
       backend_.stop();
     } catch (const nb::python_error& e) {
@@ -369,22 +363,11 @@ class RayPools final : public rd::WorkerPools {
     return r;
   }
 
-  // A call reported early (CallReport::actor_held) still holds its actor in Ray until a second
-  // report under `token`: the driver sends the actor nothing meanwhile, unless the actor was
-  // replaced since the call was sent or the driver dropped the result.
-  void hold(std::uint64_t token, int pool, int actor, bool same_actor, rd::WorkerResult& r) {
-    if (!same_actor || !r.current) return;  // that actor was replaced: it holds nothing
-    held_.emplace(token, std::pair{pool, actor});
-    r.actor_held = held_calls_[pool][actor]++ == 0;
-  }
-
-  // A new actor takes the place of (pool, actor): what the old one held (blocks, calls held at
-  // it) is gone with it.
+  // A new actor takes the place of (pool, actor): what the old one held (blocks) is gone with
+  // it; the backend forgets the calls held at it.
   void forget_actor(int pool, int actor) {
     ++actor_epochs_[pool][actor];
     cache_->reset(pool, actor);
-    std::erase_if(held_, [&](const auto& h) { return h.second == std::pair{pool, actor}; });
-    held_calls_[pool][actor] = 0;
   }
 
   // Restarts an actor that Ray reported lost, in the background and on another node where it
@@ -410,11 +393,6 @@ class RayPools final : public rd::WorkerPools {
   std::vector<std::vector<std::uint64_t>> epochs_;        // per task slot: its incarnation
   std::vector<std::vector<std::uint64_t>> actor_epochs_;  // per actor: its incarnation
   std::unordered_map<std::uint64_t, Pending> pending_;
-  // Calls reported early whose actors Ray still holds (token -> pool, actor), how many hold
-  // each actor, and the actors freed since the last take_actor_events().
-  std::unordered_map<std::uint64_t, std::pair<int, int>> held_;
-  std::vector<std::vector<int>> held_calls_;
-  std::vector<std::pair<int, int>> resumed_;
   std::uint64_t tokens_ = 0;
   bool stopped_ = false;
   // How long a pool may wait for its first actor (the backend's actor_startup_timeout_s).

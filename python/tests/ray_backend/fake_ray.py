@@ -28,15 +28,15 @@ class FakeRay(RayBackendProtocol):
     block is gone), "ray_error" (Ray fails the call otherwise), "late" (its report is held
     back until its actor is replaced), "outputs_gone" (its output blocks are lost once the
     calls that read them have read them: fetching them fails), "held" (reported block_lost
-    before Ray ended it: its actor takes no call until a second report, a few waits later,
-    or at once when nothing else is ready), "stuck" (as "held", but Ray ends the call only
-    when its actor is killed: restart_held). With `starts`, actors start
-    in a random order, a few at each take_started (eager start); the actors in `broken` fail
-    to start; those in `unplaced` never start (a cluster without what they ask for) until the
-    driver gives them up after `startup_timeout_s` (abandon_starts). A lost actor or block is
-    reported as the loss of the actor's node, "node-<pool>-<actor>". A self-sizing pool's
-    slots stay empty until the driver starts them (start); retire asserts the actor is ready
-    and has no call out."""
+    before Ray ended it: its actor takes no call until take_resumed names it, once Ray ended
+    every call held there, a few waits later or at once when nothing else is ready), "stuck"
+    (as "held", but Ray ends the call only when its actor is killed: restart_held). With
+    `starts`, actors start in a random order, a few at each take_started (eager start); the
+    actors in `broken` fail to start; those in `unplaced` never start (a cluster without what
+    they ask for) until the driver gives them up after `startup_timeout_s` (abandon_starts).
+    A lost actor or block is reported as the loss of the actor's node, "node-<pool>-<actor>".
+    A self-sizing pool's slots stay empty until the driver starts them (start); retire
+    asserts the actor is ready and has no call out."""
 
     def __init__(
         self,
@@ -92,6 +92,7 @@ class FakeRay(RayBackendProtocol):
         self.held_on: dict[int, tuple[int, int]] = {}  # every held call's actor, by token
         self.calls_to: list[tuple[int, int]] = []  # the actor of every call, in order
         self.resumed: list[tuple[int, int, int]] = []  # (pool, actor, calls sent before)
+        self.to_resume: list[tuple[int, int]] = []  # for take_resumed
         self.node_losses: list[tuple[str, str, float, str]] = []  # not taken yet
         # Lost actors restarting in the background: (pool, actor) -> calls sent before; and
         # per restart, the calls sent while it started.
@@ -248,8 +249,9 @@ class FakeRay(RayBackendProtocol):
                 self.held_calls[token] = (where, left - 1)
                 continue
             del self.held_calls[token]  # Ray ends the call
-            out.append(FinishedCall(token, CallReport(CallStatus.ray_error, error="ended")))
-            self.resumed.append((*where, len(self.calls_to)))
+            if where not in [w for w, _ in self.held_calls.values()]:  # no other holds it
+                self.to_resume.append(where)
+                self.resumed.append((*where, len(self.calls_to)))
         for f in out:
             if f.report.actor_held:  # the driver knows now: no call may reach it
                 self.held_calls[f.token] = (self.held_on[f.token], 3)
@@ -268,12 +270,17 @@ class FakeRay(RayBackendProtocol):
             self.started.remove((pool, actor))
         self.not_started.append((pool, actor))
 
+    def take_resumed(self) -> list[tuple[int, int]]:
+        out, self.to_resume = self.to_resume, []
+        return out
+
     def restart_held(self, pool: int, actor: int) -> None:
         held = [t for t, (where, _) in self.held_calls.items() if where == (pool, actor)]
         assert held, "the driver restarted an actor no call holds"
-        for token in held:  # they die with the actor; no report of them follows
+        for token in held:  # they die with the actor; no resume of it follows
             del self.held_calls[token]
             self.stuck.discard(token)
+        self.to_resume = [w for w in self.to_resume if w != (pool, actor)]
         self.held_restarts.append((pool, actor))
         self.restart_lost(pool, actor)
         self.replaced_lost[-1] = False  # not lost: its node stays

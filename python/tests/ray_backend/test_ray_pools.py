@@ -200,7 +200,7 @@ def test_a_lost_input_block_is_rebuilt_and_its_readers_get_its_values(rpc: int) 
 @pytest.mark.parametrize("rpc", [1, 2, 8, 13])
 def test_a_call_reported_before_ray_ended_it_holds_its_actor_until_then(rpc: int) -> None:
     # The call's inputs are rebuilt and its Grains replay at once, on other actors or after
-    # the wait; the held actor gets no call until its second report (FakeRay asserts it), and
+    # the wait; the held actor gets no call until it is resumed (FakeRay asserts it), and
     # calls again after it when its pool has work left (the Pages actor, the first call).
     out, fake, result = run_on({rpc: "held"})
     assert out == expected()
@@ -337,7 +337,7 @@ def test_a_call_report_crosses_the_object_store_unchanged() -> None:
 def test_a_backend_takes_the_contracts_parameters(backend: type) -> None:
     # The C++ pools pass these positionally: a backend's parameters must line up.
     methods = [m for m in vars(RayBackendProtocol) if not m.startswith("_")]
-    assert len(methods) == 17, methods
+    assert len(methods) == 18, methods
     for name in methods:
         if isinstance(vars(RayBackendProtocol)[name], property):  # read as an attribute
             assert isinstance(getattr(backend, name), property), name
