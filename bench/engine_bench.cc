@@ -157,6 +157,9 @@ class EngineDriver {
   static detail::EngineOptions options(std::size_t index) {
     detail::EngineOptions eo;
     eo.batch_index = index;
+    // As the local executor runs its engines: its values stay in the driver's process and
+    // cannot be lost, so no lineage is kept (a Ray run keeps it: RayStore).
+    eo.record_lineage = false;
     return eo;
   }
 

@@ -76,6 +76,8 @@ class RayStore final : public rd::BlockStore {
   }
 
   bool fetches() const override { return true; }
+  // Values live in Ray's object store, on nodes that can be lost.
+  bool can_lose_values() const override { return true; }
 
   void prefetch(const std::vector<rd::Binding>& values) override {
     // The distinct remote blocks not fetched yet (groups: their members' blocks).

@@ -64,6 +64,11 @@ class BlockStore {
   /// Frees every block of an input batch (when it retires).
   virtual void release_batch(std::size_t batch) = 0;
 
+  /// True when a value stored here may become unreadable later (kept off the driver, on a
+  /// node that can be lost): the engines then keep the lineage that rebuilds lost values
+  /// (DESIGN 5.13, EngineOptions::record_lineage), and only then may the pools report
+  /// Attempt::Kind::inputs_lost or unreadable() name a block.
+  virtual bool can_lose_values() const { return false; }
   /// True when resolve() may have to fetch blocks from elsewhere: the driver then announces
   /// the values it is about to resolve with prefetch(), so they come in one round trip.
   virtual bool fetches() const { return false; }

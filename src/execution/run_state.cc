@@ -23,7 +23,7 @@ RunState::RunState(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<Bloc
       actors_per_pool_(std::move(actors_per_pool)),
       recorder_(*plan_, sources, actors_per_pool_),
       events_(options),
-      batches_(plan_, std::move(sources), options),
+      batches_(plan_, std::move(sources), options, store_->can_lose_values()),
       scheduler_(plan_, options),
       delivery_(options, sink) {}
 

@@ -49,6 +49,11 @@ struct EngineOptions {
   /// The Entity key root of each of the batch's rows: the caller's row when the run
   /// computes a subset of the rows (a resumed journal); empty: first_row + row.
   std::vector<std::size_t> root_keys;
+  /// Keeps the lineage of every committed RPC (its Grains, output blocks and list offsets),
+  /// which rebuilding a lost value needs (DESIGN 5.13). Only a backend whose values can be
+  /// lost needs it (BlockStore::can_lose_values); without it, every committed RPC costs
+  /// nothing beyond its facts, and a loss reported to the engine is a std::logic_error.
+  bool record_lineage = true;
 };
 
 /// What the engine asks of the executor after a failure report.
@@ -330,6 +335,8 @@ class Engine {
   Avail availability(std::int32_t& block, std::uint32_t& row, std::int32_t& cause) const;
   Avail grain_inputs(int call, std::uint32_t entity, std::int32_t& cause);
   void record_lineage(const InFlight& in_flight, const Report& report);
+  // Throws std::logic_error when a loss is reported without EngineOptions::record_lineage.
+  void require_lineage(const std::string& reason) const;
   void mark_lost(std::int32_t block);
   bool item_needed(int port, std::uint32_t entity, std::int32_t block, std::uint32_t row) const;
   void demand(std::int32_t block, std::uint32_t row);

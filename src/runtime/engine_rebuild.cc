@@ -2,6 +2,7 @@
 // running the producers again at a new generation, redirecting the lost rows to the values
 // they produced, composing groups again, and the budget past which readers fail.
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,7 @@ std::vector<std::pair<std::uint32_t, BlockId>> Engine::take_source_restores() {
 
 void Engine::inputs_lost(std::uint64_t rpc_id, const std::vector<BlockId>& blocks,
                          const std::string& reason) {
+  require_lineage(reason);
   std::optional<InFlight> taken = take_in_flight(rpc_id);
   if (!taken) return;
   InFlight& in_flight = *taken;
@@ -56,14 +58,15 @@ void Engine::inputs_lost(std::uint64_t rpc_id, const std::vector<BlockId>& block
   std::vector<std::uint32_t> waiting;
   for (std::uint32_t e : take_live(call, in_flight.grains, &in_flight.generations)) {
     Grain& g = grains_[call][e];
-    const bool charged = repeated || g.rebuild_used == 0;
-    if (charged && g.rebuild_used >= budget) {
+    std::uint16_t& used = rebuild_.charges[{call, e}];
+    const bool charged = repeated || used == 0;
+    if (charged && used >= budget) {
       // Past the budget: today's behaviour, the reader fails with the loss as its cause.
       seal_grain(call, e, ItemState::failed, intern("rayorch::BlockLost: " + reason, call, e),
                  GrainEvent::suppress);
       continue;
     }
-    if (charged) ++g.rebuild_used;
+    if (charged) ++used;
     move_grain(call, e, GrainEvent::requeue);
     ++g.generation;
     waiting.push_back(e);
@@ -76,8 +79,18 @@ void Engine::inputs_lost(std::uint64_t rpc_id, const std::vector<BlockId>& block
   progress_rebuilds();
 }
 
+void Engine::require_lineage(const std::string& reason) const {
+  if (options_.record_lineage) return;
+  throw std::logic_error(fmt::format(
+      "internal error: values were reported lost ({}), but the engine was told that its "
+      "backend cannot lose values and kept no lineage to rebuild them "
+      "(BlockStore::can_lose_values)",
+      reason));
+}
+
 void Engine::outputs_lost(std::uint32_t root, const std::vector<BlockId>& blocks,
                           const std::string& reason) {
+  require_lineage(reason);
   rebuild_.active = true;
   rebuild_.reason = reason;
   // Marking a block lost demands every row of it something still needs: this root's
@@ -377,9 +390,10 @@ void Engine::rebuild_failed(InFlight in_flight, const std::string& why, bool ret
     const std::uint32_t e = in_flight.grains[i];
     Grain& g = grains_[call][e];
     if (g.generation != in_flight.generations[i]) continue;  // fenced
-    const bool charged = repeated || g.rebuild_used == 0;
-    if (retry && (!charged || g.rebuild_used < budget)) {
-      if (charged) ++g.rebuild_used;
+    std::uint16_t& used = rebuild_.charges[{call, e}];
+    const bool charged = repeated || used == 0;
+    if (retry && (!charged || used < budget)) {
+      if (charged) ++used;
       ++g.generation;
       again.push_back(e);
       continue;

@@ -11,6 +11,7 @@
 namespace rayorch::detail {
 
 void Engine::record_lineage(const InFlight& in_flight, const Report& report) {
+  if (!options_.record_lineage) return;
   LineageRpc rpc{in_flight.call, in_flight.grains, in_flight.outputs, {}};
   rpc.lists.resize(in_flight.outputs.size());
   const auto index = static_cast<std::uint32_t>(rebuild_.rpcs.size());

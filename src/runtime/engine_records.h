@@ -58,11 +58,13 @@ struct Grain {
   std::uint32_t generation = 0;
   std::uint16_t unresolved = 0;
   std::uint16_t infra_used = 0;
-  std::uint16_t rebuild_used = 0;  // waits for (or re-executions of) lost values (5.13)
   GrainPhase phase = GrainPhase::waiting;
   bool has_drop = false;
   bool has_failure = false;  // a failed input waits for lower-index inputs to decide the cause
+  // The charges of waits for lost values (5.13) live in RebuildState::charges: most Grains
+  // never meet a loss, and every byte here is paid by every live Grain.
 };
+static_assert(sizeof(Grain) == 12, "a Grain record is paid by every live Grain: keep it small");
 
 // The children an expansion of one parent Entity created: [first, first + count).
 struct Expansion {

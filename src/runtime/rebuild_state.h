@@ -75,6 +75,9 @@ struct RebuildState {
   std::set<std::pair<std::int32_t, std::uint32_t>> pending;
   /// (Call, Entity) re-executions queued or in flight.
   std::set<std::pair<int, std::uint32_t>> grains;
+  /// (Call, Entity) -> waits for (or re-executions of) lost values charged to that Grain,
+  /// against its Call's infra_retries; only Grains that met a loss have an entry.
+  std::map<std::pair<int, std::uint32_t>, std::uint16_t> charges;
   std::map<std::uint32_t, std::vector<std::uint32_t>> queued;  ///< per RPC: Grains to run again
   std::vector<ParkedBatch> parked;
   std::vector<GroupStep> groups;

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "support/lossy_pools.h"
+#include "support/runtime_harness.h"
+#include "support/runtime_udfs.h"
 #include <gtest/gtest.h>
 
 #include <rayorch/rayorch.h>
@@ -352,6 +354,30 @@ TEST(Rebuild, ARunWithoutALossNamesNoNode) {
   const Outcome got = run_with_loss(o, {.on_node = {"Join"}, .trigger = "Join", .after = 100});
   EXPECT_EQ(got.outputs, reference(o));
   EXPECT_TRUE(got.metrics.node_losses.empty());
+}
+
+// Without lineage (EngineOptions::record_lineage off: a store that cannot lose values, as the
+// local executor's) a committed RPC keeps nothing for rebuilding, and a loss reported anyway
+// is a broken contract between the backend and the engine, not a silent failure of rows.
+TEST(Rebuild, WithoutLineageALossIsAContractErrorNamingTheSeam) {
+  ro::Module<runtime_test::Q> q;
+  ro::Module<runtime_test::Q> again;
+  auto program = ro::compile([&](ro::Port<int> x) { return again(q(x)); });
+  rd::EngineOptions options;
+  options.record_lineage = false;
+  runtime_test::EngineRig rig(program, {1}, options);
+  const rd::Invocation first = rig.reserve(rig.call("Q#0"));
+  ASSERT_EQ(rig.commit(first, std::vector<ro::Row<int>>{ro::Row<int>(3)}),
+            rd::CommitStatus::accepted);
+  const rd::Invocation second = rig.reserve(rig.call("Q#1"));
+  try {
+    rig->inputs_lost(second.id, {second.inputs[0][0].block}, "ObjectLostError: gone");
+    FAIL() << "a loss was accepted without lineage";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("BlockStore::can_lose_values"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(rig->outputs_lost(0, {second.inputs[0][0].block}, "gone"), std::logic_error);
 }
 
 }  // namespace

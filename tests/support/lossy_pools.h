@@ -43,6 +43,7 @@ class LossyStore final : public rd::BlockStore {
   void apply(const std::vector<rd::StoreCommand>& commands) override { inner_->apply(commands); }
   void release_batch(std::size_t batch) override { inner_->release_batch(batch); }
   bool fetches() const override { return true; }
+  bool can_lose_values() const override { return true; }
   std::vector<rd::BlockId> unreadable(const std::vector<rd::Binding>& values,
                                       std::string& reason) override {
     std::vector<rd::BlockId> out;

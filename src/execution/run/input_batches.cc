@@ -19,7 +19,7 @@ std::size_t batch_rows(const SourceData& sources, const RunOptions& options) {
 }  // namespace
 
 InputBatches::InputBatches(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
-                           const RunOptions& options)
+                           const RunOptions& options, bool record_lineage)
     : plan_(std::move(plan)),
       sources_(std::move(sources)),
       max_active_(options.max_active_input_batches),
@@ -29,6 +29,7 @@ InputBatches::InputBatches(std::shared_ptr<const RuntimePlan> plan, SourceData s
       ended_(!sources_.feed) {
   engine_options_.queue_order = options.queue_order;
   engine_options_.reservation = options.reservation;
+  engine_options_.record_lineage = record_lineage;
 }
 
 std::size_t InputBatches::caller_row(std::size_t row) const {

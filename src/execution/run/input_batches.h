@@ -29,8 +29,10 @@ namespace rayorch::detail {
 
 class InputBatches {
  public:
+  /// `record_lineage`: the engines keep what rebuilding a lost value needs
+  /// (EngineOptions::record_lineage), for a store that can lose values.
   InputBatches(std::shared_ptr<const RuntimePlan> plan, SourceData sources,
-               const RunOptions& options);
+               const RunOptions& options, bool record_lineage = true);
 
   const SourceData& sources() const { return sources_; }
   /// Whether rows() is the run's row count: always for columns; for a lazy source once it
