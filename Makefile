@@ -45,7 +45,7 @@ test-python: deps
 	.venv/bin/ruff check python
 	.venv/bin/ruff format --check python
 	.venv/bin/mypy
-	.venv/bin/python -m pytest python/tests -q
+	.venv/bin/python -m pytest python/tests -q --durations=15
 
 # The self-contained wheel for Python users (dist/*.whl): needs no compiler or -dev package
 # where it is installed; `pip install --find-links dist 'rayorch-cpp[ray]'`.
