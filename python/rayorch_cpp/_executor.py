@@ -136,13 +136,11 @@ class _Base:
         is given (so that a caller can tell them apart; stream(): ``restored_rows``). The
         error budget (``max_failed_roots``, or ``max_failed_fraction`` of the delivered roots
         once ``min_roots_for_failed_fraction`` are delivered) stops admitting and dispatching
-        work at the first check past it,
-        whatever ``input_batch_size``, and raises ExecutionError naming the count and the
-        first causes. ``dead_letters`` writes every root that is not present as one JSON
-        line (key, row, outcome: the root output's, failed: the row's verdict, true unless
-        it was dropped on purpose, output, cause, call, entity, attempts, restored);
-        ``dead_letter_fields(row)`` adds a row's own string fields to its line (a document's
-        name and path; a standard field's name is overwritten by that field). Unusable
+        work at the first check past it, whatever ``input_batch_size``, and raises
+        ExecutionError naming the count and the first causes. ``dead_letters`` writes every
+        root that is not present as one JSON line (docs/CONVERSION.md: key, row, outcome,
+        failed, output, cause, call, entity, attempts, restored); ``dead_letter_fields(row)``
+        adds a row's own str fields to its line (a standard field's name wins). Unusable
         paths or a foreign journal raise ValueError before anything runs. With lazy columns,
         each row is keyed as it is pulled (with the same key it has in a list) and a row
         recorded finished is restored when it is pulled, before the rows of the batch it was

@@ -140,3 +140,14 @@ def run_killed_driver(code: str) -> subprocess.CompletedProcess[str]:
     )
     assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr[-3000:])
     return killed
+
+
+def assert_reports_the_loss_of(result: Any, node: Any) -> None:
+    """The run's metrics name `node` as lost, once, with its address and what revealed it."""
+    import ray
+
+    [loss] = [n for n in result.node_losses if n.node == node.node_id]
+    [info] = [n for n in ray.nodes() if n["NodeID"] == node.node_id]
+    assert loss.address == f"127.0.0.1:{info['NodeManagerPort']}", loss
+    assert 0 <= loss.detected_s <= result.elapsed_s, loss
+    assert "Error" in loss.cause.split(":")[0], loss  # Ray's error type, by name

@@ -33,6 +33,7 @@ CASE_FILES = tuple(
         "cases_ray_results.py",
         "cases_ray_blocks.py",
         "cases_ray_failures.py",
+        "cases_ray_rebuild.py",
         "cases_ray_workloads.py",
         "cases_ray_tail.py",
         "cases_ray_preemption.py",
