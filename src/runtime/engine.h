@@ -331,7 +331,14 @@ class Engine {
 
   // ---- Re-materialisation of lost values (engine_rebuild.cc, engine_rebuild_plan.cc) ----
   enum class Avail : std::uint8_t { ok, pending, lost, failed };
-  Binding bound(std::int32_t block, std::uint32_t row) const;
+  // Where an Item's value lives now: its own block and row unless it was re-materialised
+  // (redirected). Inline: every input of every dispatched Grain asks, and without a loss
+  // there is no redirect to follow.
+  Binding bound(std::int32_t block, std::uint32_t row) const {
+    if (rebuild_.redirects.empty()) return Binding{block_id(block), row};
+    return bound_redirected(block, row);
+  }
+  Binding bound_redirected(std::int32_t block, std::uint32_t row) const;
   Avail availability(std::int32_t& block, std::uint32_t& row, std::int32_t& cause) const;
   Avail grain_inputs(int call, std::uint32_t entity, std::int32_t& cause);
   void record_lineage(const InFlight& in_flight, const Report& report);

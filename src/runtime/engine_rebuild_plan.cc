@@ -31,7 +31,7 @@ void Engine::record_lineage(const InFlight& in_flight, const Report& report) {
   rebuild_.rpcs.push_back(std::move(rpc));
 }
 
-Binding Engine::bound(std::int32_t block, std::uint32_t row) const {
+Binding Engine::bound_redirected(std::int32_t block, std::uint32_t row) const {
   for (;;) {
     auto it = rebuild_.redirects.find(block);
     if (it == rebuild_.redirects.end()) break;
