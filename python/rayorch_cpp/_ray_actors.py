@@ -32,6 +32,13 @@ from ._values import ExecutionError
 # before it is placed anywhere.
 _ELSEWHERE_TIMEOUT_S = 30.0
 
+# A fixed pool's first actor starts with the backend, the others once every Module's first
+# actor is ready or this long after, whichever is first: starting every worker process at
+# once shares the machine's CPUs among all of them, so the first row waited for nearly the
+# last actor (docs/RAY.md, eager start); a constructor that loads a model for long holds the
+# others back no longer than this.
+_SECOND_WAVE_AFTER_S = 1.0
+
 
 class _Unplaced(Exception):
     """An actor died before its constructor ran (its node went away)."""
@@ -72,9 +79,31 @@ class RayActors:
         self._started: list[tuple[int, int, str]] = []
         # actor_nodes() waits for the starts at most this long after the backend was made.
         self._startup_deadline = now + self._startup_timeout_s
-        for p, start in enumerate(started):
-            for actor in range(slots[p] if start else 0):
-                self.start(p, actor)
+        # The first actor of every fixed pool now, in pipeline order; the others in a second
+        # wave (_start_second_wave), round-robin over the pools: a row needs one actor of
+        # every Module it passes, not every actor of the first Module.
+        self._first_wave: set[tuple[int, int]] = set()
+        self._second_wave: list[tuple[int, int]] = []
+        for actor in range(max(slots, default=0)):
+            for p, start in enumerate(started):
+                if start and actor < slots[p]:
+                    if actor == 0:
+                        self._first_wave.add((p, actor))
+                        self.start(p, actor)
+                    else:
+                        self._second_wave.append((p, actor))
+        self._second_wave_at = now + _SECOND_WAVE_AFTER_S
+
+    def _start_second_wave(self, now: bool = False) -> None:
+        """Starts the second wave once every first actor is ready (or failed), once its time
+        has come, or `now`."""
+        if not self._second_wave:
+            return
+        if now or not self._first_wave or time.monotonic() >= self._second_wave_at:
+            wave, self._second_wave = self._second_wave, []
+            for pool, actor in wave:
+                if self._actors[pool][actor] is None:
+                    self.start(pool, actor)
 
     def actors_per_pool(self) -> list[int]:
         return [len(a) for a in self._actors]
@@ -155,6 +184,7 @@ class RayActors:
 
     def take_started(self) -> list[tuple[int, int, str]]:
         """The actors that started since the last call (the contract's)."""
+        self._start_second_wave()
         if self._starting:
             ready, _ = self._ray.wait(
                 list(self._starting), num_returns=len(self._starting), timeout=0
@@ -162,6 +192,7 @@ class RayActors:
             self._note_started(ready)
         if self._elsewhere:
             self._place_anywhere()
+        self._start_second_wave()
         out, self._started = self._started, []
         return out
 
@@ -170,6 +201,7 @@ class RayActors:
         for a first actor (the driver's rule); their starts are never reported. Returns why
         they could not start: what they ask for against what the cluster has."""
         given_up = set(actors)
+        self._second_wave = [(p, a) for p, a in self._second_wave if p != pool or a not in given_up]
         for ref, (p, actor) in list(self._starting.items()):
             if p == pool and actor in given_up:
                 del self._starting[ref]
@@ -180,6 +212,7 @@ class RayActors:
     def await_started(self) -> None:
         """Waits until every actor has started, or the startup timeout since the backend
         was made passed; the starts stay for take_started (the driver's)."""
+        self._start_second_wave(now=True)
         while self._starting and (left := self._startup_deadline - time.monotonic()) > 0:
             refs = list(self._starting)
             ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=left)
@@ -190,6 +223,7 @@ class RayActors:
         for ref in refs:
             pool, actor = self._starting.pop(ref)
             self._elsewhere.pop(ref, None)
+            self._first_wave.discard((pool, actor))
             try:
                 node, _pid, ray_id = self._ray.get(ref)
             except self._ray.exceptions.RayActorError as error:
@@ -335,5 +369,6 @@ class RayActors:
             pool.clear()
         self._starting.clear()
         self._elsewhere.clear()
+        self._second_wave.clear()
         for counts in self._tasks_in_flight:
             counts.clear()

@@ -195,6 +195,8 @@ class RayBackend(RayActors, RayBackendProtocol):
         pending = list(self._pending)
         if not pending and not self._starting and not self._held:
             return []
+        if self._second_wave:  # back when the second wave of actors is due
+            timeout_s = min(timeout_s, max(0.0, self._second_wave_at - time.monotonic()))
         start = self._clock()
         self.stats["waits"] += 1
         try:
