@@ -116,6 +116,10 @@ class ByteWriter {
     if (size_ == capacity_) reserve_more(1);
     data_[size_++] = c;
   }
+  /// Makes room for `n` more bytes now, so that writing them moves nothing.
+  void reserve(std::size_t n) {
+    if (n > capacity_ - size_) reserve_more(n);
+  }
   /// Bytes written.
   std::size_t size() const noexcept { return size_; }
   /// The bytes written (valid until the next write, which may move them).

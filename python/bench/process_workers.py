@@ -6,11 +6,15 @@ backend.
 1. A CPU-bound pure-Python stage (a tokeniser-like loop of about 20 ms per row) and a numpy
    stage (small-array arithmetic, mostly under the GIL), with 1 and 2 replicas on threads
    and in processes: rows/s (best of R runs) and the speed-up of 2 replicas over 1.
-2. Echoes of one numpy array per call (64 KiB, 1 MiB, 8 MiB) through one worker process
-   against the same calls on a thread: the round trip (processes minus threads, per call),
-   the payload rate both ways, and the round trip in copies of the payload (one memcpy
-   between two warm buffers, measured here). By construction a value is copied once into
-   the shared memory and once out of it each way: 4 copies per round trip. Each echo is
+2. Echoes of one value per call (an int, then numpy arrays of 64 KiB, 1 MiB, 8 MiB) through
+   one worker process against the same calls on a thread: the round trip (processes minus
+   threads, per call; for the int, the fixed cost of a call to another process), the payload
+   rate both ways, and the round trip in copies of the payload: one memcpy between two warm
+   buffers (in the cache when the payload fits it) and one between buffers the cache does not
+   hold (a pass over 256 MiB of pairs, as a round trip's own buffers are for large payloads).
+   By construction an array of 256 KiB or more is copied 3 times per round trip (into the
+   shared memory by the executor, read there in place by the worker, its echo written into
+   the shared memory and copied out by the executor), a smaller one 4 times. Each echo is
    dropped as it is delivered (on_row), as in a streaming run.
 """
 
@@ -73,7 +77,7 @@ def rows_per_second(udf: type, replicas: int, isolation: str, rows: int, repeats
     return rows / best
 
 
-def seconds_per_call(isolation: str, payload: np.ndarray, calls: int, repeats: int) -> float:
+def seconds_per_call(isolation: str, payload: Any, calls: int, repeats: int) -> float:
     echo = ro.Module(Echo).ray_options(isolation=isolation)
     with ro.Executor(lambda x: echo(x)) as ex:
         ex.run([payload] * 4, progress=False)  # warm
@@ -103,6 +107,21 @@ def memcpy_seconds(size: int) -> float:
     return best
 
 
+def cold_memcpy_seconds(size: int) -> float:
+    """The median copy of `size` bytes between buffers that are not in the cache: a pass over
+    pairs of buffers of 256 MiB in all, three times."""
+    pairs = max(2, (256 << 20) // (2 * size))
+    sources = [np.ones(size, dtype=np.uint8) for _ in range(pairs)]
+    targets = [np.ones(size, dtype=np.uint8) for _ in range(pairs)]
+    times = []
+    for _ in range(3):
+        for source, target in zip(sources, targets):
+            start = time.perf_counter()
+            np.copyto(target, source)
+            times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=100)
@@ -120,19 +139,26 @@ def main() -> None:
 
     print()
     print(
-        "payload  calls  threads us/call  processes us/call  round trip us  GiB/s  memcpy us"
-        "  round trip in memcpys"
+        "payload  calls  threads us/call  processes us/call  round trip us  GiB/s"
+        "  memcpy us warm / cold  round trip in memcpys warm / cold"
+    )
+    threads = seconds_per_call("threads", 7, 2000, args.repeats)
+    processes = seconds_per_call("process", 7, 2000, args.repeats)
+    print(
+        f"{'an int':>9} {2000:>6} {threads * 1e6:>16.1f} {processes * 1e6:>18.1f} "
+        f"{(processes - threads) * 1e6:>14.1f}"
     )
     for size, calls in ((64 << 10, 400), (1 << 20, 200), (8 << 20, 40)):
         payload = np.ones(size, dtype=np.uint8)
         threads = seconds_per_call("threads", payload, calls, args.repeats)
         processes = seconds_per_call("process", payload, calls, args.repeats)
         round_trip = max(processes - threads, 1e-9)
-        copy = memcpy_seconds(size)
+        warm, cold = memcpy_seconds(size), cold_memcpy_seconds(size)
         print(
             f"{size >> 10:>5} KiB {calls:>6} {threads * 1e6:>16.1f} {processes * 1e6:>18.1f} "
             f"{round_trip * 1e6:>14.1f} {2 * size / round_trip / (1 << 30):>6.2f} "
-            f"{copy * 1e6:>10.1f} {round_trip / copy:>22.1f}"
+            f"{warm * 1e6:>11.1f} / {cold * 1e6:>6.1f} "
+            f"{round_trip / warm:>22.1f} / {round_trip / cold:>5.1f}"
         )
 
 

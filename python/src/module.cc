@@ -8,6 +8,7 @@
 // Ray backend (ray_pools.h).
 #include "core.h"
 #include "cpp_udf.h"
+#include "in_place_buffer.h"
 #include "module_options.h"
 #include "process_workers.h"
 #include "py_values.h"
@@ -45,6 +46,7 @@ NB_MODULE(_core, m) {
     registry.pickle_dumps = Py_NewRef(pickle.attr("dumps").ptr());
     registry.pickle_loads = Py_NewRef(pickle.attr("loads").ptr());
   }
+  if (!rayorch::python::make_in_place_buffer_type()) throw nb::python_error();
 
   m.def(
       "configure",

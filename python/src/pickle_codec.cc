@@ -1,11 +1,15 @@
 #include "pickle_codec.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "in_place_buffer.h"
 #include "py_values.h"
 
 #include "rayorch/codec.h"
@@ -19,6 +23,16 @@ namespace {
 // other workers, the driver's callbacks) run Python meanwhile. The exporter keeps its memory
 // while its Py_buffer is held.
 constexpr std::size_t kCopyWithoutGil = std::size_t{256} << 10;
+
+// Buffers from this size on are written on a page of their own into a worker's frame, where
+// the worker reads them in place. Below it a copy costs less than the bookkeeping (measured:
+// 64 KiB echoes were no faster in place) and the padding, up to a page, is a larger share.
+constexpr std::size_t kInPlaceFrom = std::size_t{256} << 10;
+
+// Presence bytes of a row: no value, a value, a value whose large buffers start on a page.
+constexpr char kAbsent = '\0';
+constexpr char kPresent = '\1';
+constexpr char kPresentAligned = '\2';
 
 template <class Sink>
 void put_u64(Sink& out, std::uint64_t v) {
@@ -78,10 +92,38 @@ void append_bytes(Sink& out, const char* from, std::size_t n) {
   Py_END_ALLOW_THREADS
 }
 
+// Writes one out-of-band buffer: its length, then (aligned rows) the padding that puts a large
+// one on a page of its own, then its bytes. Into a ByteWriter, whose memory is a frame's: the
+// page is the address's (a frame's arena offsets are page-aligned).
+template <class Sink>
+void put_buffer(Sink& out, const BufferView& buffer, bool aligned) {
+  put_u64(out, buffer.size());
+  if (aligned) {
+    std::size_t pad = 0;
+    if (buffer.size() >= kInPlaceFrom) {
+      if constexpr (std::is_same_v<Sink, ByteWriter>) {
+        const std::size_t page = rd::InPlaceReads::page_size();
+        // Room for the rest at once: nothing moves while the padding is measured and written.
+        out.reserve(8 + page + buffer.size());
+        const auto end = reinterpret_cast<std::uintptr_t>(out.data() + out.size() + 8);
+        pad = (page - end % page) % page;
+      }
+    }
+    put_u64(out, pad);
+    static constexpr char kZeros[4096] = {};
+    for (std::size_t left = pad; left > 0;) {
+      const std::size_t n = std::min(left, sizeof kZeros);
+      out.append(kZeros, n);
+      left -= n;
+    }
+  }
+  append_bytes(out, buffer.data(), buffer.size());
+}
+
 template <class Sink>
 void encode_row(const void* value, Sink& out) {
   if (value == nullptr) {
-    out.push_back('\0');
+    out.push_back(kAbsent);
     return;
   }
   Gil gil;
@@ -99,34 +141,61 @@ void encode_row(const void* value, Sink& out) {
   if (!args) throw_foreign();
   Ref stream = Ref::steal(PyObject_Call(registry.pickle_dumps, args.get(), kwargs.get()));
   if (!stream) throw_foreign();
-  out.push_back('\1');
+  const auto count = static_cast<std::size_t>(PyList_GET_SIZE(buffers.get()));
+  std::vector<std::unique_ptr<BufferView>> views;
+  bool aligned = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    views.push_back(
+        std::make_unique<BufferView>(PyList_GET_ITEM(buffers.get(), static_cast<Py_ssize_t>(i))));
+    aligned = aligned || (std::is_same_v<Sink, ByteWriter> && views.back()->size() >= kInPlaceFrom);
+  }
+  out.push_back(aligned ? kPresentAligned : kPresent);
   const BufferView in_band(stream.get());
   put_u64(out, in_band.size());
   out.append(in_band.data(), in_band.size());
-  const auto count = static_cast<std::size_t>(PyList_GET_SIZE(buffers.get()));
   put_u64(out, count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const BufferView buffer(PyList_GET_ITEM(buffers.get(), static_cast<Py_ssize_t>(i)));
-    put_u64(out, buffer.size());
-    append_bytes(out, buffer.data(), buffer.size());
-  }
+  for (const auto& buffer : views) put_buffer(out, *buffer, aligned);
 }
 
-/// A new reference to the value unpickled from one row's stream and buffers.
-PyObject* decode_value(std::string_view& in) {
+/// One buffer of an aligned row: its length, its padding, its bytes.
+std::string_view get_aligned_bytes(std::string_view& in) {
+  const std::uint64_t n = get_u64(in);
+  const std::uint64_t pad = get_u64(in);
+  if (pad > in.size() || n > in.size() - pad) {
+    throw DecodeError("a pickled Python value is truncated");
+  }
+  std::string_view bytes = in.substr(static_cast<std::size_t>(pad), static_cast<std::size_t>(n));
+  in.remove_prefix(static_cast<std::size_t>(pad + n));
+  return bytes;
+}
+
+/// A new reference to the value unpickled from one row's stream and buffers. With `reads`
+/// (a worker's inputs), large buffers of an aligned row are read in place: each becomes an
+/// InPlaceBuffer, appended to `in_place` for the settle step.
+PyObject* decode_value(std::string_view& in, bool aligned, rd::InPlaceReads* reads,
+                       PyObject* in_place) {
   const std::string_view stream = get_bytes(in);
   const std::uint64_t count = get_u64(in);
   if (count > in.size() / 8) throw DecodeError("a pickled Python value is truncated");
   Ref buffers = Ref::steal(PyList_New(static_cast<Py_ssize_t>(count)));
   if (!buffers) throw_foreign();
   for (std::uint64_t i = 0; i < count; ++i) {
-    const std::string_view bytes = get_bytes(in);
-    // The value outlives the frame it came in, so its buffer gets memory of its own: a
-    // bytes object (read-only, so an array over it is read-only too).
-    PyObject* copy = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes.size()));
-    if (copy == nullptr) throw_foreign();
-    copy_bytes(PyBytes_AS_STRING(copy), bytes.data(), bytes.size());
-    PyList_SET_ITEM(buffers.get(), static_cast<Py_ssize_t>(i), copy);
+    const std::string_view bytes = aligned ? get_aligned_bytes(in) : get_bytes(in);
+    PyObject* buffer = nullptr;
+    if (reads != nullptr && bytes.size() >= kInPlaceFrom && reads->can_read_in_place(bytes)) {
+      buffer = new_in_place_buffer(bytes);
+      if (buffer == nullptr || PyList_Append(in_place, buffer) != 0) {
+        Py_XDECREF(buffer);
+        throw_foreign();
+      }
+    } else {
+      // The value outlives the frame it came in, so its buffer gets memory of its own: a
+      // bytes object (read-only, so an array over it is read-only too).
+      buffer = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes.size()));
+      if (buffer == nullptr) throw_foreign();
+      copy_bytes(PyBytes_AS_STRING(buffer), bytes.data(), bytes.size());
+    }
+    PyList_SET_ITEM(buffers.get(), static_cast<Py_ssize_t>(i), buffer);
   }
   // The stream itself is read in place: nothing keeps it after loads() returns.
   Ref view = Ref::steal(PyMemoryView_FromMemory(
@@ -142,38 +211,85 @@ PyObject* decode_value(std::string_view& in) {
   return value;
 }
 
-rd::BlockRef decode_rows(std::string_view& in, std::size_t rows) {
+// Settles what one block read in place: every InPlaceBuffer still referenced besides the list
+// moves its pages out of the frame. The list goes with the step.
+void settle_in_place(const std::shared_ptr<Ref>& in_place, rd::InPlaceReads& reads) {
+  Gil gil;
+  PyObject* list = in_place->get();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); ++i) {
+    if (!keep_if_referenced(PyList_GET_ITEM(list, i), reads)) break;
+  }
+  *in_place = Ref();
+}
+
+void decode_values(std::string_view& in, PyBlock& block, rd::InPlaceReads* reads,
+                   PyObject* in_place);
+
+rd::BlockRef decode_rows_with(std::string_view& in, std::size_t rows, rd::InPlaceReads* reads) {
   auto block = std::make_shared<PyBlock>();
   block->rows.resize(rows);
   Gil gil;
+  std::shared_ptr<Ref> in_place;
+  if (reads != nullptr) {
+    in_place = std::make_shared<Ref>(Ref::steal(PyList_New(0)));
+    if (!*in_place) throw_foreign();
+  }
+  // What was read in place is settled with the call, also when decoding fails part-way.
+  const auto register_settle = [&] {
+    if (!in_place || PyList_GET_SIZE(in_place->get()) == 0) return;
+    reads->on_settle([in_place](rd::InPlaceReads& r) { settle_in_place(in_place, r); });
+  };
+  try {
+    decode_values(in, *block, reads, in_place ? in_place->get() : nullptr);
+  } catch (...) {
+    register_settle();
+    throw;
+  }
+  register_settle();
+  return block;
+}
+
+// Decodes the rows of `block` (sized) from `in`.
+void decode_values(std::string_view& in, PyBlock& block, rd::InPlaceReads* reads,
+                   PyObject* in_place) {
   std::size_t elements = 0;
-  for (std::size_t r = 0; r < rows; ++r) {
+  for (std::size_t r = 0; r < block.rows.size(); ++r) {
     if (in.empty()) throw DecodeError("a pickled Python value is truncated");
     const char present = in.front();
     in.remove_prefix(1);
-    if (present == '\0') continue;
-    PyValue& v = block->rows[r];
-    v.obj = decode_value(in);
+    if (present == kAbsent) continue;
+    if (present != kPresent && present != kPresentAligned) {
+      throw DecodeError("a pickled Python value has an unknown presence byte");
+    }
+    PyValue& v = block.rows[r];
+    v.obj = decode_value(in, present == kPresentAligned, reads, in_place);
     v.truth = v.obj == Py_True;
     if (PyList_Check(v.obj) || PyTuple_Check(v.obj))
       elements += static_cast<std::size_t>(Py_SIZE(v.obj));
   }
   // A list or tuple may be an expanded output: its elements get addresses as children
   // (py_values.h), as the UDF's own output would.
-  block->children.resize(elements);
+  block.children.resize(elements);
   std::size_t next = 0;
-  for (PyValue& v : block->rows) {
+  for (PyValue& v : block.rows) {
     if (v.obj == nullptr || !(PyList_Check(v.obj) || PyTuple_Check(v.obj))) continue;
     PyObject** items = PySequence_Fast_ITEMS(v.obj);
     v.child_count = static_cast<std::size_t>(Py_SIZE(v.obj));
-    v.children = block->children.data() + next;
+    v.children = block.children.data() + next;
     for (std::size_t i = 0; i < v.child_count; ++i) {
-      PyValue& child = block->children[next++];
+      PyValue& child = block.children[next++];
       child.obj = Py_NewRef(items[i]);
       child.truth = items[i] == Py_True;
     }
   }
-  return block;
+}
+
+rd::BlockRef decode_rows(std::string_view& in, std::size_t rows) {
+  return decode_rows_with(in, rows, nullptr);
+}
+
+rd::BlockRef decode_rows_in_place(std::string_view& in, std::size_t rows, rd::InPlaceReads& reads) {
+  return decode_rows_with(in, rows, &reads);
 }
 
 }  // namespace
@@ -183,6 +299,7 @@ rd::ErasedCodec python_value_codec() {
   c.encode_row = &encode_row<std::string>;
   c.write_row = &encode_row<ByteWriter>;
   c.decode_rows = &decode_rows;
+  c.decode_rows_in_place = &decode_rows_in_place;
   return c;
 }
 

@@ -3,11 +3,14 @@
 // image) copied straight into the frame, e.g. the memory file shared with the worker, and out
 // of it into one new bytes object that the unpickled value then uses without another copy.
 // So such a buffer is copied once by the sender and once by the receiver, as C++ values are
-// by their codecs (docs/ISOLATION.md); the in-band pickle stream is read in place.
+// by their codecs (docs/ISOLATION.md); the in-band pickle stream is read in place. A worker
+// reads buffers of 256 KiB and more in place instead (decode_rows_in_place, in_place_buffer.h).
 //
-// Row format: a presence byte (0: no value, e.g. a failed row), then the pickle stream's
-// length (u64) and bytes, the number of out-of-band buffers (u64), and each buffer's length
-// (u64) and bytes; integers little-endian.
+// Row format: a presence byte (0: no value, e.g. a failed row; 1: a value; 2: a value whose
+// large buffers start on a page of their own), then the pickle stream's length (u64) and
+// bytes, the number of out-of-band buffers (u64), and each buffer's length (u64), with
+// presence 2 its padding's length (u64) and padding, and its bytes; integers little-endian.
+// Presence 2 is written only into a ByteWriter (a frame), whose pages are the frame's.
 //
 // Threading: encode and decode take the GIL themselves, from any thread, and release it while
 // they copy a large buffer. Values received are read-only where their type allows (a numpy

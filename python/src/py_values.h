@@ -35,15 +35,50 @@ inline bool python_alive() {
 #endif
 }
 
+/// Keeps the Python thread state of a thread that Python did not start (an actor, a pool's
+/// proxy, the driver's loop) from its first Gil to its exit. Without it every Gil on such a
+/// thread would create a thread state and destroy it again, and the interpreter's frame stack
+/// with it: an mmap and an munmap (a TLB shootdown across the process's cores) each time the
+/// thread runs Python code. One per thread (thread_local), touched only by its own thread.
+class KeptThreadState {
+ public:
+  /// Called with the GIL held through a PyGILState_Ensure that created this thread's state:
+  /// one more Ensure keeps the state alive after that Gil's Release.
+  void keep() {
+    if (kept_) return;
+    PyGILState_Ensure();
+    kept_ = true;
+  }
+  ~KeptThreadState() {
+    // At thread exit: give the state back (the last Release deletes it). Past finalization
+    // it is left to the interpreter, as objects are (python_alive).
+    if (!kept_ || !python_alive()) return;
+    const PyGILState_STATE state = PyGILState_Ensure();
+    PyGILState_Release(PyGILState_LOCKED);  // the keep()'s count; the GIL stays held
+    PyGILState_Release(state);              // the last count: the state goes, the GIL too
+  }
+
+ private:
+  bool kept_ = false;
+};
+
 /// Holds the GIL for its scope, from any thread (re-entrant).
 class Gil {
  public:
-  Gil() : state_(PyGILState_Ensure()) {}
+  Gil() {
+    const bool fresh = PyGILState_GetThisThreadState() == nullptr;
+    state_ = PyGILState_Ensure();
+    if (fresh) kept_thread_state().keep();
+  }
   ~Gil() { PyGILState_Release(state_); }
   Gil(const Gil&) = delete;
   Gil& operator=(const Gil&) = delete;
 
  private:
+  static KeptThreadState& kept_thread_state() {
+    thread_local KeptThreadState kept;
+    return kept;
+  }
   PyGILState_STATE state_;
 };
 
@@ -97,6 +132,7 @@ struct Registry {
   PyObject* execution_error = nullptr;  ///< the ExecutionError class
   PyObject* pickle_dumps = nullptr;     ///< pickle.dumps (values crossing a process)
   PyObject* pickle_loads = nullptr;     ///< pickle.loads
+  PyObject* in_place_buffer = nullptr;  ///< the InPlaceBuffer type (in_place_buffer.h)
 };
 inline Registry registry;  // set once at import by configure(), then read-only
 

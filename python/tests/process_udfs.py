@@ -84,16 +84,47 @@ class BrokenConstructor:
         return xs
 
 
-class ArrayFacts:
-    """What a received array is: writable?, the bytes under it, and its mean; and an echo."""
+def mapping_of(array: np.ndarray) -> str:
+    """The name of the mapping that holds an array's data in this process (/proc/self/maps):
+    "rayorch-worker-arena" for the memory a worker shares with the executor, else "private"."""
+    address = array.__array_interface__["data"][0]
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if start <= address < end:
+                name = " ".join(fields[5:])
+                return "rayorch-worker-arena" if "rayorch-worker-arena" in name else "private"
+    return "private"
 
-    def run(self, arrays: list[np.ndarray]) -> list[tuple[bool, str, int, float, np.ndarray]]:
+
+class ArrayFacts:
+    """What a received array is: writable?, the object under it, its bytes, its mean, the
+    mapping that holds its data; and an echo."""
+
+    def run(self, arrays: list[np.ndarray]) -> list[tuple[bool, str, int, float, str, np.ndarray]]:
         out = []
         for a in arrays:
             base: Any = a
             while isinstance(base, np.ndarray) and base.base is not None:
                 base = base.base
-            out.append((a.flags.writeable, type(base).__name__, len(base), float(a.mean()), a))
+            facts = (a.flags.writeable, type(base).__name__, memoryview(base).nbytes)
+            out.append((*facts, float(a.mean()), mapping_of(a), a))
+        return out
+
+
+class KeepInputs:
+    """Keeps every input array it is given; per call, the sums of all it kept so far and the
+    mapping that holds each one's data."""
+
+    def __init__(self) -> None:
+        self.kept: list[np.ndarray] = []
+
+    def run(self, arrays: list[np.ndarray]) -> list[tuple[list[int], list[str]]]:
+        out = []
+        for a in arrays:
+            self.kept.append(a)
+            out.append(([int(k.sum()) for k in self.kept], [mapping_of(k) for k in self.kept]))
         return out
 
 

@@ -126,13 +126,15 @@ def test_arrays_cross_once_each_way_and_arrive_read_only() -> None:
     facts = ro.Module(ArrayFacts).ray_options(isolation="process")
     big = np.arange(1 << 20, dtype=np.float64)  # 8 MiB
     with ro.Executor(lambda a: facts(a)) as ex:
-        (writable, base, size, mean, echo), small = ex.run(
+        (writable, base, size, mean, where, echo), small = ex.run(
             [big, np.ones(3)], progress=False
         ).outputs
-    # In the worker: one bytes object holding exactly the array's data (the decoder's one
-    # copy out of the shared memory; no intermediate buffer), read-only as on Ray.
-    assert (writable, base, size, mean) == (False, "bytes", big.nbytes, float(big.mean()))
-    assert small[:3] == (False, "bytes", 24)
+    # In the worker, read-only as on Ray: a large array is read in place, in the memory the
+    # worker shares with the executor (no copy); a small one is one bytes object holding
+    # exactly its data (the decoder's one copy out of the shared memory).
+    assert (writable, base, size, mean) == (False, "InPlaceBuffer", big.nbytes, big.mean())
+    assert where == "rayorch-worker-arena"
+    assert small[:3] == (False, "bytes", 24) and small[4] == "private"
     # Back in the driver: the same structure, equal values, and the caller's array untouched.
     assert np.array_equal(echo, big) and not echo.flags.writeable
     assert big.flags.writeable

@@ -23,6 +23,7 @@
 
 #include "rayorch/codec.h"
 #include "rayorch/detail/erased.h"
+#include "rayorch/detail/in_place_reads.h"
 #include "rayorch/detail/udf_traits.h"
 
 namespace rayorch::detail {
@@ -45,6 +46,10 @@ struct ErasedCodec {
   void (*write_row)(const void* value, ByteWriter& out) = nullptr;
   /// Reads `rows` rows from the front of `in` into a new block; throws rayorch::DecodeError.
   BlockRef (*decode_rows)(std::string_view& in, std::size_t rows) = nullptr;
+  /// Optional: the same, leaving large values in the frame where `reads` allows it (the
+  /// worker of a process-isolated pool; in_place_reads.h states what the codec must then do).
+  BlockRef (*decode_rows_in_place)(std::string_view& in, std::size_t rows,
+                                   InPlaceReads& reads) = nullptr;
 };
 
 /// The codecs of one Call. `available` is false when some type has no codec; such a Call

@@ -53,12 +53,14 @@ FrameWriter::FrameWriter(std::string& buf, SharedArena* arena, std::string* scra
   restart();
 }
 
-void FrameWriter::restart() {
+void FrameWriter::restart(std::size_t at) {
+  if (buf_.size() < kFrameHeader) buf_.resize(kFrameHeader);  // send() writes the header there
   use_arena_ = arena_ != nullptr;
-  in_arena_ = use_arena_ && arena_->mapped() > 0;
+  at_ = use_arena_ ? at : 0;
+  in_arena_ = use_arena_ && arena_->mapped() > at_;
   if (in_arena_) {
-    writer_.emplace(ByteWriter::Buffer{arena_->room(0), arena_->mapped()}, &FrameWriter::grow, this,
-                    scratch_);
+    writer_.emplace(ByteWriter::Buffer{arena_->room(0) + at_, arena_->mapped() - at_},
+                    &FrameWriter::grow, this, scratch_);
     return;
   }
   if (buf_.size() < kFrameHeader + 4096) buf_.resize(kFrameHeader + 4096);
@@ -71,16 +73,19 @@ void FrameWriter::restart() {
 ByteWriter::Buffer FrameWriter::grow(void* self, std::size_t size, std::size_t need) {
   auto& w = *static_cast<FrameWriter*>(self);
   if (w.use_arena_) {
-    // The bytes written so far are at the mapping's front, or none were written.
-    if (char* room = w.arena_->room(need)) {
+    // The bytes written so far are at the payload's start in the mapping, or none were
+    // written.
+    if (char* room = w.arena_->room(w.at_ + need)) {
       w.in_arena_ = true;
-      return {room, w.arena_->mapped()};
+      return {room + w.at_, w.arena_->mapped() - w.at_};
     }
     // The arena cannot grow (no memory for the file, or no address space for its mapping;
     // its mapping and bytes are unchanged): the payload moves into `buf` and crosses the
     // socket.
     w.buf_.resize(kFrameHeader + size);
-    if (w.in_arena_) std::memcpy(w.buf_.data() + kFrameHeader, w.arena_->bytes(size), size);
+    if (w.in_arena_) {
+      std::memcpy(w.buf_.data() + kFrameHeader, w.arena_->bytes(w.at_ + size) + w.at_, size);
+    }
     w.in_arena_ = false;
     w.use_arena_ = false;
   }
@@ -101,26 +106,37 @@ bool FrameWriter::send(int fd, Frame type) {
   store_le(buf_.data(), kMagic);
   store_le(buf_.data() + 4, static_cast<std::uint32_t>(type) | (in_arena_ ? kInArena : 0u));
   store_le(buf_.data() + 8, std::uint64_t{n});
+  store_le(buf_.data() + 16, std::uint64_t{in_arena_ ? at_ : 0});
   return send_all(fd, buf_.data(), in_arena_ ? kFrameHeader : kFrameHeader + n);
 }
 
 SharedArena::SharedArena(SharedArena&& o) noexcept
     : fd_(std::move(o.fd_)),
       base_(std::exchange(o.base_, nullptr)),
-      mapped_(std::exchange(o.mapped_, 0)) {}
+      mapped_(std::exchange(o.mapped_, 0)),
+      pinned_(std::exchange(o.pinned_, false)),
+      left_behind_(std::exchange(o.left_behind_, {})) {}
 
 SharedArena& SharedArena::operator=(SharedArena&& o) noexcept {
   if (this != &o) {
-    if (base_ != nullptr) ::munmap(base_, mapped_);
+    unmap_all();
     fd_ = std::move(o.fd_);
     base_ = std::exchange(o.base_, nullptr);
     mapped_ = std::exchange(o.mapped_, 0);
+    pinned_ = std::exchange(o.pinned_, false);
+    left_behind_ = std::exchange(o.left_behind_, {});
   }
   return *this;
 }
 
 SharedArena::~SharedArena() {
+  unmap_all();
+}
+
+void SharedArena::unmap_all() noexcept {
   if (base_ != nullptr) ::munmap(base_, mapped_);
+  for (const auto& [old, n] : left_behind_) ::munmap(old, n);
+  left_behind_.clear();
 }
 
 SharedArena SharedArena::create() {
@@ -129,6 +145,15 @@ SharedArena SharedArena::create() {
 
 bool SharedArena::map(std::size_t n) {
   if (n <= mapped_) return true;
+  if (pinned_ && base_ != nullptr) {
+    // Values point into the current mapping: it stays, and the file is mapped anew.
+    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
+    if (p == MAP_FAILED) return false;
+    left_behind_.emplace_back(base_, mapped_);
+    base_ = static_cast<char*>(p);
+    mapped_ = n;
+    return true;
+  }
   // mremap keeps the old mapping when it fails, so the bytes written so far stay readable.
   void* p = base_ != nullptr ? ::mremap(base_, mapped_, n, MREMAP_MAYMOVE)
                              : ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
@@ -151,6 +176,53 @@ char* SharedArena::room(std::size_t n) {
   }
   if (!map(size)) return nullptr;
   return base_;
+}
+
+bool SharedArena::holds(std::string_view bytes) const {
+  return base_ != nullptr && bytes.data() >= base_ &&
+         bytes.size() <= static_cast<std::size_t>(base_ + mapped_ - bytes.data());
+}
+
+std::size_t SharedArena::page_after(std::string_view bytes) const {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto end = static_cast<std::size_t>(bytes.data() + bytes.size() - base_);
+  return (end + page - 1) / page * page;
+}
+
+namespace {
+
+// Unmaps [from, from + n) except the page ranges of `kept` (sorted) inside it.
+void unmap_except(char* from, std::size_t n,
+                  const std::vector<std::pair<char*, std::size_t>>& kept) {
+  char* const end = from + n;
+  for (const auto& [start, size] : kept) {
+    if (start + size <= from || start >= end) continue;
+    if (start > from) ::munmap(from, static_cast<std::size_t>(start - from));
+    from = std::max(from, start + size);
+  }
+  if (from < end) ::munmap(from, static_cast<std::size_t>(end - from));
+}
+
+bool holds_any(const char* base, std::size_t n,
+               const std::vector<std::pair<char*, std::size_t>>& kept) {
+  return std::any_of(kept.begin(), kept.end(),
+                     [&](const auto& k) { return k.first >= base && k.first < base + n; });
+}
+
+}  // namespace
+
+bool SharedArena::unpin(const std::vector<std::pair<char*, std::size_t>>& kept) {
+  pinned_ = false;
+  std::vector<std::pair<char*, std::size_t>> sorted = kept;
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [old, n] : left_behind_) unmap_except(old, n, sorted);
+  left_behind_.clear();
+  if (base_ == nullptr || !holds_any(base_, mapped_, sorted)) return true;
+  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_.get(), 0);
+  if (p == MAP_FAILED) return false;
+  unmap_except(base_, mapped_, sorted);
+  base_ = static_cast<char*>(p);
+  return true;
 }
 
 const char* SharedArena::bytes(std::size_t n) {
@@ -178,15 +250,17 @@ bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload
   if (load_le<std::uint32_t>(buf.data()) != kMagic) return false;
   const auto n = load_le<std::uint64_t>(buf.data() + 8);
   if (n > kMaxFrame) return false;
+  const auto at = load_le<std::uint64_t>(buf.data() + 16);
   const auto raw = load_le<std::uint32_t>(buf.data() + 4);
   type = static_cast<Frame>(raw & ~kInArena);
   if ((raw & kInArena) != 0) {
-    if (have != kFrameHeader || arena == nullptr || !*arena) return false;
-    const char* bytes = arena->bytes(static_cast<std::size_t>(n));
+    if (have != kFrameHeader || arena == nullptr || !*arena || at > kMaxFrame) return false;
+    const char* bytes = arena->bytes(static_cast<std::size_t>(at + n));
     if (bytes == nullptr) return false;
-    payload = std::string_view(bytes, static_cast<std::size_t>(n));
+    payload = std::string_view(bytes + at, static_cast<std::size_t>(n));
     return true;
   }
+  if (at != 0) return false;
   const std::size_t total = kFrameHeader + static_cast<std::size_t>(n);
   if (have > total) return false;  // the peer broke the one-frame-at-a-time rule
   if (buf.size() < total) buf.resize(total);

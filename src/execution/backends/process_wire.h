@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "rayorch/codec.h"
 
@@ -30,8 +31,9 @@ enum class Frame : std::uint32_t {
   lost = 6,         ///< worker -> executor: the UDF raised ActorLost (payload: the message)
 };
 
-/// Bytes a frame's header takes at the front of its buffer.
-inline constexpr std::size_t kFrameHeader = 16;
+/// Bytes a frame's header takes at the front of its buffer: magic, type, payload length, and
+/// where in the arena the payload starts.
+inline constexpr std::size_t kFrameHeader = 24;
 
 /// A memory file mapped by both the executor and one worker, through which frame payloads
 /// cross (page images, frames, and small rows alike): the sender's encoders write the
@@ -63,12 +65,29 @@ class SharedArena {
   std::size_t mapped() const { return mapped_; }
   /// The first `n` bytes as the other side wrote them (receiver); null on failure.
   const char* bytes(std::size_t n);
+  /// True when `bytes` lie in the mapping.
+  bool holds(std::string_view bytes) const;
+  /// The offset of the first page after `bytes` (which the mapping holds): where an answer
+  /// goes that must not overwrite them.
+  std::size_t page_after(std::string_view bytes) const;
+  /// From now until unpin(), the mapped pages stay at their addresses (values read in place
+  /// point into them): growing maps the file anew at another address and keeps the old
+  /// mapping too.
+  void pin() { pinned_ = true; }
+  /// Ends pin(): unmaps the mappings that growing left behind, except `kept` (page ranges that
+  /// values took over, InPlaceReads::keep, and unmap themselves); if the current mapping holds
+  /// kept pages, maps the file anew at another address and unmaps the current one the same
+  /// way. False when there is no address space for that (the arena must not be used again).
+  bool unpin(const std::vector<std::pair<char*, std::size_t>>& kept);
 
  private:
   bool map(std::size_t n);
+  void unmap_all() noexcept;
   UniqueFd fd_;
   char* base_ = nullptr;
   std::size_t mapped_ = 0;
+  bool pinned_ = false;
+  std::vector<std::pair<char*, std::size_t>> left_behind_;  // old mappings, while pinned
 };
 
 /// The smallest size an arena grows to.
@@ -92,8 +111,9 @@ class FrameWriter {
   /// Where encoders append the payload.
   ByteWriter& payload() { return *writer_; }
   /// Drops what was written: the payload starts again, empty (e.g. a failure message
-  /// replaces rows whose encoding threw).
-  void restart();
+  /// replaces rows whose encoding threw), `at` bytes into the arena (page-aligned; a worker's
+  /// answer goes after a request whose values it read in place).
+  void restart(std::size_t at = 0);
   /// True while the payload is in the arena's mapping.
   bool in_arena() const { return in_arena_; }
   /// Sends the frame (its payload through the arena when it is there). False when the
@@ -109,6 +129,7 @@ class FrameWriter {
   std::string* const scratch_;
   bool use_arena_ = false;  // this frame goes into the arena (it has not failed to grow)
   bool in_arena_ = false;
+  std::size_t at_ = 0;  // where in the arena the payload starts
   std::optional<ByteWriter> writer_;
 };
 
@@ -116,8 +137,8 @@ class FrameWriter {
 /// payload inside it. The peer sends one frame and then waits for the answer, so the frame
 /// is read with as few reads as it takes. False at the end of the stream, on a broken
 /// connection or on a malformed header.
-/// A payload sent through the arena is read from `arena`'s mapping (valid until the next
-/// frame is written either way).
+/// A payload sent through the arena is read from `arena`'s mapping, where the header says it
+/// starts (valid until the next frame is written either way).
 bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload,
                 SharedArena* arena = nullptr);
 

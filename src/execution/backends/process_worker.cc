@@ -104,6 +104,30 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
   return Frame::ok;
 }
 
+// Decodes one task's inputs (large values in place where `reads` allows), runs the call and
+// hands its attempt to `answer`, which encodes the reply while inputs and outputs live; both
+// are gone when this returns.
+template <class Answer>
+void run_task(const RuntimePlan& plan, UdfInstance& instance, std::string_view view,
+              InPlaceReads& reads, Answer&& answer) {
+  const Invocation inv = decode_invocation(get_bytes(view));
+  const CallCodecs& codecs = plan.code->codecs[inv.call];
+  ResolvedInputs inputs;
+  inputs.columns.resize(codecs.inputs.size());
+  for (std::size_t i = 0; i < codecs.inputs.size(); ++i) {
+    const ErasedCodec& codec = codecs.inputs[i];
+    BlockRef block = codec.decode_rows_in_place != nullptr
+                         ? codec.decode_rows_in_place(view, inv.grains.size(), reads)
+                         : codec.decode_rows(view, inv.grains.size());
+    auto& column = inputs.columns[i];
+    column.resize(block->size());
+    for (std::size_t r = 0; r < column.size(); ++r) column[r] = block->at(r);
+    inputs.keep_alive.push_back(std::move(block));
+  }
+  const Attempt a = invoke_call(plan, inv, instance, inputs);
+  answer(a, inv);
+}
+
 }  // namespace
 
 [[noreturn]] void run_worker(const RuntimePlan& plan, int pool, int fd, int arena_fd) {
@@ -131,27 +155,27 @@ Frame encode_reply(const RuntimePlan& plan, const Invocation& inv, const Attempt
     if (type != Frame::task) break;
     Frame reply;
     bool exit_after = false;
+    // Large values of a frame in the arena may be read in place; the answer then goes after
+    // the request, which the executor does not write again before it has the answer.
+    InPlaceReads reads = arena.holds(view) ? InPlaceReads(view) : InPlaceReads();
+    const std::size_t answer_at = arena.holds(view) ? arena.page_after(view) : 0;
+    arena.pin();
     try {
-      const Invocation inv = decode_invocation(get_bytes(view));
-      const CallCodecs& codecs = plan.code->codecs[inv.call];
-      ResolvedInputs inputs;
-      inputs.columns.resize(codecs.inputs.size());
-      for (std::size_t i = 0; i < codecs.inputs.size(); ++i) {
-        BlockRef block = codecs.inputs[i].decode_rows(view, inv.grains.size());
-        auto& column = inputs.columns[i];
-        column.resize(block->size());
-        for (std::size_t r = 0; r < column.size(); ++r) column[r] = block->at(r);
-        inputs.keep_alive.push_back(std::move(block));
-      }
-      // Every input is decoded into owned values: the reply may now overwrite the arena.
-      const Attempt a = invoke_call(plan, inv, *instance, inputs);
-      exit_after = a.kind == Attempt::Kind::lost;  // a lost actor is a fresh process
-      frame.restart();
-      reply = encode_reply(plan, inv, a, frame.payload());
+      run_task(plan, *instance, view, reads, [&](const Attempt& a, const Invocation& inv) {
+        exit_after = a.kind == Attempt::Kind::lost;  // a lost actor is a fresh process
+        frame.restart(reads.used() ? answer_at : 0);
+        reply = encode_reply(plan, inv, a, frame.payload());
+      });
     } catch (...) {
-      frame.restart();
+      frame.restart(reads.used() ? answer_at : 0);
       frame.payload().append(describe_current_exception());
       reply = Frame::failed;
+    }
+    // The call's inputs and outputs are gone; a value still referenced (the UDF kept it) is
+    // moved out of the request before the executor may write there again.
+    if (!reads.settle() || !arena.unpin(reads.kept())) {
+      write_stderr("rayorch worker: no memory to keep a value the UDF holds\n");
+      ::_exit(kMemoryLimitExit);
     }
     if (!frame.send(fd, reply) || exit_after) break;
   }

@@ -11,11 +11,14 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "rayorch/detail/in_place_reads.h"
 
 namespace {
 
@@ -197,11 +200,93 @@ TEST(ProcessWire, ABrokenConnectionOrAMalformedFrameIsAFalseReturn) {
   {
     // A header that is not one.
     SocketPair s;
-    const std::string junk(16, 'j');
-    ASSERT_EQ(::send(s.a.get(), junk.data(), junk.size(), MSG_NOSIGNAL), 16);
+    const std::string junk(rd::kFrameHeader, 'j');
+    ASSERT_EQ(::send(s.a.get(), junk.data(), junk.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(rd::kFrameHeader));
     const Received r = receive(s.b.get(), nullptr);
     EXPECT_FALSE(r.ok);
   }
+  {
+    // A payload on the socket that claims a place in the arena.
+    SocketPair s;
+    std::string header(rd::kFrameHeader, '\0');
+    std::memcpy(header.data(), "PWOR", 4);
+    header[4] = static_cast<char>(rd::Frame::task);
+    header[16] = 1;
+    ASSERT_EQ(::send(s.a.get(), header.data(), header.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(rd::kFrameHeader));
+    const Received r = receive(s.b.get(), nullptr);
+    EXPECT_FALSE(r.ok);
+  }
+}
+
+TEST(ProcessWire, AnAnswerAfterTheRequestLeavesTheRequestWhole) {
+  // A worker that read its inputs in place answers after them (restart(page_after)).
+  SocketPair s;
+  rd::SharedArena arena = rd::SharedArena::create();
+  rd::SharedArena theirs = other_side(arena);
+  std::string buf, their_buf, in, their_in;
+  rd::FrameWriter request(buf, &arena);
+  const std::string asked = pattern((300 << 10) + 5);
+  request.payload().append(asked);
+  ASSERT_TRUE(request.send(s.a.get(), rd::Frame::task));
+  rd::Frame type{};
+  std::string_view view;
+  ASSERT_TRUE(rd::recv_frame(s.b.get(), type, their_in, view, &theirs));
+  ASSERT_TRUE(theirs.holds(view));
+  const std::size_t at = theirs.page_after(view);
+  EXPECT_EQ(at % rd::InPlaceReads::page_size(), 0u);
+  EXPECT_GE(at, asked.size());
+  // Pinned, as a worker's arena is while values point into it: growing for the answer keeps
+  // the request's mapping where it is.
+  theirs.pin();
+  rd::FrameWriter answer(their_buf, &theirs);
+  answer.restart(at);
+  const std::string answered = pattern(3 << 20);
+  answer.payload().append(answered);
+  ASSERT_TRUE(answer.in_arena());
+  ASSERT_TRUE(answer.send(s.b.get(), rd::Frame::ok));
+  std::string_view got;
+  ASSERT_TRUE(rd::recv_frame(s.a.get(), type, in, got, &arena));
+  EXPECT_EQ(type, rd::Frame::ok);
+  EXPECT_EQ(got, answered);
+  EXPECT_EQ(got.data(), arena.bytes(at + got.size()) + at);
+  EXPECT_EQ(view, asked);  // the request, as the worker read it, is whole and mapped
+  EXPECT_TRUE(theirs.unpin({}));
+}
+
+TEST(ProcessWire, KeptPagesKeepTheirBytesWhileTheArenaIsWrittenAgain) {
+  SocketPair s;
+  rd::SharedArena arena = rd::SharedArena::create();
+  rd::SharedArena theirs = other_side(arena);
+  const std::size_t page = rd::InPlaceReads::page_size();
+  std::string buf, in, their_in;
+  rd::FrameWriter request(buf, &arena);
+  const std::string first = pattern(8 * page);
+  request.payload().append(first);
+  ASSERT_TRUE(request.send(s.a.get(), rd::Frame::task));
+  rd::Frame type{};
+  std::string_view view;
+  ASSERT_TRUE(rd::recv_frame(s.b.get(), type, their_in, view, &theirs));
+  // The worker's UDF keeps a value of two pages and a bit, read in place.
+  rd::InPlaceReads reads(view);
+  const std::string_view value = view.substr(2 * page, 2 * page + 100);
+  ASSERT_TRUE(reads.can_read_in_place(value));
+  reads.on_settle([&](rd::InPlaceReads& r) { ASSERT_TRUE(r.keep(value)); });
+  ASSERT_TRUE(reads.settle());
+  ASSERT_TRUE(theirs.unpin(reads.kept()));
+  // The executor writes the next request over the first: the worker reads the new one from
+  // its new mapping, and the kept value still reads the first request's bytes.
+  request.restart();
+  const std::string second = pattern(8 * page + 1);
+  request.payload().append(second);
+  ASSERT_TRUE(request.send(s.a.get(), rd::Frame::task));
+  std::string_view next;
+  ASSERT_TRUE(rd::recv_frame(s.b.get(), type, their_in, next, &theirs));
+  EXPECT_EQ(next, second);
+  EXPECT_NE(next.data(), view.data());
+  EXPECT_EQ(std::string(value), first.substr(2 * page, 2 * page + 100));
+  rd::InPlaceReads::release_kept(value);
 }
 
 }  // namespace
