@@ -2,10 +2,10 @@
 with an empty constructor and with one that imports rayorch_cpp and numpy (what an actor of
 the Ray backend imports); the time to the first and to the last one ready.
 
-Run it inside a private loopback-only network namespace, as every Ray cluster here:
+    .venv/bin/python python/bench/ray_actor_start.py
 
-    unshare --net --pid --fork --mount-proc sh -c \\
-        'ip link set lo up && .venv/bin/python python/bench/ray_actor_start.py'
+As root it re-executes itself in a private network namespace whose only interface is loopback
+(loopback_ray.py), and it exits when a Ray node is not on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import os
 import time
 from typing import Any
 
-import ray
+from loopback_ray import ensure_private_network, start_local_ray
 
 
-@ray.remote(num_cpus=1)
 class Probe:
     def __init__(self, heavy: bool) -> None:
         if heavy:
@@ -30,14 +29,13 @@ class Probe:
 
 
 def main() -> None:
-    ray.init(num_cpus=16, include_dashboard=False)
-    addresses = {n["NodeManagerAddress"] for n in ray.nodes()}
-    assert addresses == {"127.0.0.1"}, addresses
-    print(f"Ray nodes: {len(ray.nodes())}, addresses: {', '.join(sorted(addresses))}")
+    ensure_private_network(__file__)
+    ray = start_local_ray(num_cpus=16)
+    probe = ray.remote(num_cpus=1)(Probe)
     for heavy in (False, True):
         for n in (1, 3, 14):
             start = time.perf_counter()
-            actors: list[Any] = [Probe.remote(heavy) for _ in range(n)]
+            actors: list[Any] = [probe.remote(heavy) for _ in range(n)]
             pending = [a.ready.remote() for a in actors]
             times = []
             while pending:
