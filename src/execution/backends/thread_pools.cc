@@ -2,6 +2,7 @@
 // mailbox; results come back through one completion queue. A worker of a process-isolated
 // pool is a proxy thread instead: it owns a worker process (process_worker.h) and runs each
 // task there, so both kinds share the mailboxes, the queue and the one driver loop.
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "execution/backends/backends.h"
 #include "execution/backends/fork_server.h"
 #include "execution/backends/process_worker.h"
+#include "execution/backends/spin_then_sleep.h"
 #include "execution/crash_record.h"
 
 namespace rayorch::detail {
@@ -24,11 +26,16 @@ struct CompletionQueue {
   std::condition_variable cv;
   std::deque<std::pair<std::uint64_t, WorkerResult>> items;  // (worker epoch, result)
   std::vector<ActorEvent> started;  // first constructors finished, not yet taken
+  // Written under `mutex`, read without it by the driver's polling (spin_then_sleep.h): how
+  // many results were ever pushed, and whether `started` holds any event.
+  std::atomic<std::size_t> pushed{0};
+  std::atomic<bool> has_started{false};
 
   void push(std::uint64_t epoch, WorkerResult r) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       items.emplace_back(epoch, std::move(r));
+      pushed.fetch_add(1, std::memory_order_release);
     }
     cv.notify_one();
   }
@@ -57,6 +64,7 @@ void report_startup(bool announce, CompletionQueue& done, const RuntimePlan& pla
   {
     std::lock_guard<std::mutex> lock(done.mutex);
     done.started.push_back(std::move(s));
+    done.has_started.store(true, std::memory_order_release);
   }
   done.cv.notify_one();
 }
@@ -184,6 +192,7 @@ class ThreadPools final : public WorkerPools {
     std::lock_guard<std::mutex> lock(done_->mutex);
     for (ActorEvent& s : done_->started) out.push_back(std::move(s));
     done_->started.clear();
+    done_->has_started.store(false, std::memory_order_release);
   }
 
   std::size_t max_outstanding() const override {
@@ -205,11 +214,18 @@ class ThreadPools final : public WorkerPools {
   void wait(Clock::time_point deadline, std::vector<WorkerResult>& out) override {
     std::deque<std::pair<std::uint64_t, WorkerResult>> ready;
     {
+      // Results pushed but not yet taken, or a start not yet taken.
+      poller_.poll(deadline, [&] {
+        return done_->pushed.load(std::memory_order_acquire) != taken_ ||
+               done_->has_started.load(std::memory_order_acquire);
+      });
       std::unique_lock<std::mutex> lock(done_->mutex);
       done_->cv.wait_until(lock, deadline,
                            [&] { return !done_->items.empty() || !done_->started.empty(); });
       ready.swap(done_->items);
     }
+    poller_.answered();
+    taken_ += ready.size();
     for (auto& [epoch, r] : ready) {
       if (static_cast<std::size_t>(r.pool) >= workers_.size()) continue;  // stopped
       Worker& w = workers_[r.pool][r.slot];
@@ -301,6 +317,10 @@ class ThreadPools final : public WorkerPools {
   std::shared_ptr<ForkServer> forks_;  // set when some pool is process-isolated
   std::vector<std::vector<Worker>> workers_;
   std::uint64_t epochs_ = 0;
+  // The driver's side of the completion queue: results taken so far (against `pushed`) and
+  // its polling before it sleeps.
+  std::size_t taken_ = 0;
+  SpinThenSleep poller_;
 };
 
 }  // namespace
