@@ -150,6 +150,22 @@ def test_arrays_arrive_read_only_as_locally(cluster: Any) -> None:
     assert source[0].tolist() == [255.0, 255.0, 255.0]
 
 
+def test_a_large_array_is_read_in_place_from_the_object_store(cluster: Any) -> None:
+    """An array another Module made reaches the next Module's actor without a copy: Ray
+    wrote it into the object store once (out of band), and the reader's array is a read-only
+    view of the store's shared memory, not a private copy made by unpickling."""
+    pytest.importorskip("numpy")
+    make = ro.Module(u.MakeArray, batch_size=2, num_cpus=0.5)
+    where = ro.Module(u.WhereArrayLives, batch_size=3, num_cpus=0.5)
+    rows = list(range(6))
+    with on_ray(lambda x: where(make(x))) as ex:
+        got = ex.run(rows, progress=False).outputs
+    for row, (writable, mapping, total) in zip(rows, got, strict=True):
+        assert total == u.ARRAY_BYTES * (row % 251)
+        assert not writable
+        assert "plasma" in mapping, mapping  # Ray's object store file, e.g. /dev/shm/plasma...
+
+
 def test_group_failure_behaves_as_locally(cluster: Any) -> None:
     expected = local(u.documents(), DOCS)
     issue = expected[DOCS.index(13)]

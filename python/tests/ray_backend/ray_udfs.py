@@ -99,6 +99,43 @@ class Writable:
         return [bool(x.flags.writeable) for x in xs]
 
 
+ARRAY_BYTES = 1 << 20  # over Ray's inline limit: the array is put in the object store
+
+
+class MakeArray:
+    """row -> a uint8 array of ARRAY_BYTES, every byte row % 251."""
+
+    def run(self, rows: list[int]) -> list[Any]:
+        import numpy as np
+
+        return [np.full(ARRAY_BYTES, r % 251, dtype=np.uint8) for r in rows]
+
+
+def mapping_of(address: int) -> str:
+    """The file mapped at `address` in this process ('' for anonymous memory)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            parts = line.split()
+            low, high = (int(v, 16) for v in parts[0].split("-"))
+            if low <= address < high:
+                return " ".join(parts[5:])
+    return ""
+
+
+class WhereArrayLives:
+    """array -> (whether it is writable, the file its memory maps, the sum of its bytes)."""
+
+    def run(self, arrays: list[Any]) -> list[tuple[bool, str, int]]:
+        return [
+            (
+                bool(a.flags.writeable),
+                mapping_of(a.__array_interface__["data"][0]),
+                int(a.sum(dtype="int64")),
+            )
+            for a in arrays
+        ]
+
+
 def scaled_in_place() -> Any:
     """(the source scaled in place, whether the array another Call made arrived writable)."""
     scale = ro.RayModule(ScaleInPlace).ray_options(recovery=ro.RecoveryPolicy.isolate_tail())
