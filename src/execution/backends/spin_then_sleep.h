@@ -1,15 +1,17 @@
-// How long a waiting thread polls for work before it sleeps on a condition variable.
+// How long a waiting thread polls for work before it sleeps on a condition variable: the
+// local executor's driver waiting for results, each actor thread waiting for its next task
+// (execution/backends/thread_pools.cc).
 //
 // Why: sleeping on a condition variable and being woken costs a context switch each way and,
-// on a virtual machine, several microseconds of scheduler latency; with UDFs that take
-// microseconds (no-op stages, small batches) the driver spent most of each round trip asleep
-// or waking. A driver that polls a short while first catches such results awake.
+// on a virtual machine, tens of microseconds of scheduler latency; with UDFs that take
+// microseconds (no-op stages, small batches) an RPC spent most of its round trip asleep or
+// waking, on both sides. A thread that polls a short while first catches such work awake.
 //
-// The rule: poll only while polling pays. A wait polls for up to the poll's time (25 us by default)
-// when the previous wait was answered within that time of its start (the results come fast), and
-// not at all otherwise (a UDF of milliseconds gets no polling: the driver sleeps at once, as
-// before). Polling yields the core on each turn, so it never keeps a runnable actor thread off a
-// core it shares with the driver.
+// The rule: poll only while polling pays. A wait polls for up to the poll's time (25 us by
+// default) when the previous wait was answered within that time of its start (the work comes
+// fast), and not at all otherwise (behind a UDF of milliseconds the driver sleeps at once, as
+// without polling). Polling yields the core on each turn, so a polling thread never keeps a
+// runnable thread off a core they share.
 //
 // Threading: one object per waiting thread; not shared.
 #pragma once

@@ -47,6 +47,9 @@ struct Mailbox {
   std::condition_variable cv;
   std::optional<WorkerTask> task;
   bool stop = false;
+  // Written under `mutex`, read without it by the worker's polling (spin_then_sleep.h): a task
+  // or the order to stop waits.
+  std::atomic<bool> has_work{false};
 };
 
 // Tells the driver that a worker's first constructor finished (eager start, DESIGN 6.1.4). A
@@ -70,12 +73,16 @@ void report_startup(bool announce, CompletionQueue& done, const RuntimePlan& pla
 }
 
 // Waits for the next task; false when the worker is told to stop.
-bool next_task(Mailbox& box, WorkerTask& task) {
+bool next_task(Mailbox& box, WorkerTask& task, SpinThenSleep& poller) {
+  poller.poll(SpinThenSleep::Clock::time_point::max(),
+              [&] { return box.has_work.load(std::memory_order_acquire); });
   std::unique_lock<std::mutex> lock(box.mutex);
   box.cv.wait(lock, [&] { return box.stop || box.task.has_value(); });
   if (!box.task) return false;
   task = std::move(*box.task);
   box.task.reset();
+  box.has_work.store(false, std::memory_order_relaxed);
+  poller.answered();
   return true;
 }
 
@@ -85,9 +92,10 @@ bool next_task(Mailbox& box, WorkerTask& task) {
 template <class AttemptFn>
 void serve_tasks(Mailbox& box, CompletionQueue& done, std::uint64_t epoch, int pool, int slot,
                  AttemptFn attempt) {
+  SpinThenSleep poller;
   for (;;) {
     WorkerTask task;
-    if (!next_task(box, task)) return;
+    if (!next_task(box, task, poller)) return;
     WorkerResult r;
     r.run = task.run;
     r.pool = pool;
@@ -207,6 +215,7 @@ class ThreadPools final : public WorkerPools {
     {
       std::lock_guard<std::mutex> lock(w.box->mutex);
       w.box->task = std::move(task);
+      w.box->has_work.store(true, std::memory_order_release);
     }
     w.box->cv.notify_one();
   }
@@ -293,6 +302,7 @@ class ThreadPools final : public WorkerPools {
     {
       std::lock_guard<std::mutex> lock(w.box->mutex);
       w.box->stop = true;
+      w.box->has_work.store(true, std::memory_order_release);
     }
     w.box->cv.notify_all();
     if (w.process) w.process->abandon();
