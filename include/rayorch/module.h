@@ -124,6 +124,11 @@ class Module {
   /// with the cause "worker exceeded its memory limit (N MiB)". 0: no limit (default).
   Module& memory_limit(std::uint64_t bytes) { return set(&ModuleOptions::memory_limit, bytes); }
 
+  /// Shares one pool with the other Modules of `group` (ModuleOptions::colocate): a value
+  /// that one member makes and another reads stays in the actor's process where the backend
+  /// allows. The members must agree on every pool option; "" gives the Module its own pool.
+  Module& colocate(std::string group) { return set(&ModuleOptions::colocate, std::move(group)); }
+
   /// The name of this Module's Calls ("name#k") and pool in explain(), metrics and
   /// messages; by default the UDF's type name without namespaces.
   Module& name(std::string n) {

@@ -53,6 +53,13 @@ struct ModuleOptions {
   /// Isolated pools only: bytes each worker process may allocate beyond what it inherited;
   /// exceeding it costs the worker (its Grains are replayed, then isolated). 0: no limit.
   std::uint64_t memory_limit = 0;
+  /// Modules that name the same group share one pool (DESIGN 5.12): each of its actors holds
+  /// one instance of every member and runs their Calls, so a value one member makes and the
+  /// next reads need not leave the actor's process (the Ray backend keeps it there). The
+  /// members must agree on every option of the pool (replicas, resources, timeout, isolation,
+  /// batch_wait, reservation, ...); batch_size, recovery and infra_retries stay per Call.
+  /// Empty: the Module has a pool of its own (default).
+  std::string colocate;
 };
 
 /// What the self-sizing pools of one executor may hold at once (DESIGN 6.1.7),

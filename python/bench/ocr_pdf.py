@@ -184,6 +184,12 @@ def main() -> None:
         help="seconds an idle recognition actor waits for a fuller batch (default: the workload's)",
     )
     p.add_argument("--detect-gpus", type=float, default=0.0)
+    p.add_argument(
+        "--colocate-render-detect",
+        action="store_true",
+        help="render and detect share one co-located pool of --detect-replicas actors of one "
+        "CPU each, so each page image stays in the actor that rendered it (DESIGN 5.12)",
+    )
     p.add_argument("--input-batch-size", type=int, default=16)
     p.add_argument(
         "--max-active-input-batches",
@@ -217,9 +223,19 @@ def main() -> None:
         f"longest {lengths[-1]}) in {work}; {cores} cores, load average "
         f"{os.getloadavg()[0]:.1f}"
     )
+    together = "page" if a.colocate_render_detect else None
+    render = PipelineConfig().render
+    if together:
+        render = StageOptions(
+            replicas=a.detect_replicas,
+            batch_size=render.batch_size,
+            num_gpus=a.detect_gpus,
+            colocate=together,
+        )
     config = PipelineConfig(
         dpi=a.dpi,
-        detect=StageOptions(replicas=a.detect_replicas, num_gpus=a.detect_gpus),
+        render=render,
+        detect=StageOptions(replicas=a.detect_replicas, num_gpus=a.detect_gpus, colocate=together),
         recognize=StageOptions(
             replicas=a.recognize_replicas,
             batch_size=a.recognize_batch,

@@ -24,7 +24,7 @@ class CompiledProgram:
         program: Any,
         output_tree: Any,
         source_names: tuple[str, ...],
-        call_pools: tuple[int, ...] = (),
+        call_modules: tuple[int, ...] = (),
         source: Any = None,
         modules: tuple[RecordedModule, ...] = (),
         optimize: bool = True,
@@ -33,7 +33,12 @@ class CompiledProgram:
     ) -> None:
         self._program = program
         self._output_tree = output_tree
-        self._call_pools = call_pools
+        self._call_modules = call_modules
+        pools: dict[int, int] = {}
+        for index, pool in enumerate(program.pools()):
+            for call in pool["calls"]:
+                pools[call] = index
+        self._call_pools = tuple(pools[call] for call in range(len(pools)))
         self.source_names = source_names
         # What a Ray backend ships to its actors, which compile the same program again.
         self._source = source
@@ -92,9 +97,10 @@ class CompiledProgram:
         return self._snapshots
 
     def pool_options(self) -> list[dict[str, Any]]:
-        """Per actor pool (plan order): the options of the Module whose actors it has."""
+        """Per actor pool (plan order): the options of the Module whose actors it has (of
+        the first member of a co-located pool: its members agree on them, _check_colocated)."""
         return [
-            dict(self._modules[self._call_pools[pool["calls"][0]]].options)
+            dict(self._modules[self._call_modules[pool["calls"][0]]].options)
             for pool in self._program.pools()
         ]
 
@@ -121,6 +127,35 @@ def _flatten(trace: Trace, value: Any, ids: list[int]) -> Any:
         "forward() must return a Port or a non-empty (nested) tuple of Ports, got "
         f"{type(value).__name__}"
     )
+
+
+# Options each Call of a co-located pool keeps as its own (DESIGN 5.12); its members agree on
+# every other (the engine checks those it reads, _check_colocated those it passes to Ray).
+_PER_CALL_OPTIONS = frozenset({"name", "version", "batch_size", "recovery", "infra_retries"})
+
+
+def _check_colocated(program: Any, trace: Trace) -> None:
+    """Raises CompileError when the Modules sharing a co-located pool differ in an option
+    of the pool that the engine does not read (the Ray backend's actor options)."""
+    for pool in program.pools():
+        modules: list[RecordedModule] = []
+        for call in pool["calls"]:
+            module = trace.modules[trace.call_modules[call]]
+            if all(m is not module for m in modules):
+                modules.append(module)
+        lead = modules[0]
+        for other in modules[1:]:
+            for key in sorted(set(lead.options) | set(other.options)):
+                if key in _PER_CALL_OPTIONS:
+                    continue
+                if lead.options.get(key) != other.options.get(key):
+                    raise CompileError(
+                        f"Module<{lead.name}> and Module<{other.name}> are co-located "
+                        f"(colocate={lead.options.get('colocate')!r}) but differ in {key} "
+                        f"({lead.options.get(key)!r} and {other.options.get(key)!r}): "
+                        "co-located Modules share one pool, so they must agree on its "
+                        f"options; set {key} equal on both, or drop colocate from one of them"
+                    )
 
 
 def compile(
@@ -157,11 +192,12 @@ def compile(
     with recording(trace):
         tree = _flatten(trace, target(*sources), ids)
     program = trace.core.compile(ids, optimize)
+    _check_colocated(program, trace)
     return CompiledProgram(
         program,
         tree,
         tuple(p.name for p in parameters),
-        tuple(trace.call_pools),
+        tuple(trace.call_modules),
         source=pipeline,
         modules=tuple(trace.modules),
         optimize=optimize,

@@ -165,6 +165,8 @@ class RayWorker:
     def __init__(self, program: Program, pool: int, replica: int = -1) -> None: ...
     def run(self, task: bytes, *blocks: list[Any]) -> tuple[Any, ...]:
         """run(task, *blocks) -> (CallReport, *output blocks: a list each, or None)"""
+    def exported(self, block: int) -> list[Any]:
+        """The values of a block this actor keeps, as one list (for a reader elsewhere)."""
     def cached_blocks(self) -> int:
         """How many blocks this actor holds from earlier RPCs."""
 

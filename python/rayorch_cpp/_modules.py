@@ -67,7 +67,11 @@ class RayModule:
         explain, metrics and messages), ``timeout`` and ``batch_wait`` (seconds),
         ``reservation`` (``"elastic"`` or ``"parent_bound"``), ``infra_retries``,
         ``isolation`` (``"threads"`` or ``"process"``: one worker process per actor,
-        docs/ISOLATION.md) and ``memory_limit`` (bytes per worker process). The Ray backend
+        docs/ISOLATION.md), ``memory_limit`` (bytes per worker process) and ``colocate`` (a
+        group name: the Modules of one group share one pool, each of its actors holding one
+        instance of each, so that a value one of them makes and another reads stays in the
+        actor's process on Ray; they must agree on every option but ``name``, ``version``,
+        ``batch_size``, ``recovery`` and ``infra_retries``, DESIGN 5.12). The Ray backend
         reads ``max_tasks_in_flight_per_actor`` (an integer >= 1): how many calls the driver
         keeps at each actor, one running and the others queued behind it so that Ray's round
         trip overlaps the running call; it cannot be combined with ``timeout`` or
@@ -125,12 +129,12 @@ class RayModule:
             outputs=self.num_outputs,
             cpp=self._cpp,
         )
-        pool = next((i for i, m in enumerate(trace.modules) if m is self), None)
-        if pool is None:
+        module = next((i for i, m in enumerate(trace.modules) if m is self), None)
+        if module is None:
             trace.modules.append(self)
             trace.snapshots.append(ModuleSnapshot.of(self))
-            pool = len(trace.modules) - 1
-        trace.call_pools.append(pool)
+            module = len(trace.modules) - 1
+        trace.call_modules.append(module)
         ports = trace.ports(ids)
         return ports[0] if len(ports) == 1 else ports
 

@@ -255,6 +255,10 @@ class RayActors:
         except Exception:  # noqa: BLE001 - the actor may be gone with its node already
             pass
 
+    def export_block(self, pool: int, actor: int, block: int) -> ObjectRef:
+        """Has `actor` of `pool` put `block`, an output it kept, into the object store."""
+        return self._actors[pool][actor].export_block.remote(block)
+
     def cached_blocks(self) -> list[list[int]]:
         """Per pool and actor: how many blocks it holds from earlier calls (0 for an empty
         slot of a self-sizing pool)."""

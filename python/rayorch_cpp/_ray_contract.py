@@ -108,6 +108,12 @@ class RayBackendProtocol(Protocol):
         """The values of the blocks behind ``refs``, in order, in one round trip."""
         ...
 
+    def export_block(self, pool: int, actor: int, block: int) -> ObjectRef:
+        """Has ``actor`` of ``pool`` put ``block``, an output it kept (DESIGN 5.12), into the
+        object store, behind the calls sent to it before; returns its ObjectRef, which fails
+        as a lost object when the actor is gone."""
+        ...
+
     def submit(
         self,
         pool: int,

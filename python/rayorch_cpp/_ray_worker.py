@@ -39,6 +39,11 @@ class Worker:
         """One call: (CallReport, *one list per output block); Ray splits the tuple."""
         return self._worker.run(task, *blocks)
 
+    def export_block(self, block: int) -> list[Any]:
+        """The values of a block this actor keeps (an output only Calls of its pool read,
+        DESIGN 5.12): the driver puts them into the object store for a reader elsewhere."""
+        return self._worker.exported(block)
+
     def cached_blocks(self) -> int:
         """How many blocks this actor holds from earlier RPCs (they cross to it once)."""
         return self._worker.cached_blocks()

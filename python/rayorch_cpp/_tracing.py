@@ -19,9 +19,13 @@ from ._values import CompileError
 
 
 class RecordedModule(Protocol):
-    """What a trace and a compiled program keep of a Module: its execution options."""
+    """What a trace and a compiled program keep of a Module: its execution options and the
+    name of its Calls."""
 
     options: dict[str, Any]
+
+    @property
+    def name(self) -> str: ...
 
 
 class Port:
@@ -78,7 +82,7 @@ class Trace:
         self.default_options: dict[str, Any] = dict(default_options or {})
         self.modules: list[RecordedModule] = []  # distinct Modules, in first-use order
         self.snapshots: list[ModuleSnapshot] = []  # per Module: as its first Call recorded it
-        self.call_pools: list[int] = []  # per Call (in Call order): its Module's index
+        self.call_modules: list[int] = []  # per Call (in Call order): its Module's index
 
     def port(self, value: Any, what: str) -> int:
         """The id of ``value`` after checking it is a Port of this trace."""

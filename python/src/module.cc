@@ -91,6 +91,8 @@ NB_MODULE(_core, m) {
           nb::arg("program"), nb::arg("pool"), nb::arg("replica") = -1)
       .def("run", &rayorch::python::RayWorker::run,
            "run(task, *blocks) -> (status, *output blocks)")
+      .def("exported", &rayorch::python::RayWorker::exported, nb::arg("block"),
+           "The values of a block this actor keeps, as one list (for a reader elsewhere).")
       .def("cached_blocks", &rayorch::python::RayWorker::cached_blocks,
            "How many blocks this actor holds from earlier RPCs.");
 

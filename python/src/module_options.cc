@@ -148,6 +148,12 @@ constexpr std::array kEngineOptions = {
                    o.isolation = v.one_of("threads", "process") == "process" ? Isolation::process
                                                                              : Isolation::threads;
                  }},
+    EngineOption{"colocate",
+                 [](const OptionValue& v, ModuleOptions& o) {
+                   if (v.is_none()) return;
+                   if (!PyUnicode_Check(v.value.ptr())) v.bad("a group name (str) or None");
+                   o.colocate = nb::cast<std::string>(v.value);
+                 }},
     EngineOption{"memory_limit",
                  [](const OptionValue& v, ModuleOptions& o) {
                    if (v.is_none()) return;

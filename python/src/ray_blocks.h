@@ -19,18 +19,46 @@
 
 namespace rayorch::python {
 
-/// A block whose values live in Ray's object store: the driver holds its ObjectRef only.
+/// A block whose values live in Ray's object store, or in the actor that made it: the driver
+/// holds its ObjectRef only.
+///
+/// A kept block (DESIGN 5.12) stayed in the actor that made it, since only Calls of that
+/// actor's pool read it: its ObjectRef holds None until the block is exported (that actor
+/// puts it into the object store for a reader elsewhere, set_exported()). Which actor holds it
+/// is the pools' record (execution/actor_block_cache.h), which the store starts when the block
+/// is put. Driver's thread only.
+/// The actor that kept a block, as (pool, actor): pool -1 for a block no actor kept, actor -1
+/// for one whose actor was replaced before the block came back (lost).
+struct BlockHolder {
+  int pool = -1;
+  int actor = -1;
+};
+
 class RemoteBlock final : public rd::Block {
  public:
-  RemoteBlock(rd::BlockId id, Ref ref) : id_(id), ref_(std::move(ref)) {}
+  RemoteBlock(rd::BlockId id, Ref ref, BlockHolder kept_by = {})
+      : id_(id), ref_(std::move(ref)), kept_by_(kept_by), kept_(kept_by.pool >= 0) {}
   const void* at(std::size_t) const override { return nullptr; }  // never read in the driver
   std::size_t size() const override { return 0; }
   rd::BlockId id() const { return id_; }
   PyObject* ref() const { return ref_.get(); }
+  /// True while the values are in the actor that made them only.
+  bool kept() const { return kept_; }
+  /// The actor that kept the block when it was made (the store records it as the holder when
+  /// the block is put), even once exported.
+  BlockHolder kept_by() const { return kept_by_; }
+  /// The values are in the object store now, behind `ref` (the caller holds the GIL). Const:
+  /// where a block's values are is not part of its value, and blocks are shared as const.
+  void set_exported(Ref ref) const {
+    ref_ = std::move(ref);
+    kept_ = false;
+  }
 
  private:
   rd::BlockId id_;
-  Ref ref_;
+  mutable Ref ref_;
+  BlockHolder kept_by_;
+  mutable bool kept_;
 };
 
 /// The RemoteBlock behind a block of the Ray store (every block it hands out is one).

@@ -165,6 +165,12 @@ nb::list RayBackendClient::get(nb::list refs) const {
   return nb::borrow<nb::list>(got);
 }
 
+Ref RayBackendClient::export_block(int pool, int actor, std::uint64_t block) const {
+  Gil gil;
+  nb::object ref = backend_.attr("export_block")(pool, actor, block);
+  return Ref::borrow(ref.ptr());
+}
+
 std::vector<Ref> RayBackendClient::submit(int pool, int actor, std::uint64_t token,
                                           std::size_t output_blocks, const std::string& task,
                                           nb::tuple blocks) const {

@@ -88,6 +88,9 @@ class RayBackendClient {
   Ref put(nanobind::handle values) const;
   /// The values (one list each) of the blocks behind `refs`, fetched in one round trip.
   nanobind::list get(nanobind::list refs) const;
+  /// Has actor (pool, actor) put `block`, an output it kept (DESIGN 5.12), into the object
+  /// store; returns its ObjectRef.
+  Ref export_block(int pool, int actor, std::uint64_t block) const;
   /// Sends one call to actor (pool, actor); returns the ObjectRefs of its output blocks.
   std::vector<Ref> submit(int pool, int actor, std::uint64_t token, std::size_t output_blocks,
                           const std::string& task, nanobind::tuple blocks) const;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ray_block_locality.h"
 #include "ray_blocks.h"
 #include "ray_store.h"
 #include "ray_wire.h"
@@ -27,22 +28,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using rd::ActorBlockCache;
-
-/// The input blocks of a call that Ray reported lost: the one whose ObjectRef is `hex`, or,
-/// when Ray's error names none of them, every block the call carried by ObjectRef (those the
-/// actor held already were not fetched). The engine rebuilds them from lineage (DESIGN 5.13);
-/// the caller holds the GIL.
-std::vector<rd::BlockId> lost_inputs(const std::vector<rd::BlockRef>& sent,
-                                     const std::string& hex) {
-  std::vector<rd::BlockId> all;
-  for (const rd::BlockRef& b : sent) {
-    const RemoteBlock& block = remote(b);
-    if (!hex.empty() && nb::cast<std::string>(nb::handle(block.ref()).attr("hex")()) == hex)
-      return {block.id()};
-    all.push_back(block.id());
-  }
-  return all;
-}
 
 class RayPools final : public rd::WorkerPools {
  public:
@@ -69,6 +54,7 @@ class RayPools final : public rd::WorkerPools {
       total_ += static_cast<std::size_t>(slots);
     }
     cache_ = std::make_shared<ActorBlockCache>(actors_);
+    kept_outputs_ = kept_outputs(*plan_);
     start_timeout_ = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(backend_.startup_timeout_s()));
   }
@@ -85,6 +71,20 @@ class RayPools final : public rd::WorkerPools {
     return make_ray_store(backend_, cache_);
   }
   std::vector<int> sizes() const override { return slots_; }
+  bool places_by_inputs(int pool) const override { return plan_->pools[pool].members > 1; }
+  int holder_of(int pool, const rd::ResolvedInputs& inputs) const override {
+    // The actor holding most of the call's input blocks (the first of them on a tie).
+    std::vector<int> held(static_cast<std::size_t>(actors_[pool]), 0);
+    int best = -1;
+    for (const rd::BlockRef& b : inputs.keep_alive) {
+      const int actor = cache_->holder(pool, remote(b).id());
+      if (actor < 0) continue;
+      ++held[static_cast<std::size_t>(actor)];
+      if (best < 0 || held[static_cast<std::size_t>(actor)] > held[static_cast<std::size_t>(best)])
+        best = actor;
+    }
+    return best;
+  }
   std::vector<int> actors() const override { return actors_; }
   // Task slot k of actor a is worker k * actors + a: the driver, which takes idle workers in
   // order, gives every actor a task before it queues a second one at any.
@@ -162,24 +162,41 @@ class RayPools final : public rd::WorkerPools {
     p.epoch = epochs_[task.pool][task.slot];
     p.actor_epoch = actor_epochs_[task.pool][p.actor];
     p.submitted = Clock::now();
-    // The blocks the actor holds already go by id; the others travel as ObjectRefs.
+    // The blocks the actor holds already go by id; the others travel as ObjectRefs. A block
+    // kept by another actor of the pool is exported by it first; one kept by an actor since
+    // lost is lost (the engine rebuilds it from lineage: DESIGN 5.12, 5.13).
     RayTask wire;
     std::vector<const RemoteBlock*> fresh;
+    std::vector<rd::BlockId> lost;
     for (const rd::BlockRef& b : task.inputs.keep_alive) {
       const RemoteBlock& block = remote(b);
       if (cache_->holds(task.pool, p.actor, block.id())) {
         wire.held.push_back(block.id());
-      } else {
-        fresh.push_back(&block);
-        wire.sent.push_back(block.id());
-        p.sent.push_back(b);
+        continue;
       }
+      if (block.kept() && !export_kept(task.pool, block)) {
+        lost.push_back(block.id());
+        continue;
+      }
+      fresh.push_back(&block);
+      wire.sent.push_back(block.id());
+      p.sent.push_back(b);
+    }
+    if (!lost.empty()) {
+      lost_now_.push_back(
+          lost_inputs_result(task, plan_->pools[task.pool].name, p.submitted, std::move(lost)));
+      return;
     }
     p.evicted = cache_->take_evictions(task.pool, p.actor);
     p.sends = cache_->sending(wire.sent);
     std::size_t output_blocks = 0;
-    for (const rd::OutputSlot& s : task.invocation.outputs)
+    const std::vector<char>& keeps = kept_outputs_[task.invocation.call];
+    for (std::size_t k = 0; k < task.invocation.outputs.size(); ++k) {
+      const rd::OutputSlot& s = task.invocation.outputs[k];
       output_blocks += s.child_block != 0 ? 2 : 1;
+      if (keeps[k] != 0) wire.kept.push_back(s.block);
+    }
+    p.kept = wire.kept;
     wire.invocation = std::move(task.invocation);
     wire.evicted = p.evicted;
     wire.groups = std::move(task.inputs.groups);
@@ -202,8 +219,12 @@ class RayPools final : public rd::WorkerPools {
     // Nothing in flight or held: the backend still waits for starts (its own wait returns at
     // once when it has none).
     if (stopped_) return;
+    const bool immediate = !lost_now_.empty();
+    for (rd::WorkerResult& r : lost_now_) out.push_back(std::move(r));
+    lost_now_.clear();
     const double timeout =
-        std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+        immediate ? 0.0
+                  : std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
     Gil gil;
     for (const FinishedCall& done : backend_.wait(timeout)) {
       auto it = pending_.find(done.token);
@@ -286,7 +307,21 @@ class RayPools final : public rd::WorkerPools {
     std::vector<ActorBlockCache::Send> sends;  // the input blocks this call carried
     std::vector<rd::BlockId> evicted;          // blocks this call told the actor to drop
     std::vector<rd::BlockRef> sent;            // the input blocks it carried by ObjectRef
+    std::vector<rd::BlockId> kept;             // the output blocks the actor keeps
   };
+
+  // Has the actor of `pool` that keeps `block` export it into the object store; false when
+  // no actor holds it any more (it went with its actor).
+  bool export_kept(int pool, const RemoteBlock& block) {
+    const int holder = cache_->holder(pool, block.id());
+    if (holder < 0) return false;
+    Ref ref;
+    on_backend("exporting a kept block from", pool,
+               [&] { ref = backend_.export_block(pool, holder, block.id()); });
+    Gil gil;
+    block.set_exported(std::move(ref));
+    return true;
+  }
 
   // Builds the result of one finished call (the caller holds the GIL).
   rd::WorkerResult result(Pending p, const CallReport& report) {
@@ -320,8 +355,13 @@ class RayPools final : public rd::WorkerPools {
         a.report = rd::decode_report(report.report);
         std::size_t j = 0;
         for (const rd::OutputSlot& s : p.invocation.outputs) {
-          a.blocks.emplace_back(s.block,
-                                std::make_shared<RemoteBlock>(s.block, std::move(p.blocks[j++])));
+          const bool kept = std::find(p.kept.begin(), p.kept.end(), s.block) != p.kept.end();
+          // The store records the actor as the block's holder when the block is put; an actor
+          // replaced since holds nothing (actor -1: the block is lost, rebuilt when read).
+          BlockHolder holder;
+          if (kept) holder = {p.pool, same_actor ? p.actor : -1};
+          a.blocks.emplace_back(
+              s.block, std::make_shared<RemoteBlock>(s.block, std::move(p.blocks[j++]), holder));
           if (s.child_block != 0) {
             a.blocks.emplace_back(s.child_block, std::make_shared<RemoteBlock>(
                                                      s.child_block, std::move(p.blocks[j++])));
@@ -397,7 +437,10 @@ class RayPools final : public rd::WorkerPools {
   bool stopped_ = false;
   // How long a pool may wait for its first actor (the backend's actor_startup_timeout_s).
   Clock::duration start_timeout_{};
-  std::shared_ptr<ActorBlockCache> cache_;  // shared with the run's store
+  std::shared_ptr<ActorBlockCache> cache_;       // shared with the run's store
+  std::vector<std::vector<char>> kept_outputs_;  // per Call and output (ray_block_locality.h)
+  // Calls not sent for lost inputs (lost_inputs_result), returned by the next wait().
+  std::vector<rd::WorkerResult> lost_now_;
 };
 
 }  // namespace

@@ -37,7 +37,10 @@ class RayStore final : public rd::BlockStore {
     Entry& e = entries_[id];
     if (e.remote || e.group) return false;
     cache_->released(id);  // no actor may hold other contents under this id
-    if (dynamic_cast<const RemoteBlock*>(block.get()) != nullptr) {
+    if (const auto* remote = dynamic_cast<const RemoteBlock*>(block.get()); remote != nullptr) {
+      // A block its actor kept: that actor holds it (once the id's old contents are gone).
+      if (const auto holder = remote->kept_by(); holder.actor >= 0)
+        cache_->kept(holder.pool, holder.actor, id);
       e.remote = std::move(block);
       return true;
     }
@@ -98,7 +101,7 @@ class RayStore final : public rd::BlockStore {
     if (blocks.size() < 2) return;
     Gil gil;
     nb::list refs;
-    for (const rd::BlockRef* b : blocks) refs.append(nb::handle(remote(*b).ref()));
+    for (const rd::BlockRef* b : blocks) refs.append(nb::handle(readable(*b).ref()));
     nb::list got;
     try {
       got = backend_.get(refs);
@@ -302,10 +305,21 @@ class RayStore final : public rd::BlockStore {
     return nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " + text;
   }
 
+  // A block the driver reads: never one kept in an actor, since only Calls of that actor's
+  // pool read those (ray_pools.cc).
+  static const RemoteBlock& readable(const rd::BlockRef& block) {
+    const RemoteBlock& r = remote(block);
+    if (r.kept()) {
+      throw std::logic_error(fmt::format(
+          "internal error: the driver read block {:#x}, which only its actor holds", r.id()));
+    }
+    return r;
+  }
+
   // Fetches a block's values from the object store (the caller holds the GIL).
   std::shared_ptr<PyBlock> fetch(const rd::BlockRef& block) {
     nb::list refs;
-    refs.append(nb::handle(remote(block).ref()));
+    refs.append(nb::handle(readable(block).ref()));
     return list_to_block(backend_.get(refs)[0].ptr());
   }
 

@@ -57,7 +57,7 @@ std::string encode_task(const RayTask& task) {
   std::string out;
   put_count(out, inv.size());
   out += inv;
-  for (const std::vector<rd::BlockId>* ids : {&task.evicted, &task.held, &task.sent}) {
+  for (const std::vector<rd::BlockId>* ids : {&task.evicted, &task.held, &task.sent, &task.kept}) {
     put_count(out, ids->size());
     for (rd::BlockId id : *ids) put<std::uint64_t>(out, id);
   }
@@ -81,7 +81,7 @@ RayTask decode_task(std::string_view bytes) {
   RayTask task;
   const std::size_t inv_size = r.get<std::uint32_t>();
   task.invocation = rd::decode_invocation(std::string(r.take(inv_size)));
-  for (std::vector<rd::BlockId>* ids : {&task.evicted, &task.held, &task.sent}) {
+  for (std::vector<rd::BlockId>* ids : {&task.evicted, &task.held, &task.sent, &task.kept}) {
     ids->resize(r.count(8));
     for (rd::BlockId& id : *ids) id = r.get<std::uint64_t>();
   }

@@ -1,6 +1,7 @@
 // The actor side of the Ray backend. See ray_worker.h.
 #include "ray_worker.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -136,9 +137,18 @@ nb::tuple RayWorker::run(nb::bytes task_bytes, nb::args blocks) {
   if (!out.is_valid()) throw_foreign();
   PyTuple_SET_ITEM(out.ptr(), 0, nb::cast(call_report(a, rebuild_error)).release().ptr());
   std::size_t j = 1;
+  // A kept output block stays in this actor's cache for the next Call of this pool, which the
+  // driver sends here (DESIGN 5.12); None takes its place among the returns.
   auto find = [&](rd::BlockId id) -> PyObject* {
-    for (const auto& [bid, ref] : a.blocks)
-      if (bid == id) return block_to_list(*ref);
+    for (const auto& [bid, ref] : a.blocks) {
+      if (bid != id) continue;
+      PyObject* list = block_to_list(*ref);
+      if (std::find(task.kept.begin(), task.kept.end(), id) == task.kept.end()) return list;
+      nb::object owned = nb::steal(list);
+      if (!owned.is_valid()) throw_foreign();
+      cache_[id] = list_to_block(owned.ptr());
+      return Py_NewRef(Py_None);
+    }
     return Py_NewRef(Py_None);
   };
   const bool produced = a.kind == rd::Attempt::Kind::ok && a.report.contract_error.empty();
@@ -152,6 +162,13 @@ nb::tuple RayWorker::run(nb::bytes task_bytes, nb::args blocks) {
   }
   a.blocks.clear();  // the attempt's blocks hold Python objects: dropped with the GIL held
   return nb::borrow<nb::tuple>(out);
+}
+
+nb::list RayWorker::exported(rd::BlockId id) const {
+  auto it = cache_.find(id);
+  if (it == cache_.end())
+    throw rd::ProtocolError(fmt::format("block {:#x} is not held by this actor", id));
+  return nb::steal<nb::list>(block_to_list(*it->second));
 }
 
 }  // namespace rayorch::python

@@ -33,6 +33,10 @@ class RayWorker {
   /// invocation (None for each when the call did not produce them).
   nanobind::tuple run(nanobind::bytes task, nanobind::args blocks);
 
+  /// The values of block `id`, which this actor keeps (an output it kept, DESIGN 5.12, or an
+  /// input it was sent), as one list: what the driver exports for a reader elsewhere.
+  nanobind::list exported(std::uint64_t id) const;
+
   /// How many blocks this actor holds from earlier calls.
   std::size_t cached_blocks() const { return cache_.size(); }
 

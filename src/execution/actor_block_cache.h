@@ -25,6 +25,9 @@
 //   live block is never queued for eviction.
 // - Several calls may be outstanding at one actor: a call that reads a block which an
 //   earlier outstanding call carries sends it again, since the record waits for the return.
+// - A kept block (an output an actor made and kept, DESIGN 5.12) is recorded when its call
+//   came back ok from the actor as it is now; it has no copy elsewhere until it is exported,
+//   so an actor reset with it loses it (the pools then report it lost to the engine).
 //
 // Threading: the driver's thread only.
 #pragma once
@@ -93,6 +96,27 @@ class ActorBlockCache {
       }
       if (slot.held.insert(send.block).second) holders_[send.block].push_back(s);
     }
+  }
+
+  /// A call that ran on the actor in (pool, actor) as that actor is now made `block` and the
+  /// actor kept it (an output only Calls of its pool read, DESIGN 5.12): it holds it.
+  void kept(int pool, int actor, BlockId block) {
+    const std::size_t s = index(pool, actor);
+    if (slots_[s].held.insert(block).second) holders_[block].push_back(s);
+  }
+
+  /// The actor of `pool` that holds `block`, or -1 when none does.
+  int holder(int pool, BlockId block) const {
+    auto it = holders_.find(block);
+    if (it == holders_.end()) return -1;
+    const std::size_t first = first_.at(static_cast<std::size_t>(pool));
+    const std::size_t end = pool + 1 < static_cast<int>(first_.size())
+                                ? first_[static_cast<std::size_t>(pool) + 1]
+                                : slots_.size();
+    for (std::size_t s : it->second) {
+      if (s >= first && s < end) return static_cast<int>(s - first);
+    }
+    return -1;
   }
 
   /// `block` is gone from the driver's store (released, or put again): no actor may use its

@@ -36,6 +36,8 @@ Driver::Driver(std::shared_ptr<const RuntimePlan> plan, std::unique_ptr<WorkerPo
     slots_.emplace_back(static_cast<std::size_t>(slots[p]));
   }
   max_outstanding_ = std::max<std::size_t>(pools_->max_outstanding(), 1);
+  for (std::size_t p = 0; p < actors.size(); ++p)
+    places_by_inputs_.push_back(pools_->places_by_inputs(static_cast<int>(p)) ? 1 : 0);
   restarted_.assign(actors.size(), 0);
   std::vector<bool> reads_sources(plan_->pools.size(), false);
   for (const PlanCall& c : plan_->calls) {
@@ -233,21 +235,26 @@ void Driver::dispatch(RunState& state) {
     const std::size_t p = (cursor_ + k) % np;
     for (std::size_t slot = 0; slot < slots_[p].size(); ++slot) {
       if (outstanding_ >= max_outstanding_) return;
-      Slot& w = slots_[p][slot];
-      if (w.current || !takes_tasks(p, slot)) continue;
+      if (slots_[p][slot].current || !takes_tasks(p, slot)) continue;
       if (sizing_ && retire_surplus(p, slot)) continue;
       // Holding a small batch back is safe only while another RPC runs: its result wakes
       // the loop, so nothing can stall.
       auto rpc = state.pick(static_cast<int>(p), outstanding_ > 0, tail_cap(state, p, slot));
       if (!rpc) break;
+      WorkerTask task;
+      task.inputs = state.resolve_inputs(*rpc);
+      // An idle slot of the actor that keeps the call's inputs takes it in place of this one,
+      // which stays idle for the next pick (co-location, DESIGN 5.12).
+      std::size_t target = slot;
+      if (places_by_inputs_[p]) target = local_slot(p, slot, task.inputs);
+      if (target != slot) --slot;  // wraps for slot 0; the loop's ++slot gives it back
+      Slot& w = slots_[p][target];
       w.dispatched = Clock::now();
       const auto timeout = plan_->pools[p].options.timeout;
       w.deadline = timeout.count() > 0 ? Clock::now() + timeout : Clock::time_point::max();
-      WorkerTask task;
       task.run = run_;
       task.pool = static_cast<int>(p);
-      task.slot = static_cast<int>(slot);
-      task.inputs = state.resolve_inputs(*rpc);
+      task.slot = static_cast<int>(target);
       task.invocation = *rpc;
       if (crash_labels_[p] != 0) task.crash_label = state.crash_label(*rpc);
       w.current = std::move(*rpc);
@@ -256,6 +263,17 @@ void Driver::dispatch(RunState& state) {
       cursor_ = p + 1;
     }
   }
+}
+
+std::size_t Driver::local_slot(std::size_t pool, std::size_t slot,
+                               const ResolvedInputs& inputs) const {
+  const int holder = pools_->holder_of(static_cast<int>(pool), inputs);
+  if (holder < 0) return slot;
+  for (std::size_t s = 0; s < slots_[pool].size(); ++s) {
+    if (pools_->actor_of(static_cast<int>(pool), static_cast<int>(s)) != holder) continue;
+    if (!slots_[pool][s].current && takes_tasks(pool, s)) return s;
+  }
+  return slot;
 }
 
 void Driver::handle(RunState& state, WorkerResult& r) {

@@ -127,6 +127,9 @@ class Driver final : public ExecutionCore {
   // The tail split (execution/run/tail_split.h; driver_tail.cc): the READY Grains the idle
   // `slot` of `pool` takes, 0 for a full batch.
   std::size_t tail_cap(const RunState& state, std::size_t pool, std::size_t slot) const;
+  // An idle slot of the actor that holds most of `inputs` (WorkerPools::holder_of), else
+  // `slot`; for the pools that place by inputs only.
+  std::size_t local_slot(std::size_t pool, std::size_t slot, const ResolvedInputs& inputs) const;
 
   std::shared_ptr<const RuntimePlan> plan_;
   std::unique_ptr<WorkerPools> pools_;
@@ -135,6 +138,7 @@ class Driver final : public ExecutionCore {
   // Per pool, for the executor's life: its actors and their measurements.
   std::vector<PoolState> pool_states_;
   std::vector<std::vector<Slot>> slots_;  // per pool, per slot
+  std::vector<char> places_by_inputs_;    // per pool: WorkerPools::places_by_inputs
   std::vector<int> source_pools_;         // pools of the Calls that read the sources
   // Dispatch: invariant outstanding_ == the slots with a `current`, at most max_outstanding_.
   std::size_t max_outstanding_ = 0;

@@ -123,6 +123,19 @@ class WorkerPools {
     (void)pool;
     return slot;
   }
+  /// True when the driver should ask holder_of() where to send the tasks of `pool`: its actors
+  /// keep values that the pool's own Calls read (co-location, DESIGN 5.12). The driver asks
+  /// nothing of the other pools, which pay nothing for it.
+  virtual bool places_by_inputs(int pool) const {
+    (void)pool;
+    return false;
+  }
+  /// The actor of `pool` that holds most of `inputs`, or -1 (places_by_inputs pools only).
+  virtual int holder_of(int pool, const ResolvedInputs& inputs) const {
+    (void)pool;
+    (void)inputs;
+    return -1;
+  }
   /// How many tasks may be outstanding at once across all pools (the driver never submits
   /// more). A deterministic backend returns 1.
   virtual std::size_t max_outstanding() const = 0;

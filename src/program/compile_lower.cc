@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "program/colocated_instance.h"
 #include "program/compiler.h"
 #include "program/plan_code.h"
 
@@ -31,35 +32,83 @@ void lower_ports(const Graph::Impl& g, const DomainAssignment& domains, const An
   }
 }
 
-// One pool per Module identity, in order of first use.
-void lower_pools(const Graph::Impl& g, RuntimePlan& plan, PlanCode& code) {
+// Where each Module's Calls run: its pool, and its member index there when co-located.
+struct ModulePools {
+  std::vector<int> pool;    // per Module
+  std::vector<int> member;  // per Module: its index in a co-located pool, or -1
+};
+
+// One pool per Module identity, in order of first use, except that the Modules of one
+// colocate group share the pool of the first of them (DESIGN 5.12; verify() checked that they
+// agree on its options). A co-located pool is named after its members, "A+B".
+ModulePools lower_pools(const Graph::Impl& g, RuntimePlan& plan, PlanCode& code) {
   std::map<std::string, int> udf_count;
   for (const LogicalModule& m : g.modules) ++udf_count[m.record.udf_name];
   std::map<std::string, int> udf_seen;
+  std::vector<std::string> names;
   for (const LogicalModule& m : g.modules) {
+    int k = udf_seen[m.record.udf_name]++;
+    names.push_back(udf_count[m.record.udf_name] > 1 ? fmt::format("{}/{}", m.record.udf_name, k)
+                                                     : m.record.udf_name);
+  }
+  ModulePools out;
+  std::map<std::string, std::vector<int>> groups;  // group -> its Modules, in order
+  for (std::size_t m = 0; m < g.modules.size(); ++m) {
+    const std::string& group = g.modules[m].record.options.colocate;
+    if (!group.empty()) groups[group].push_back(static_cast<int>(m));
+  }
+  out.pool.assign(g.modules.size(), -1);
+  out.member.assign(g.modules.size(), -1);
+  for (std::size_t m = 0; m < g.modules.size(); ++m) {
+    if (out.pool[m] >= 0) continue;
+    const ModuleRecord& record = g.modules[m].record;
+    const int id = static_cast<int>(plan.pools.size());
     PlanPool pool;
-    pool.udf = m.record.udf_name;
-    int k = udf_seen[pool.udf]++;
-    pool.name = udf_count[pool.udf] > 1 ? fmt::format("{}/{}", pool.udf, k) : pool.udf;
-    pool.options = m.record.options;
+    pool.udf = record.udf_name;
+    pool.name = names[m];
+    pool.options = record.options;
     if (sizes_itself(pool.options)) pool.options.max_replicas = resolved_max_replicas(pool.options);
-    code.factories.push_back(m.record.factory);
+    out.pool[m] = id;
+    const auto group = groups.find(record.options.colocate);
+    if (group != groups.end() && group->second.size() > 1) {
+      std::vector<Factory> factories;
+      std::string udfs;
+      std::string joined;
+      for (std::size_t k = 0; k < group->second.size(); ++k) {
+        const int member = group->second[k];
+        out.pool[member] = id;
+        out.member[member] = static_cast<int>(k);
+        factories.push_back(g.modules[member].record.factory);
+        udfs += (k == 0 ? "" : "+") + g.modules[member].record.udf_name;
+        joined += (k == 0 ? "" : "+") + names[member];
+      }
+      pool.udf = std::move(udfs);
+      pool.name = std::move(joined);
+      pool.members = group->second.size();
+      code.factories.push_back(colocated_factory(std::move(factories)));
+    } else {
+      code.factories.push_back(record.factory);
+    }
     plan.pools.push_back(std::move(pool));
   }
+  return out;
 }
 
-void lower_calls(const Graph::Impl& g, const DomainAssignment& domains, RuntimePlan& plan,
-                 PlanCode& code) {
+void lower_calls(const Graph::Impl& g, const DomainAssignment& domains, const ModulePools& pools,
+                 RuntimePlan& plan, PlanCode& code) {
   for (std::size_t c = 0; c < g.calls.size(); ++c) {
     const LogicalCall& lc = g.calls[c];
     PlanCall pc;
     pc.name = call_name(g, static_cast<int>(c));
     pc.udf = g.modules[lc.module].record.udf_name;
-    pc.pool = lc.module;
+    pc.pool = pools.pool[lc.module];
     pc.domain = domains.port_domain[lc.outputs.empty() ? lc.record.inputs[0] : lc.outputs[0]];
     pc.inputs = lc.record.inputs;
     pc.outputs = lc.outputs;
-    code.invokers.push_back(lc.record.invoker);
+    const int member = pools.member[lc.module];
+    code.invokers.push_back(
+        member < 0 ? lc.record.invoker
+                   : member_invoker(lc.record.invoker, static_cast<std::size_t>(member)));
     code.codecs.push_back(lc.record.codecs);
     pc.static_args = lc.record.static_args;
     const int parent = plan.domains[pc.domain].parent;
@@ -74,7 +123,7 @@ void lower_calls(const Graph::Impl& g, const DomainAssignment& domains, RuntimeP
     }
     for (int out : pc.outputs) plan.ports[out].inputs = pc.inputs;
     plan.domains[pc.domain].calls.push_back(static_cast<int>(c));
-    plan.pools[lc.module].calls.push_back(static_cast<int>(c));
+    plan.pools[pc.pool].calls.push_back(static_cast<int>(c));
     plan.calls.push_back(std::move(pc));
   }
 }
@@ -172,8 +221,8 @@ RuntimePlan lower(const Graph::Impl& g, const DomainAssignment& domains,
   plan.domains = domains.domains;
   plan.rewrites = canonical.rewrites;
   lower_ports(g, domains, analysis, plan);
-  lower_pools(g, plan, code);
-  lower_calls(g, domains, plan, code);
+  const ModulePools pools = lower_pools(g, plan, code);
+  lower_calls(g, domains, pools, plan, code);
   lower_expands(g, domains, plan, code);
   lower_reduces(g, domains, analysis, plan, code);
   lower_filters(g, plan);

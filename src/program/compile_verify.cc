@@ -100,6 +100,7 @@ DomainAssignment verify(const Graph& graph) {
     throw CompileError("the pipeline has no outputs: forward() must return at least one Port");
   }
   for (std::size_t m = 0; m < g.modules.size(); ++m) check_module_options(g, static_cast<int>(m));
+  verify_colocation(g);
 
   DomainAssignment tree;
   tree.domains.push_back(PlanDomain{});

@@ -3,6 +3,7 @@
 //
 //   trace           graph.cc                 the Graph API records the logical program
 //   verify          compile_verify.cc        checks the program, assigns Domains
+//                   compile_verify_colocation.cc  co-located Modules agree on their pool
 //   canonicalise    compile_canonicalise.cc  collapses broadcast chains
 //   analyse         compile_analyse.cc       mask producers, reduce guards
 //   lower           compile_lower.cc         builds the RuntimePlan and its PlanCode
@@ -70,6 +71,9 @@ struct Analysis {
 /// Checks every rule of the logical program and assigns each Port its Domain; throws
 /// CompileError naming the Ports involved and the fix on the first broken rule.
 DomainAssignment verify(const Graph& graph);
+
+/// Part of verify: the Modules of each colocate group agree on their pool's options.
+void verify_colocation(const Graph::Impl& g);
 
 /// Collapses chains of broadcasts unless `options.optimize` is false.
 Canonicalisation canonicalise(const Graph::Impl& g, const CompileOptions& options);

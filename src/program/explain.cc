@@ -36,6 +36,13 @@ std::string explain_plan(const RuntimePlan& plan) {
                        note, pp.is_output ? " output" : "");
     for (const std::string& r : plan.rewrites[p]) out += "    " + r + "\n";
   }
+  // A co-located pool runs several Modules' Calls on each of its actors (DESIGN 5.12).
+  for (const PlanPool& pool : plan.pools) {
+    if (pool.members < 2) continue;
+    std::string calls;
+    for (int c : pool.calls) calls += (calls.empty() ? "" : ", ") + plan.calls[c].name;
+    out += fmt::format("  co-located pool {}: {}\n", pool.name, calls);
+  }
   // A Call that no output depends on still runs (an input batch completes only when every
   // Grain is sealed, DESIGN 5) and its failures can still abort the run. It is not an error
   // (docs/SEMANTICS.md), but usually a forgotten return value, so the plan says so.

@@ -90,6 +90,8 @@ struct PlanPool {
   std::string udf;
   ModuleOptions options;
   std::vector<int> calls;
+  /// Modules whose Calls it runs: 1, or the members of a colocate group (DESIGN 5.12).
+  std::size_t members = 1;
 };
 
 struct PlanExpand {

@@ -21,13 +21,18 @@ struct Options {
   int k = 2;
   int batch_size = 4;
   int replicas = 1;
-  bool swapped = false;  // Add's inputs the other way round
-  bool both = false;     // the scaled column as a second output
+  bool swapped = false;    // Add's inputs the other way round
+  bool both = false;       // the scaled column as a second output
+  bool colocated = false;  // both Modules share one pool (DESIGN 5.12)
 };
 
 std::uint64_t fingerprint(const Options& o) {
   ro::Module<AddConst> scale = ro::Module<AddConst>().batch_size(o.batch_size).replicas(o.replicas);
   ro::Module<Add> add;
+  if (o.colocated) {
+    scale.colocate("g");
+    add.colocate("g").replicas(o.replicas);
+  }
   if (o.both) {
     auto program = ro::compile([&](ro::Port<int> x) {
       auto y = scale(x, o.k);
@@ -45,6 +50,7 @@ std::uint64_t fingerprint(const Options& o) {
 TEST(PlanFingerprint, TuningLeavesItAlone) {
   EXPECT_EQ(fingerprint({}), fingerprint({}));
   EXPECT_EQ(fingerprint({}), fingerprint({.batch_size = 64, .replicas = 3}));
+  EXPECT_EQ(fingerprint({}), fingerprint({.colocated = true}));
 }
 
 TEST(PlanFingerprint, ArgumentsWiringAndOutputsChangeIt) {

@@ -36,12 +36,19 @@ Verdict call_input_model(const std::vector<Fate>& fates, const std::vector<bool>
   return {true, drop ? "dropped" : "present"};
 }
 
+// `colocated`: Q, P and the sum share one pool (DESIGN 5.12), which changes no rule.
 template <int N>
-void check_call_input_rule() {
+void check_call_input_rule(bool colocated) {
   ro::Module<Q> q;
   ro::Module<P> p;
   ro::Module<Sum2> sum2;
   ro::Module<Sum3> sum3;
+  if (colocated) {
+    q.colocate("chain");
+    p.colocate("chain");
+    sum2.colocate("chain");
+    sum3.colocate("chain");
+  }
   std::vector<std::tuple<int, int, int>> ids;  // (q output, p value, filtered)
   int out_port = -1;
   auto program = ro::compile([&](ro::Port<int> x) {
@@ -122,13 +129,20 @@ void check_call_input_rule() {
     }
   }
   EXPECT_EQ(runs, N == 2 ? 16 * 2 : 64 * 6);
+  EXPECT_EQ(plan.pools.size(), colocated ? 1u : 3u);
 }
 
 TEST(CallInputRule, TwoInputsEveryOutcomeInEveryArrivalOrder) {
-  check_call_input_rule<2>();
+  check_call_input_rule<2>(false);
 }
 TEST(CallInputRule, ThreeInputsEveryOutcomeInEveryArrivalOrder) {
-  check_call_input_rule<3>();
+  check_call_input_rule<3>(false);
+}
+TEST(CallInputRule, TwoInputsEveryOutcomeInEveryArrivalOrderCoLocated) {
+  check_call_input_rule<2>(true);
+}
+TEST(CallInputRule, ThreeInputsEveryOutcomeInEveryArrivalOrderCoLocated) {
+  check_call_input_rule<3>(true);
 }
 
 }  // namespace

@@ -65,8 +65,15 @@ struct ReduceProgram {
 
 // K -> filter -> S -> expand -> (Q -> P -> filter) -> reduce. K decides whether the Expansion
 // is DROPPED (keep=false) or FAILED via a SUPPRESSED list (K fails); S decides a FAILED list.
-TEST(ReduceRule, EveryExpansionOutcomeMemberMixAndArrivalOrder) {
+// `colocated`: every Module shares one pool (DESIGN 5.12), which changes no rule.
+void check_every_expansion_outcome(bool colocated) {
   ReduceProgram rp;
+  if (colocated) {
+    rp.k.colocate("all");
+    rp.s.colocate("all");
+    rp.q.colocate("all");
+    rp.p.colocate("all");
+  }
   int kv_id = -1, s_out = -1, q_out = -1, pv_id = -1, m_id = -1;
   auto program = ro::compile([&](ro::Port<int> x) {
     auto [kv, kk] = rp.k(x);
@@ -180,6 +187,14 @@ TEST(ReduceRule, EveryExpansionOutcomeMemberMixAndArrivalOrder) {
     }
   }
   EXPECT_EQ(runs, 1 + 4 + 16 * 2 + 64 * 6);
+  EXPECT_EQ(program.plan()->pools.size(), colocated ? 1u : 4u);
+}
+
+TEST(ReduceRule, EveryExpansionOutcomeMemberMixAndArrivalOrder) {
+  check_every_expansion_outcome(false);
+}
+TEST(ReduceRule, EveryExpansionOutcomeMemberMixAndArrivalOrderCoLocated) {
+  check_every_expansion_outcome(true);
 }
 
 TEST(ReduceRule, FailureDominatesPendingHigherMembers) {

@@ -40,6 +40,9 @@ struct Config {
   std::optional<ro::Reservation> reservation;
   ro::QueueOrder order = ro::QueueOrder::fifo;
   bool streaming = false;
+  // Co-location (DESIGN 5.12): 0 none, 1 Modules 2k and 2k+1 share a pool, 2 every Module
+  // shares one; the members of a group take the pool options of its first Module.
+  int colocate = 0;
 
   static Config defaults() {
     Config c;
@@ -71,6 +74,8 @@ struct Config {
       c.min_auto[i] = sizing && rng.chance(70) ? rng.between(0, 1) : -1;
     if (sizing && rng.chance(75))
       c.resize_seed = static_cast<std::uint64_t>(rng.between(1, 1 << 20));
+    const int colocate = rng.between(1, 10);
+    c.colocate = colocate <= 6 ? 0 : colocate <= 8 ? 1 : 2;
     return c;
   }
 
@@ -100,6 +105,7 @@ struct Config {
       if (min_auto[i] >= 0) s += " auto" + std::to_string(i) + ":" + std::to_string(min_auto[i]);
     }
     if (resize_seed != 0) s += " resize_seed " + std::to_string(resize_seed);
+    if (colocate != 0) s += colocate == 1 ? " colocate pairs" : " colocate all";
     return s;
   }
 };
@@ -107,10 +113,14 @@ struct Config {
 template <class U, class... A>
 ro::Module<U> module(const Config& c, int index, A&&... args) {
   ro::Module<U> m = ro::Module<U>(std::forward<A>(args)...).batch_size(c.batch[index]);
-  if (c.min_auto[index] >= 0)
-    m.auto_replicas(std::min(c.min_auto[index], c.replicas[index]), c.replicas[index]);
+  // The pool options come from the first Module of the group (co-located ones share them).
+  const int lead = c.colocate == 0 ? index : c.colocate == 1 ? index - index % 2 : 0;
+  if (c.colocate != 0)
+    m.colocate(c.colocate == 1 ? "pair" + std::to_string(index / 2) : std::string("all"));
+  if (c.min_auto[lead] >= 0)
+    m.auto_replicas(std::min(c.min_auto[lead], c.replicas[lead]), c.replicas[lead]);
   else
-    m.replicas(c.replicas[index]);
+    m.replicas(c.replicas[lead]);
   return m;
 }
 

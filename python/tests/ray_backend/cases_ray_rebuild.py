@@ -27,7 +27,8 @@ def _lose_big_blocks(
     x -> Big -> Grow -> WaitThenMeasure, both producers on the node (two lost levels);
     "group": x -> BigPages, expanded, reduced -> WaitThenMeasure (lost reduce members);
     "pair": x -> Big and x -> BigToo, both on the node -> WaitThenMeasureBoth (one call reads
-    two lost blocks, which Ray's errors name one at a time)."""
+    two lost blocks, which Ray's errors name one at a time); "colocated": as "chain", with Big
+    and Grow in one co-located pool, so Big's values never leave its actors (DESIGN 5.12)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     victim = cluster.add_node(node_ip_address="127.0.0.1", num_cpus=2)
@@ -64,15 +65,20 @@ def _lose_big_blocks(
         if shape == "group":
             pages = ro.Module(u.BigPages, num_cpus=0.5, scheduling_strategy=on_victim)
             return measure(ro.F.reduce(ro.F.expand(pages.pre_init(markers)(x))))
-        big = ro.Module(u.Big, num_cpus=0.5, scheduling_strategy=on_victim).pre_init(markers)
-        if shape == "chain":
-            grow = ro.Module(u.Grow, num_cpus=0.5, scheduling_strategy=on_victim)
+        together = {"colocate": "made"} if shape == "colocated" else {}
+        big = ro.Module(u.Big, num_cpus=0.5, scheduling_strategy=on_victim, **together)
+        big.pre_init(markers)
+        if shape in ("chain", "colocated"):
+            grow = ro.Module(u.Grow, num_cpus=0.5, scheduling_strategy=on_victim, **together)
             return measure(grow.pre_init(markers)(big(x)))
         return measure(big(x))
 
-    produced = {"single": ["big-*"], "chain": ["grow-*"], "group": ["pages-*"]}.get(
-        shape, ["big-*", "bigtoo-*"]
-    )
+    produced = {
+        "single": ["big-*"],
+        "chain": ["grow-*"],
+        "colocated": ["grow-*"],
+        "group": ["pages-*"],
+    }.get(shape, ["big-*", "bigtoo-*"])
 
     def remove_when_produced() -> None:
         # Every block exists and the first reader has read its own: then the node goes.
@@ -110,6 +116,18 @@ def test_two_lost_levels_are_rebuilt_recursively(cluster: Any, tmp_path: Path) -
     out, result = _lose_big_blocks(cluster, tmp_path, infra_retries=1, shape="chain")
     assert out == [200_000 + len(str(i)) + 2 for i in range(6)], out
     assert result.grains_reexecuted >= 2
+
+
+def test_a_node_lost_under_co_located_actors_loses_nothing_healthy(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """Big and Grow share co-located actors on the node, Big's values kept in them and never
+    in the object store: the node takes the actors, the values they kept and Grow's blocks.
+    Grow runs again on a live node, finds Big's values gone with their actor, so Big runs
+    again first; every output is what the run without a loss gives."""
+    out, result = _lose_big_blocks(cluster, tmp_path, infra_retries=1, shape="colocated")
+    assert out == [200_000 + len(str(i)) + 2 for i in range(6)], out
+    assert result.values_rebuilt >= 2 and result.grains_reexecuted >= 2
 
 
 def test_lost_reduce_members_are_rebuilt(cluster: Any, tmp_path: Path) -> None:

@@ -166,6 +166,23 @@ def test_a_large_array_is_read_in_place_from_the_object_store(cluster: Any) -> N
         assert "plasma" in mapping, mapping  # Ray's object store file, e.g. /dev/shm/plasma...
 
 
+def test_co_located_stages_keep_a_large_array_in_the_actor(cluster: Any) -> None:
+    """Co-located, the next Module reads the array in the process that made it (DESIGN
+    5.12): in the process's own memory, never in the object store; the outputs are those of
+    the local executor."""
+    pytest.importorskip("numpy")
+    make = ro.Module(u.MakeArray, batch_size=2, num_cpus=0.5, colocate="array")
+    where = ro.Module(u.WhereArrayLives, batch_size=3, num_cpus=0.5, colocate="array")
+    rows = list(range(6))
+    with on_ray(lambda x: where(make(x))) as ex:
+        got = ex.run(rows, progress=False).outputs
+    assert [t for *_, t in got] == [t for *_, t in local(lambda x: where(make(x)), rows)]
+    for row, (writable, mapping, total) in zip(rows, got, strict=True):
+        assert total == u.ARRAY_BYTES * (row % 251)
+        assert not writable  # values are immutable between Calls, as locally
+        assert "plasma" not in mapping, mapping
+
+
 def test_group_failure_behaves_as_locally(cluster: Any) -> None:
     expected = local(u.documents(), DOCS)
     issue = expected[DOCS.index(13)]

@@ -71,6 +71,8 @@ class FakeRay(RayBackendProtocol):
         self.died_queued = 0  # outstanding calls that died with their actor's loss
         self.held: dict[tuple[int, int], FinishedCall] = {}
         self.submitted = 0
+        self.exports: list[tuple[int, int, int]] = []  # export_block calls: (pool, actor, block)
+        self.kept_returns = 0  # output blocks of ok calls kept by their actor (None returned)
         self.replaced: list[tuple[int, int]] = []
         self.replaced_lost: list[bool] = []  # per replacement: after a loss (not a hang)
         self.fetched = 0
@@ -192,6 +194,8 @@ class FakeRay(RayBackendProtocol):
         report, *outputs = self.workers[pool][actor].run(task, *[r.value for r in blocks])
         assert isinstance(report, CallReport)
         assert len(outputs) == output_blocks
+        if report.status == CallStatus.ok:
+            self.kept_returns += sum(1 for v in outputs if v is None)
         where = (pool, actor)
         if fault == "lost":
             # The actor dies: the calls still outstanding there die with it.
@@ -228,6 +232,11 @@ class FakeRay(RayBackendProtocol):
                 ref.gone = True
             self._node_lost(pool, actor, "ObjectLostError: gone")
         return refs
+
+    def export_block(self, pool: int, actor: int, block: int) -> Ref:
+        assert (pool, actor) in self.started, "a block was exported from an actor not ready"
+        self.exports.append((pool, actor, block))
+        return Ref(self.workers[pool][actor].exported(block))
 
     def wait(self, timeout_s: float) -> list[FinishedCall]:
         if self.shuffle is not None and self.ready:

@@ -154,7 +154,7 @@ def test_a_call_report_crosses_the_object_store_unchanged() -> None:
 def test_a_backend_takes_the_contracts_parameters(backend: type) -> None:
     # The C++ pools pass these positionally: a backend's parameters must line up.
     methods = [m for m in vars(RayBackendProtocol) if not m.startswith("_")]
-    assert len(methods) == 18, methods
+    assert len(methods) == 19, methods
     for name in methods:
         if isinstance(vars(RayBackendProtocol)[name], property):  # read as an attribute
             assert isinstance(getattr(backend, name), property), name

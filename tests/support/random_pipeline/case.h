@@ -114,6 +114,8 @@ class Case {
     // the other draws of every case stay as they were).
     config_.isolation_salt = mix(seed_ ^ 0x150a7edULL);
     config_.isolated_permille = config_.isolation_salt % 100 < 12 ? 500 : 0;
+    // A share runs every Module in one co-located pool (DESIGN 5.12), also from the seed.
+    config_.colocated = mix(seed_ ^ 0xc0106a7edULL) % 100 < 15;
     const int size = master_.weighted({4, 30, 50, 16});
     rows_ = size == 0   ? 0
             : size == 1 ? master_.range(1, 3)

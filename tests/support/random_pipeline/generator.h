@@ -33,6 +33,8 @@ struct GenConfig {
   // without isolation stay as they are).
   int isolated_permille = 0;
   u64 isolation_salt = 0;
+  // Every Module shares one co-located pool (DESIGN 5.12); each keeps its own batch size.
+  bool colocated = false;
   // Per mille of programs without any Call (their outputs are source Ports), and of programs
   // with a reduce of an inner reduce's groups (when they have one below the root). Both are
   // drawn from a stream of their own (Builder::rx_) and the gathers are appended after
@@ -193,7 +195,14 @@ class Builder {
                   static_cast<int>(mix(config_.isolation_salt + ir_.modules.size()) % 1000) <
                       config_.isolated_permille;
     if (im.isolated) im.timeout_ms = 0;  // a hang cannot be scripted once only in a process
+    if (config_.colocated && !ir_.modules.empty()) {  // the first Module's pool options
+      const IrModule& lead = ir_.modules.front();
+      std::tie(im.replicas, im.reservation, im.isolated, im.timeout_ms) =
+          std::tie(lead.replicas, lead.reservation, lead.isolated, lead.timeout_ms);
+      if (im.timeout_ms > 0) im.infra_retries = 8;  // as for a timeout of its own: load causes them
+    }
     auto m = std::make_unique<ro::Module<U>>(rt_);
+    if (config_.colocated) m->colocate("all");
     if (im.isolated) m->isolation(ro::Isolation::process);
     m->replicas(im.replicas)
         .batch_size(im.batch_size)

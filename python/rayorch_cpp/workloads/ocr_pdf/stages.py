@@ -220,9 +220,12 @@ class AssembleMarkdown:
 class StageOptions:
     """One stage's Module options: actors, Grains per call, CPUs and GPUs per actor, how
     long an idle actor may wait for a fuller batch while more of its work can still arrive
-    (``batch_wait``, seconds; 0: it takes what is ready), and where its actors run
+    (``batch_wait``, seconds; 0: it takes what is ready), where its actors run
     (``isolation``: None for the run's default, threads; "process": a worker process per
-    actor, so that a crash in native code costs the documents of the call, not the run)."""
+    actor, so that a crash in native code costs the documents of the call, not the run), and
+    the co-location group it shares a pool with (``colocate``, DESIGN 5.12: render and detect
+    co-located keep each page image in the actor that rendered it; the members must agree on
+    replicas, CPUs, GPUs, batch_wait and isolation)."""
 
     replicas: int = 1
     batch_size: int = 1
@@ -230,11 +233,14 @@ class StageOptions:
     num_gpus: float = 0.0
     batch_wait: float = 0.0
     isolation: str | None = None
+    colocate: str | None = None
 
     def module(self, udf: Any, name: str) -> Module:
         waits: dict[str, Any] = {"batch_wait": self.batch_wait} if self.batch_wait > 0 else {}
         if self.isolation is not None:
             waits["isolation"] = self.isolation
+        if self.colocate is not None:
+            waits["colocate"] = self.colocate
         return Module(
             udf,
             name=name,
