@@ -235,6 +235,20 @@ def test_random_pipelines_agree_with_the_synchronous_core(cluster: Any) -> None:
                 assert run_drawn(ex, seed_data(seed), draws) == expected, f"seed {seed}"
 
 
+def test_co_located_random_pipelines_agree_with_the_synchronous_core(cluster: Any) -> None:
+    # Every Module in one co-located pool of two actors (DESIGN 5.12): outputs kept in the
+    # actors that made them, calls sent to where their inputs are, exports to the other
+    # actor, in Ray's own order of reports.
+    from test_schedule_independence import make_pipeline, run_drawn, seed_data, sync_outputs
+
+    for seed in (0, 4, 5):
+        expected = sync_outputs(seed)
+        draws = random.Random(9100 + seed)
+        with on_ray(make_pipeline(seed, draws, colocated_replicas=2)) as ex:
+            for _ in range(2):
+                assert run_drawn(ex, seed_data(seed), draws) == expected, f"seed {seed}"
+
+
 def test_self_sizing_pools_resized_at_random_agree_with_the_synchronous_core(
     cluster: Any,
 ) -> None:
