@@ -36,6 +36,7 @@ inline nlohmann::json topology_json(const Topology& t) {
           {"ocr_batch_wait_ms", t.ocr_batch_wait_ms},
           {"assemble_replicas", t.assemble_replicas},
           {"ray_tasks_in_flight", t.ray_tasks_in_flight},
+          {"ray_colocate", t.ray_colocate},
           {"auto_replicas", t.auto_replicas},
           {"budget_cpus", t.budget_cpus},
           {"peer_defaults", t.peer_defaults}};

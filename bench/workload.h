@@ -92,6 +92,10 @@ struct Topology {
   /// This project on Ray only (rayorch-ray): max_tasks_in_flight_per_actor of every Module;
   /// 0 leaves the Ray backend's default.
   int ray_tasks_in_flight = 0;
+  /// This project on Ray only (rayorch-ray): render, OCR and assemble share one co-located
+  /// pool of ocr_replicas actors (DESIGN 5.12), so the run starts that many actor processes
+  /// instead of the three pools' sum.
+  bool ray_colocate = false;
   /// This project only (the untuned regime of bench compare): every Module sizes itself
   /// (auto_replicas, up to budget_cpus actors each) within a budget of budget_cpus CPUs, one
   /// per actor; the *_replicas above are then unused. Peers keep their fixed counts.

@@ -44,11 +44,17 @@ OCR_BATCH_WAIT_S = float(topo.get("ocr_batch_wait_ms", 0)) / 1000.0
 # Calls kept at each Ray actor (max_tasks_in_flight_per_actor) for every Module; 0: default.
 IN_FLIGHT = int(topo.get("ray_tasks_in_flight", 0))
 QUEUE = {"max_tasks_in_flight_per_actor": IN_FLIGHT} if IN_FLIGHT > 0 else {}
+# Render, OCR and assemble in one co-located pool of the OCR stage's actor count (DESIGN 5.12):
+# fewer actor processes for Ray to start, each holding the three stages.
+COLOCATE = bool(topo.get("ray_colocate", False))
 
 
 def sized(replicas):
     if AUTO:
         return {"replicas": "auto", "max_replicas": max(1, BUDGET_CPUS)}
+    if COLOCATE:  # one pool: the members agree on its options
+        together = {"colocate": "stages", "replicas": topo["ocr_replicas"], **QUEUE}
+        return {**together, "batch_wait": OCR_BATCH_WAIT_S} if OCR_BATCH_WAIT_S > 0 else together
     return {"replicas": replicas, **QUEUE}
 
 
@@ -62,7 +68,7 @@ Render, Ocr, Assemble = ray_module_stages.make_stages(
 class Documents(ro.Pipeline):
     def __init__(self):
         ocr_options = {**sized(topo["ocr_replicas"]), "batch_size": topo["ocr_batch"]}
-        if OCR_BATCH_WAIT_S > 0:
+        if OCR_BATCH_WAIT_S > 0 and not COLOCATE:
             ocr_options["batch_wait"] = OCR_BATCH_WAIT_S
         self.render = ro.RayModule(Render).ray_options(
             **sized(topo["render_replicas"]), batch_size=1

@@ -44,6 +44,9 @@ void add_workload(CLI::App* sub, rb::WorkloadOptions& w) {
          "rayorch-ray only: max_tasks_in_flight_per_actor of every Module (calls kept at each "
          "Ray actor; 0: the Ray backend's default)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--ray-colocate", t.ray_colocate,
+                "rayorch-ray only: render, OCR and assemble share one co-located pool of "
+                "--ocr-replicas actors (fewer actor processes to start)");
   option("--input-batch-size", w.input_batch_size, "Source rows per input batch (0: all)");
   option("--max-active", w.max_active_input_batches, "Input batches admitted at once");
 }
