@@ -82,7 +82,8 @@ class RayBackend(RayActors, RayBackendProtocol):
         if shared is not None:
             print(shared, file=sys.stderr, flush=True)
         # Per outstanding call's report ObjectRef: (token, pool, actor, the blocks it sent).
-        self._pending: dict[ObjectRef, tuple[int, int, int, tuple[ObjectRef, ...]]] = {}
+        # Per call out: (token, pool, actor, the blocks it carried, its actor's id then).
+        self._pending: dict[ObjectRef, tuple[int, int, int, tuple[ObjectRef, ...], bytes]] = {}
         # Calls sent after a node was found lost, not yet checked against it; and how many
         # nodes were found lost when every call in flight was last checked.
         self._unchecked: list[ObjectRef] = []
@@ -178,7 +179,7 @@ class RayBackend(RayActors, RayBackendProtocol):
             method = self._actors[pool][actor].run.options(num_returns=returns)
             methods[returns] = method
         refs = method.remote(task, *blocks)
-        self._pending[refs[0]] = (token, pool, actor, blocks)
+        self._pending[refs[0]] = (token, pool, actor, blocks, self.actor_ids[pool][actor])
         if self._node_losses.nodes_found_lost:
             self._unchecked.append(refs[0])
         in_flight = self._tasks_in_flight[pool]
@@ -233,7 +234,7 @@ class RayBackend(RayActors, RayBackendProtocol):
         except Exception:  # noqa: BLE001 - one of them failed: take them one by one
             reports = None
         for i, ref in enumerate(ready):
-            token, pool, actor, _ = self._pending.pop(ref)
+            token, pool, actor, _, sent_to = self._pending.pop(ref)
             self._tasks_in_flight[pool][actor] -= 1
             if reports is not None:
                 out.append(FinishedCall(token, reports[i]))
@@ -241,7 +242,7 @@ class RayBackend(RayActors, RayBackendProtocol):
             try:
                 out.append(FinishedCall(token, self._get(ref)))
             except Exception as error:  # noqa: BLE001 - classified for the driver
-                report = call_error_report(error)
+                report = call_error_report(error, sent_to.hex())
                 if report.status in (CallStatus.actor_lost, CallStatus.block_lost):
                     self._node_losses.loss(report.error)
                 out.append(FinishedCall(token, report))
@@ -280,7 +281,7 @@ class RayBackend(RayActors, RayBackendProtocol):
             entry = self._pending.get(ref)
             if entry is None:
                 continue
-            token, pool, actor, blocks = entry
+            token, pool, actor, blocks, _ = entry
             node = self._node_losses.lost_node_of(self.actor_ids[pool][actor])
             if node is not None:
                 report = CallReport(

@@ -7,8 +7,11 @@ from ._ray_contract import CallReport, CallStatus
 from ._ray_session import import_ray
 
 
-def call_error_report(error: BaseException) -> CallReport:
-    """What a Ray error means for a call: its report, with one of Ray's statuses."""
+def call_error_report(error: BaseException, actor_id: str = "") -> CallReport:
+    """What a Ray error means for a call on the actor whose id is `actor_id` (hex; "" when
+    not known): its report, with one of Ray's statuses. An actor that died other than the
+    call's own is the actor an input was exported from (DESIGN 5.12): the input is lost, not
+    the call's actor (block_lost, naming no object: every input it carried is rebuilt)."""
     ray = import_ray()
     exc = ray.exceptions
     cause: BaseException = error
@@ -20,6 +23,9 @@ def call_error_report(error: BaseException) -> CallReport:
         lost = str(getattr(cause, "object_ref_hex", "") or "")
         return CallReport(CallStatus.block_lost, error=text, lost_object=lost)
     if isinstance(cause, (exc.RayActorError, exc.TaskCancelledError, exc.WorkerCrashedError)):
+        dead = getattr(cause, "actor_id", None)
+        if actor_id and isinstance(dead, str) and dead and dead != actor_id:
+            return CallReport(CallStatus.block_lost, error=f"{text} (the actor an input was on)")
         return CallReport(CallStatus.actor_lost, error=text)
     return CallReport(CallStatus.ray_error, error=text)
 
