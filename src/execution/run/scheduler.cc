@@ -53,9 +53,13 @@ std::optional<Invocation> Scheduler::pick(int pool, bool may_wait,
   const auto& calls = plan_->pools[pool].calls;
   const std::size_t n = calls.size();
   const auto now = Clock::now();
+  // A co-located pool serves its later Calls first (DESIGN 5.12): the value one member made
+  // is read by the next while the actor that keeps it is still idle, not after that actor
+  // took new work and the reader went to another actor (which then has it exported).
+  const bool downstream_first = plan_->pools[pool].members > 1;
   for (const auto& engine : active) {
     for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t idx = (rr_[pool] + k) % n;
+      const std::size_t idx = downstream_first ? n - 1 - k : (rr_[pool] + k) % n;
       const int call = calls[idx];
       if (!engine->has_work(call)) continue;
       // A re-execution is never held back: the consumers' READY work may be waiting for it.
