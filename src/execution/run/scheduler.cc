@@ -11,12 +11,21 @@ Scheduler::Scheduler(std::shared_ptr<const RuntimePlan> plan, const RunOptions& 
     : plan_(std::move(plan)),
       backpressure_(options.backpressure != 0),
       rr_(plan_->pools.size(), 0),
+      readers_(plan_->pools.size()),
       backlog_limit_(plan_->calls.size(), 0),
       hold_since_(plan_->calls.size(), Clock::time_point::max()) {
   for (std::size_t c = 0; c < plan_->calls.size(); ++c) {
     const PlanCall& pc = plan_->calls[c];
     backlog_limit_[c] = options.backpressure * static_cast<std::size_t>(pc.batch_size) *
                         static_cast<std::size_t>(pool_slots(plan_->pools[pc.pool].options));
+    if (plan_->pools[pc.pool].members < 2) continue;
+    for (int port : pc.inputs) {
+      const PlanPort& in = plan_->ports[port];
+      if (in.kind == PortKind::call_output && plan_->calls[in.op].pool == pc.pool) {
+        readers_[pc.pool].push_back(static_cast<int>(c));
+        break;
+      }
+    }
   }
 }
 
@@ -53,23 +62,32 @@ std::optional<Invocation> Scheduler::pick(int pool, bool may_wait,
   const auto& calls = plan_->pools[pool].calls;
   const std::size_t n = calls.size();
   const auto now = Clock::now();
-  // A co-located pool serves its later Calls first (DESIGN 5.12): the value one member made
-  // is read by the next while the actor that keeps it is still idle, not after that actor
-  // took new work and the reader went to another actor (which then has it exported).
-  const bool downstream_first = plan_->pools[pool].members > 1;
+  auto reserve = [&](Engine& engine, int call) -> std::optional<Invocation> {
+    if (!engine.has_work(call)) return std::nullopt;
+    // A re-execution is never held back: the consumers' READY work may be waiting for it.
+    if (held_back(call, active) && !engine.has_reexecution(call)) return std::nullopt;
+    if (may_wait && wait_for_batch(engine, call, now)) return std::nullopt;
+    auto rpc = engine.reserve(call, max_ready);
+    if (rpc) hold_since_[call] = Clock::time_point::max();
+    return rpc;
+  };
+  // A co-located pool serves the Calls that read its own members' outputs first (DESIGN
+  // 5.12): such a value is read while the actor that keeps it is still idle, not after that
+  // actor took new work and the reader went to another actor (which then has it exported).
+  if (!readers_[pool].empty()) {
+    for (const auto& engine : active) {
+      for (int call : readers_[pool]) {
+        if (auto rpc = reserve(*engine, call)) return rpc;
+      }
+    }
+  }
   for (const auto& engine : active) {
     for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t idx = downstream_first ? n - 1 - k : (rr_[pool] + k) % n;
-      const int call = calls[idx];
-      if (!engine->has_work(call)) continue;
-      // A re-execution is never held back: the consumers' READY work may be waiting for it.
-      if (held_back(call, active) && !engine->has_reexecution(call)) continue;
-      if (may_wait && wait_for_batch(*engine, call, now)) continue;
-      auto rpc = engine->reserve(call, max_ready);
-      if (!rpc) continue;
-      rr_[pool] = idx + 1;
-      hold_since_[call] = Clock::time_point::max();
-      return rpc;
+      const std::size_t idx = (rr_[pool] + k) % n;
+      if (auto rpc = reserve(*engine, calls[idx])) {
+        rr_[pool] = idx + 1;
+        return rpc;
+      }
     }
   }
   return std::nullopt;

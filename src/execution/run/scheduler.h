@@ -44,6 +44,8 @@ class Scheduler {
   std::shared_ptr<const RuntimePlan> plan_;
   bool backpressure_ = false;
   std::vector<std::size_t> rr_;  // round-robin cursor per pool
+  // Per co-located pool: its Calls that read an output of a Call of the same pool, in order.
+  std::vector<std::vector<int>> readers_;
   // Per Call: how many READY Grains of it hold its producers back.
   std::vector<std::size_t> backlog_limit_;
   // Per Call: since when a small batch has been held back for batch_wait (max(): not held).
