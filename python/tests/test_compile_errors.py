@@ -120,7 +120,7 @@ CASES: list[tuple[str, Any, str]] = [
         lambda x: ro.Module(Any1, replica=4)(x),
         "Module 'Any1': unknown option 'replica'; did you mean 'replicas' or 'min_replicas' or "
         "'max_replicas'? Known options: "
-        "accelerator_type, allow_out_of_order_execution, batch_size, batch_wait, "
+        "accelerator_type, allow_out_of_order_execution, batch_size, batch_wait, colocate, "
         "concurrency_groups, enable_task_events, enable_tensor_transport, fallback_strategy, "
         "get_if_exists, infra_retries, isolation, label_selector, lifetime, max_concurrency, "
         "max_pending_calls, max_replicas, max_restarts, max_task_retries, "
