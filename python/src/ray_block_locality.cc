@@ -8,6 +8,8 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include "rayorch/errors.h"
+
 namespace nb = nanobind;
 
 namespace rayorch::python {
@@ -41,6 +43,20 @@ std::vector<rd::BlockId> lost_inputs(const std::vector<rd::BlockRef>& sent,
     all.push_back(block.id());
   }
   return all;
+}
+
+bool export_kept(const RayBackendClient& backend, const rd::ActorBlockCache& cache, int pool,
+                 const std::string& pool_name, const RemoteBlock& block) {
+  const int holder = cache.holder(pool, block.id());
+  if (holder < 0) return false;
+  Gil gil;  // held across the call, so a Python error is handled and dropped with it
+  try {
+    block.set_exported(backend.export_block(pool, holder, block.id()));
+  } catch (const nb::python_error& e) {
+    throw ExecutionError(fmt::format(
+        "exporting a kept block from a Ray actor of pool {} failed: {}", pool_name, e.what()));
+  }
+  return true;
 }
 
 rd::WorkerResult lost_inputs_result(const rd::WorkerTask& task, const std::string& pool_name,

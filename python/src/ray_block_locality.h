@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "ray_blocks.h"
+#include "ray_contract.h"
+
+#include "execution/actor_block_cache.h"
 #include "execution/block_store.h"
 #include "execution/worker_pool.h"
 #include "program/plan.h"
@@ -25,6 +29,12 @@ std::vector<std::vector<char>> kept_outputs(const rd::RuntimePlan& plan);
 /// when Ray's error names none of them, every block the call carried by ObjectRef (those the
 /// actor held already were not fetched). The caller holds the GIL.
 std::vector<rd::BlockId> lost_inputs(const std::vector<rd::BlockRef>& sent, const std::string& hex);
+
+/// Has the actor of `pool` (named `pool_name`) that keeps `block` put it into the object store
+/// and records its ObjectRef in the block; false when no actor holds it any more (it went with
+/// its actor). Takes the GIL itself; a Python error becomes an ExecutionError.
+bool export_kept(const RayBackendClient& backend, const rd::ActorBlockCache& cache, int pool,
+                 const std::string& pool_name, const RemoteBlock& block);
 
 /// The result of `task`, not sent since its input blocks `lost` went with the actor of pool
 /// `pool_name` that kept them; `at` is when it was to be sent.

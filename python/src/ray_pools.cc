@@ -174,7 +174,8 @@ class RayPools final : public rd::WorkerPools {
         wire.held.push_back(block.id());
         continue;
       }
-      if (block.kept() && !export_kept(task.pool, block)) {
+      if (block.kept() &&
+          !export_kept(backend_, *cache_, task.pool, plan_->pools[task.pool].name, block)) {
         lost.push_back(block.id());
         continue;
       }
@@ -309,19 +310,6 @@ class RayPools final : public rd::WorkerPools {
     std::vector<rd::BlockRef> sent;            // the input blocks it carried by ObjectRef
     std::vector<rd::BlockId> kept;             // the output blocks the actor keeps
   };
-
-  // Has the actor of `pool` that keeps `block` export it into the object store; false when
-  // no actor holds it any more (it went with its actor).
-  bool export_kept(int pool, const RemoteBlock& block) {
-    const int holder = cache_->holder(pool, block.id());
-    if (holder < 0) return false;
-    Ref ref;
-    on_backend("exporting a kept block from", pool,
-               [&] { ref = backend_.export_block(pool, holder, block.id()); });
-    Gil gil;
-    block.set_exported(std::move(ref));
-    return true;
-  }
 
   // Builds the result of one finished call (the caller holds the GIL).
   rd::WorkerResult result(Pending p, const CallReport& report) {
