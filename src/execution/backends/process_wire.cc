@@ -235,18 +235,32 @@ const char* SharedArena::bytes(std::size_t n) {
 }
 
 bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload,
-                SharedArena* arena) {
+                SharedArena* arena, SpinThenSleep* poller) {
   // One frame is in flight per direction at a time (a request waits for its reply), so one
   // large read can take the header and the payload together without reading past the frame.
   constexpr std::size_t kFirstRead = 64 * 1024;
   if (buf.size() < kFirstRead) buf.resize(kFirstRead);
   std::size_t have = 0;
+  if (poller != nullptr) {
+    ssize_t k = -1;
+    int error = 0;
+    const bool polled = poller->poll(SpinThenSleep::Clock::time_point::max(), [&] {
+      k = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
+      error = errno;
+      return k >= 0 || (error != EAGAIN && error != EWOULDBLOCK && error != EINTR);
+    });
+    if (polled) {
+      if (k <= 0) return false;  // the end of the stream, or a broken connection
+      have = static_cast<std::size_t>(k);
+    }
+  }
   while (have < kFrameHeader) {
     const ssize_t k = ::recv(fd, buf.data() + have, buf.size() - have, 0);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return false;
     have += static_cast<std::size_t>(k);
   }
+  if (poller != nullptr) poller->answered();
   if (load_le<std::uint32_t>(buf.data()) != kMagic) return false;
   const auto n = load_le<std::uint64_t>(buf.data() + 8);
   if (n > kMaxFrame) return false;

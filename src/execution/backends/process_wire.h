@@ -7,6 +7,7 @@
 // descriptor is written by one thread at a time (the caller's rule).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -17,6 +18,7 @@
 
 #include "rayorch/codec.h"
 
+#include "execution/backends/spin_then_sleep.h"
 #include "execution/unique_fd.h"
 
 namespace rayorch::detail {
@@ -133,14 +135,25 @@ class FrameWriter {
   std::optional<ByteWriter> writer_;
 };
 
+/// How long a worker polls for its next task and the executor for a task's answer before
+/// blocking (recv_frame's `poller`). Longer than the local threads' poll (spin_then_sleep.h):
+/// a task's round trip to another process takes tens of microseconds before its UDF runs,
+/// and waking a process that slept on the socket costs, on a virtual machine, about as much
+/// again on each side. The poll stays adaptive: behind a UDF slower than this, neither side
+/// polls.
+inline constexpr std::chrono::microseconds kWirePoll{400};
+
 /// Receives one frame into `buf` (reused; it only grows) and points `payload` at its
 /// payload inside it. The peer sends one frame and then waits for the answer, so the frame
 /// is read with as few reads as it takes. False at the end of the stream, on a broken
 /// connection or on a malformed header.
 /// A payload sent through the arena is read from `arena`'s mapping, where the header says it
 /// starts (valid until the next frame is written either way).
+/// With `poller`, the first read polls the socket (spin_then_sleep.h) before it blocks: a
+/// frame that comes within the poll's time is taken awake, without the two context switches
+/// and the scheduler's latency of a blocking read's wake-up on both sides of the socket.
 bool recv_frame(int fd, Frame& type, std::string& buf, std::string_view& payload,
-                SharedArena* arena = nullptr);
+                SharedArena* arena = nullptr, SpinThenSleep* poller = nullptr);
 
 /// Sends one packet with up to three descriptors attached (-1: none). False on failure.
 bool send_packet(int fd, std::string_view bytes, int fd_a = -1, int fd_b = -1, int fd_c = -1);

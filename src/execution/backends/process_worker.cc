@@ -151,7 +151,8 @@ void run_task(const RuntimePlan& plan, UdfInstance& instance, std::string_view v
   FrameWriter frame(out, &arena, &scratch);
   Frame type;
   std::string_view view;
-  while (recv_frame(fd, type, in, view, &arena)) {
+  SpinThenSleep next_task{kWirePoll};  // tasks that follow each other quickly are taken awake
+  while (recv_frame(fd, type, in, view, &arena, &next_task)) {
     if (type != Frame::task) break;
     Frame reply;
     bool exit_after = false;
@@ -273,7 +274,7 @@ Attempt ProcessWorker::call(const WorkerTask& task) {
   Frame type;
   std::string_view view;
   if (!frame.send(worker_.socket.get(), Frame::task) ||
-      !recv_frame(worker_.socket.get(), type, in_, view, &worker_.arena)) {
+      !recv_frame(worker_.socket.get(), type, in_, view, &worker_.arena, &answer_)) {
     a.end = std::chrono::steady_clock::now();
     a.kind = Attempt::Kind::lost;
     a.error = loss_cause("");

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "execution/backends/fork_server.h"
+#include "execution/backends/spin_then_sleep.h"
 #include "execution/invoke.h"
 #include "execution/worker_pool.h"
 
@@ -69,8 +70,9 @@ class ProcessWorker {
   SpawnedWorker worker_;
   std::string out_;  // reused frame buffers
   std::string in_;
-  std::string scratch_;  // reused by codecs that only write to a std::string
-  std::mutex mutex_;     // guards pid_ and abandoned_ (abandon() comes from the driver)
+  std::string scratch_;              // reused by codecs that only write to a std::string
+  SpinThenSleep answer_{kWirePoll};  // a quick UDF's answer is taken awake (process_wire.h)
+  std::mutex mutex_;                 // guards pid_ and abandoned_ (abandon() comes from the driver)
   pid_t pid_ = -1;
   bool abandoned_ = false;
 };

@@ -2,7 +2,8 @@
 // payload of any size is written by its encoder straight into the memory shared with the
 // other process (no copy of it in between) and read from there; without one, or when the
 // arena cannot grow, it crosses the socket; a broken connection or a malformed header is a
-// false return, never a crash.
+// false return, never a crash; a read that polls first takes the same frames as one that
+// blocks.
 #include "execution/backends/process_wire.h"
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -55,11 +57,11 @@ struct Received {
   bool from_arena = false;
 };
 
-Received receive(int fd, rd::SharedArena* arena) {
+Received receive(int fd, rd::SharedArena* arena, rd::SpinThenSleep* poller = nullptr) {
   Received r;
   std::string buf;
   std::string_view payload;
-  r.ok = rd::recv_frame(fd, r.type, buf, payload, arena);
+  r.ok = rd::recv_frame(fd, r.type, buf, payload, arena, poller);
   if (r.ok) {
     r.bytes = std::string(payload);
     r.from_arena =
@@ -218,6 +220,65 @@ TEST(ProcessWire, ABrokenConnectionOrAMalformedFrameIsAFalseReturn) {
     const Received r = receive(s.b.get(), nullptr);
     EXPECT_FALSE(r.ok);
   }
+}
+
+TEST(ProcessWire, AReadThatPollsFirstTakesTheSameFramesAsOneThatBlocks) {
+  using namespace std::chrono_literals;
+  SocketPair s;
+  rd::SharedArena arena = rd::SharedArena::create();
+  rd::SharedArena theirs = other_side(arena);
+  std::string buf;
+  rd::FrameWriter frame(buf, &arena);
+  // A poll long enough that these frames are taken by it, whatever the machine's speed.
+  rd::SpinThenSleep poller(10s);
+  for (std::size_t size : {std::size_t{0}, std::size_t{100}, std::size_t{3} << 20}) {
+    frame.restart();
+    frame.payload().append(pattern(size));
+    ASSERT_TRUE(frame.send(s.a.get(), rd::Frame::ok));  // before the read: the poll finds it
+    const Received r = receive(s.b.get(), &theirs, &poller);
+    ASSERT_TRUE(r.ok) << size;
+    EXPECT_EQ(r.type, rd::Frame::ok);
+    EXPECT_EQ(r.bytes, pattern(size)) << size;
+  }
+  {
+    // A header that comes in two pieces: the poll takes the first, the rest is read after it.
+    const std::string body = pattern(5000);
+    std::string wire(rd::kFrameHeader, '\0');
+    std::memcpy(wire.data(), "PWOR", 4);
+    wire[4] = static_cast<char>(rd::Frame::task);
+    wire[8] = static_cast<char>(body.size() & 0xff);
+    wire[9] = static_cast<char>(body.size() >> 8);
+    wire += body;
+    ASSERT_EQ(::send(s.a.get(), wire.data(), 10, MSG_NOSIGNAL), 10);
+    std::thread rest([&] {
+      std::this_thread::sleep_for(20ms);
+      EXPECT_EQ(::send(s.a.get(), wire.data() + 10, wire.size() - 10, MSG_NOSIGNAL),
+                static_cast<ssize_t>(wire.size() - 10));
+    });
+    const Received r = receive(s.b.get(), nullptr, &poller);
+    rest.join();
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.type, rd::Frame::task);
+    EXPECT_EQ(r.bytes, body);
+  }
+  {
+    // A frame that comes after the poll's time is read by the blocking read.
+    rd::SpinThenSleep brief(0s);
+    frame.restart();
+    frame.payload().append(pattern(64));
+    std::thread late([&] {
+      std::this_thread::sleep_for(20ms);
+      EXPECT_TRUE(frame.send(s.a.get(), rd::Frame::task));
+    });
+    const Received r = receive(s.b.get(), &theirs, &brief);
+    late.join();
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.bytes, pattern(64));
+  }
+  // The end of the stream while polling is a false return, as when blocking.
+  s.a.reset();
+  rd::SpinThenSleep again(10s);
+  EXPECT_FALSE(receive(s.b.get(), &theirs, &again).ok);
 }
 
 TEST(ProcessWire, AnAnswerAfterTheRequestLeavesTheRequestWhole) {
