@@ -1,7 +1,7 @@
 """Python Modules on threads against worker processes (isolation="process") on the local
 backend.
 
-    .venv/bin/python python/bench/process_workers.py [--rows N] [--repeats R]
+    .venv/bin/python python/bench/process_workers.py [--rows N] [--repeats R] [--skip-stages]
 
 1. A CPU-bound pure-Python stage (a tokeniser-like loop of about 20 ms per row) and a numpy
    stage (small-array arithmetic, mostly under the GIL), with 1 and 2 replicas on threads
@@ -16,6 +16,10 @@ backend.
    shared memory by the executor, read there in place by the worker, its echo written into
    the shared memory and copied out by the executor), a smaller one 4 times. Each echo is
    dropped as it is delivered (on_row), as in a streaming run.
+3. Short calls: a pure-Python stage of about 0.2 ms per row (batch 1) in 1 and 2 worker
+   processes, rows/s: what the fixed cost of a call to another process leaves of a fast UDF.
+
+--skip-stages leaves out part 1 (the slow one).
 """
 
 from __future__ import annotations
@@ -56,6 +60,19 @@ class Normalise:
             for _ in range(1500):
                 tile = (tile - tile.mean()) / (tile.std() + 1.0) + 1.0
                 acc += float(tile[0, 0])
+            out.append(acc)
+        return out
+
+
+class Short:
+    """About 0.2 ms of pure-Python work per row on this machine."""
+
+    def run(self, rows: list[int]) -> list[int]:
+        out = []
+        for row in rows:
+            acc = 0
+            for i in range(3000):
+                acc += i * row
             out.append(acc)
         return out
 
@@ -126,16 +143,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--skip-stages", action="store_true", help="leave out part 1")
     args = parser.parse_args()
 
-    print("stage       isolation  1 replica rows/s  2 replicas rows/s  speed-up")
-    for udf in (Tokenise, Normalise):
-        for isolation in ("threads", "process"):
-            one = rows_per_second(udf, 1, isolation, args.rows, args.repeats)
-            two = rows_per_second(udf, 2, isolation, args.rows, args.repeats)
-            print(
-                f"{udf.__name__:<11} {isolation:<10} {one:>16.1f} {two:>18.1f} {two / one:>9.2f}x"
-            )
+    if not args.skip_stages:
+        print("stage       isolation  1 replica rows/s  2 replicas rows/s  speed-up")
+        for udf in (Tokenise, Normalise):
+            for isolation in ("threads", "process"):
+                one = rows_per_second(udf, 1, isolation, args.rows, args.repeats)
+                two = rows_per_second(udf, 2, isolation, args.rows, args.repeats)
+                print(
+                    f"{udf.__name__:<11} {isolation:<10} {one:>16.1f} {two:>18.1f}"
+                    f" {two / one:>9.2f}x"
+                )
 
     print()
     print(
@@ -160,6 +180,12 @@ def main() -> None:
             f"{warm * 1e6:>11.1f} / {cold * 1e6:>6.1f} "
             f"{round_trip / warm:>22.1f} / {round_trip / cold:>5.1f}"
         )
+
+    print()
+    one = rows_per_second(Short, 1, "process", 3000, args.repeats)
+    two = rows_per_second(Short, 2, "process", 3000, args.repeats)
+    print(f"short calls (about 0.2 ms per row), process: 1 replica {one:.0f} rows/s,")
+    print(f"  2 replicas {two:.0f} rows/s ({two / one:.2f}x)")
 
 
 if __name__ == "__main__":
