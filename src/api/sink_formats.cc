@@ -23,7 +23,7 @@ namespace {
 // Bytes gathered before they are written (write(2)).
 constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
 
-[[noreturn]] void fail(const char* what, const std::string& path, int err) {
+[[noreturn]] void fail_sink(const char* what, const std::string& path, int err) {
   throw ExecutionError(fmt::format("sink: cannot {} {}: {}", what, path, std::strerror(err)));
 }
 
@@ -33,7 +33,7 @@ class FilePartWriter : public PartWriter {
  public:
   explicit FilePartWriter(std::string path) : path_(std::move(path)) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("create", path_, errno);
+    if (fd_ < 0) fail_sink("create", path_, errno);
   }
   ~FilePartWriter() override {
     if (fd_ >= 0) ::close(fd_);
@@ -45,8 +45,8 @@ class FilePartWriter : public PartWriter {
 
   void finish() override {
     write_out();
-    if (::fsync(fd_) != 0) fail("flush to disk", path_, errno);
-    if (::close(std::exchange(fd_, -1)) != 0) fail("close", path_, errno);
+    if (::fsync(fd_) != 0) fail_sink("flush to disk", path_, errno);
+    if (::close(std::exchange(fd_, -1)) != 0) fail_sink("close", path_, errno);
   }
 
  protected:
@@ -62,7 +62,7 @@ class FilePartWriter : public PartWriter {
     while (!rest.empty()) {
       const ssize_t n = ::write(fd_, rest.data(), rest.size());
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail("write", path_, errno);
+      if (n < 0) fail_sink("write", path_, errno);
       rest.remove_prefix(static_cast<std::size_t>(n));
     }
     written_ += buffer_.size();
