@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "in_place_buffer.h"
+#include "plain_arrays.h"
 #include "py_values.h"
 
 #include "rayorch/codec.h"
@@ -29,10 +30,16 @@ constexpr std::size_t kCopyWithoutGil = std::size_t{256} << 10;
 // 64 KiB echoes were no faster in place) and the padding, up to a page, is a larger share.
 constexpr std::size_t kInPlaceFrom = std::size_t{256} << 10;
 
-// Presence bytes of a row: no value, a value, a value whose large buffers start on a page.
+// Presence bytes of a row: no value, a value, a value whose large buffers start on a page, a
+// plain array (plain_arrays.h), a plain array whose data starts on a page.
 constexpr char kAbsent = '\0';
 constexpr char kPresent = '\1';
 constexpr char kPresentAligned = '\2';
+constexpr char kArray = '\3';
+constexpr char kArrayAligned = '\4';
+
+// numpy's limit on an array's dimensions (NPY_MAXDIMS): a larger count is a corrupt row.
+constexpr std::uint64_t kMaxDimensions = 64;
 
 template <class Sink>
 void put_u64(Sink& out, std::uint64_t v) {
@@ -56,19 +63,37 @@ std::string_view get_bytes(std::string_view& in) {
   return bytes;
 }
 
-/// Releases a Py_buffer under the GIL.
+/// A C-contiguous read-only view of an exporter's memory (with its shape); released under the
+/// GIL.
 class BufferView {
  public:
   explicit BufferView(PyObject* exporter) {
-    if (PyObject_GetBuffer(exporter, &view_, PyBUF_CONTIG_RO) != 0) throw_foreign();
+    if (!take(exporter)) throw_foreign();
   }
-  ~BufferView() { PyBuffer_Release(&view_); }
+  /// The view, or null (no Python error set) when `exporter` has no C-contiguous buffer.
+  static std::unique_ptr<BufferView> of_contiguous(PyObject* exporter) {
+    std::unique_ptr<BufferView> view(new BufferView());
+    if (view->take(exporter)) return view;
+    PyErr_Clear();
+    return nullptr;
+  }
+  ~BufferView() {
+    if (view_.obj != nullptr) PyBuffer_Release(&view_);
+  }
   BufferView(const BufferView&) = delete;
   BufferView& operator=(const BufferView&) = delete;
   const char* data() const { return static_cast<const char*>(view_.buf); }
   std::size_t size() const { return static_cast<std::size_t>(view_.len); }
+  std::size_t dimensions() const { return static_cast<std::size_t>(view_.ndim); }
+  std::uint64_t extent(std::size_t dimension) const {
+    return static_cast<std::uint64_t>(view_.shape[dimension]);
+  }
 
  private:
+  BufferView() = default;
+  bool take(PyObject* exporter) {
+    return PyObject_GetBuffer(exporter, &view_, PyBUF_CONTIG_RO) == 0;
+  }
   Py_buffer view_{};
 };
 
@@ -120,6 +145,25 @@ void put_buffer(Sink& out, const BufferView& buffer, bool aligned) {
   append_bytes(out, buffer.data(), buffer.size());
 }
 
+// Writes a plain array's row (plain_arrays.h): presence, dtype (u64 length, bytes), the number
+// of dimensions (u64) and each extent (u64), then its data as one buffer. False, with nothing
+// written, when `array` is not one.
+template <class Sink>
+bool encode_plain_array(PyObject* array, Sink& out) {
+  const std::string dtype = plain_array_dtype(array);
+  if (dtype.empty()) return false;
+  const std::unique_ptr<BufferView> data = BufferView::of_contiguous(array);
+  if (!data) return false;
+  const bool aligned = std::is_same_v<Sink, ByteWriter> && data->size() >= kInPlaceFrom;
+  out.push_back(aligned ? kArrayAligned : kArray);
+  put_u64(out, dtype.size());
+  out.append(dtype.data(), dtype.size());
+  put_u64(out, data->dimensions());
+  for (std::size_t d = 0; d < data->dimensions(); ++d) put_u64(out, data->extent(d));
+  put_buffer(out, *data, aligned);
+  return true;
+}
+
 template <class Sink>
 void encode_row(const void* value, Sink& out) {
   if (value == nullptr) {
@@ -127,6 +171,7 @@ void encode_row(const void* value, Sink& out) {
     return;
   }
   Gil gil;
+  if (encode_plain_array(object_at(value), out)) return;
   Ref buffers = Ref::steal(PyList_New(0));
   if (!buffers) throw_foreign();
   Ref callback = Ref::steal(PyObject_GetAttrString(buffers.get(), "append"));
@@ -169,9 +214,48 @@ std::string_view get_aligned_bytes(std::string_view& in) {
   return bytes;
 }
 
-/// A new reference to the value unpickled from one row's stream and buffers. With `reads`
-/// (a worker's inputs), large buffers of an aligned row are read in place: each becomes an
-/// InPlaceBuffer, appended to `in_place` for the settle step.
+/// A new reference to the object holding one buffer of a row. With `reads` (a worker's inputs),
+/// a large buffer of an aligned row is read in place: it becomes an InPlaceBuffer, appended to
+/// `in_place` for the settle step.
+PyObject* decode_buffer(std::string_view& in, bool aligned, rd::InPlaceReads* reads,
+                        PyObject* in_place) {
+  const std::string_view bytes = aligned ? get_aligned_bytes(in) : get_bytes(in);
+  if (reads != nullptr && bytes.size() >= kInPlaceFrom && reads->can_read_in_place(bytes)) {
+    PyObject* buffer = new_in_place_buffer(bytes);
+    if (buffer == nullptr || PyList_Append(in_place, buffer) != 0) {
+      Py_XDECREF(buffer);
+      throw_foreign();
+    }
+    return buffer;
+  }
+  // The value outlives the frame it came in, so its buffer gets memory of its own: a bytes
+  // object (read-only, so an array over it is read-only too).
+  PyObject* buffer = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes.size()));
+  if (buffer == nullptr) throw_foreign();
+  copy_bytes(PyBytes_AS_STRING(buffer), bytes.data(), bytes.size());
+  return buffer;
+}
+
+/// A new reference to the plain array of one row (encode_plain_array).
+PyObject* decode_plain_array(std::string_view& in, bool aligned, rd::InPlaceReads* reads,
+                             PyObject* in_place) {
+  const std::string_view dtype = get_bytes(in);
+  const std::uint64_t dimensions = get_u64(in);
+  if (dimensions > kMaxDimensions) throw DecodeError("a Python array has too many dimensions");
+  Ref shape = Ref::steal(PyTuple_New(static_cast<Py_ssize_t>(dimensions)));
+  if (!shape) throw_foreign();
+  for (std::uint64_t d = 0; d < dimensions; ++d) {
+    PyObject* extent = PyLong_FromUnsignedLongLong(get_u64(in));
+    if (extent == nullptr) throw_foreign();
+    PyTuple_SET_ITEM(shape.get(), static_cast<Py_ssize_t>(d), extent);
+  }
+  const Ref buffer = Ref::steal(decode_buffer(in, aligned, reads, in_place));
+  PyObject* array = new_plain_array(dtype, shape.get(), buffer.get());
+  if (array == nullptr) throw_foreign();
+  return array;
+}
+
+/// A new reference to the value unpickled from one row's stream and buffers (decode_buffer).
 PyObject* decode_value(std::string_view& in, bool aligned, rd::InPlaceReads* reads,
                        PyObject* in_place) {
   const std::string_view stream = get_bytes(in);
@@ -180,22 +264,8 @@ PyObject* decode_value(std::string_view& in, bool aligned, rd::InPlaceReads* rea
   Ref buffers = Ref::steal(PyList_New(static_cast<Py_ssize_t>(count)));
   if (!buffers) throw_foreign();
   for (std::uint64_t i = 0; i < count; ++i) {
-    const std::string_view bytes = aligned ? get_aligned_bytes(in) : get_bytes(in);
-    PyObject* buffer = nullptr;
-    if (reads != nullptr && bytes.size() >= kInPlaceFrom && reads->can_read_in_place(bytes)) {
-      buffer = new_in_place_buffer(bytes);
-      if (buffer == nullptr || PyList_Append(in_place, buffer) != 0) {
-        Py_XDECREF(buffer);
-        throw_foreign();
-      }
-    } else {
-      // The value outlives the frame it came in, so its buffer gets memory of its own: a
-      // bytes object (read-only, so an array over it is read-only too).
-      buffer = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes.size()));
-      if (buffer == nullptr) throw_foreign();
-      copy_bytes(PyBytes_AS_STRING(buffer), bytes.data(), bytes.size());
-    }
-    PyList_SET_ITEM(buffers.get(), static_cast<Py_ssize_t>(i), buffer);
+    PyList_SET_ITEM(buffers.get(), static_cast<Py_ssize_t>(i),
+                    decode_buffer(in, aligned, reads, in_place));
   }
   // The stream itself is read in place: nothing keeps it after loads() returns.
   Ref view = Ref::steal(PyMemoryView_FromMemory(
@@ -258,11 +328,14 @@ void decode_values(std::string_view& in, PyBlock& block, rd::InPlaceReads* reads
     const char present = in.front();
     in.remove_prefix(1);
     if (present == kAbsent) continue;
-    if (present != kPresent && present != kPresentAligned) {
+    PyValue& v = block.rows[r];
+    if (present == kPresent || present == kPresentAligned) {
+      v.obj = decode_value(in, present == kPresentAligned, reads, in_place);
+    } else if (present == kArray || present == kArrayAligned) {
+      v.obj = decode_plain_array(in, present == kArrayAligned, reads, in_place);
+    } else {
       throw DecodeError("a pickled Python value has an unknown presence byte");
     }
-    PyValue& v = block.rows[r];
-    v.obj = decode_value(in, present == kPresentAligned, reads, in_place);
     v.truth = v.obj == Py_True;
     if (PyList_Check(v.obj) || PyTuple_Check(v.obj))
       elements += static_cast<std::size_t>(Py_SIZE(v.obj));

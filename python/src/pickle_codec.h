@@ -10,7 +10,10 @@
 // large buffers start on a page of their own), then the pickle stream's length (u64) and
 // bytes, the number of out-of-band buffers (u64), and each buffer's length (u64), with
 // presence 2 its padding's length (u64) and padding, and its bytes; integers little-endian.
-// Presence 2 is written only into a ByteWriter (a frame), whose pages are the frame's.
+// Presence 2 is written only into a ByteWriter (a frame), whose pages are the frame's. A plain
+// numpy array (plain_arrays.h) is not pickled: presence 3 (4: its data on a page of its own),
+// its dtype's length (u64) and text, its number of dimensions (u64) and extents (u64 each),
+// then its data as one buffer, written as above.
 //
 // Threading: encode and decode take the GIL themselves, from any thread, and release it while
 // they copy a large buffer. Values received are read-only where their type allows (a numpy

@@ -113,6 +113,33 @@ class ArrayFacts:
         return out
 
 
+class Layout:
+    """What a received value is: its type, the type of the object under the value the
+    worker decoded (the UDF gets a read-only view of it, python_udf.cc), its dtype (as numpy
+    writes it, with its fields and metadata), shape, whether it is Fortran-ordered."""
+
+    def run(self, values: list[Any]) -> list[tuple[Any, ...]]:
+        out = []
+        for a in values:
+            decoded = a.base
+            metadata = a.dtype.metadata
+            dtype = (a.dtype.str, a.dtype.descr, dict(metadata or {}) or None)
+            fortran = a.flags.f_contiguous and not a.flags.c_contiguous
+            out.append((type(a).__name__, type(decoded.base).__name__, dtype, a.shape, fortran))
+        return out
+
+
+class Echo:
+    """Each value back as it came."""
+
+    def run(self, values: list[Any]) -> list[Any]:
+        return values
+
+
+class Tagged(np.ndarray):
+    """A subclass of numpy.ndarray: it crosses pickled, as itself."""
+
+
 class KeepInputs:
     """Keeps every input array it is given; per call, the sums of all it kept so far and the
     mapping that holds each one's data."""
