@@ -7,8 +7,9 @@ backend.
    stage (small-array arithmetic, mostly under the GIL), with 1 and 2 replicas on threads
    and in processes: rows/s (best of R runs) and the speed-up of 2 replicas over 1.
 2. Echoes of one value per call (an int, then numpy arrays of 64 KiB, 1 MiB, 8 MiB) through
-   one worker process against the same calls on a thread: the round trip (processes minus
-   threads, per call; for the int, the fixed cost of a call to another process), the payload
+   one worker process against the same calls on a thread and in line (the synchronous core:
+   the UDF on the driver's own thread, no hop at all): the round trip (processes minus in
+   line, per call; for the int, the fixed cost of a call to another process), the payload
    rate both ways, and the round trip in copies of the payload: one memcpy between two warm
    buffers (in the cache when the payload fits it) and one between buffers the cache does not
    hold (a pass over 256 MiB of pairs, as a round trip's own buffers are for large payloads).
@@ -95,8 +96,14 @@ def rows_per_second(udf: type, replicas: int, isolation: str, rows: int, repeats
 
 
 def seconds_per_call(isolation: str, payload: Any, calls: int, repeats: int) -> float:
-    echo = ro.Module(Echo).ray_options(isolation=isolation)
-    with ro.Executor(lambda x: echo(x)) as ex:
+    """Per call, best of `repeats`; isolation "inline" runs the UDF on the driver's thread."""
+    if isolation == "inline":
+        echo = ro.Module(Echo)
+        executor: Any = ro.SyncExecutor(lambda x: echo(x))
+    else:
+        echo = ro.Module(Echo).ray_options(isolation=isolation)
+        executor = ro.Executor(lambda x: echo(x))
+    with executor as ex:
         ex.run([payload] * 4, progress=False)  # warm
         best = float("inf")
         for _ in range(repeats):
@@ -159,23 +166,26 @@ def main() -> None:
 
     print()
     print(
-        "payload  calls  threads us/call  processes us/call  round trip us  GiB/s"
-        "  memcpy us warm / cold  round trip in memcpys warm / cold"
+        "payload  calls  in line us/call  threads us/call  processes us/call  round trip us"
+        "  GiB/s  memcpy us warm / cold  round trip in memcpys warm / cold"
     )
+    inline = seconds_per_call("inline", 7, 2000, args.repeats)
     threads = seconds_per_call("threads", 7, 2000, args.repeats)
     processes = seconds_per_call("process", 7, 2000, args.repeats)
     print(
-        f"{'an int':>9} {2000:>6} {threads * 1e6:>16.1f} {processes * 1e6:>18.1f} "
-        f"{(processes - threads) * 1e6:>14.1f}"
+        f"{'an int':>9} {2000:>6} {inline * 1e6:>16.1f} {threads * 1e6:>16.1f} "
+        f"{processes * 1e6:>18.1f} {(processes - inline) * 1e6:>14.1f}"
     )
     for size, calls in ((64 << 10, 400), (1 << 20, 200), (8 << 20, 40)):
         payload = np.ones(size, dtype=np.uint8)
+        inline = seconds_per_call("inline", payload, calls, args.repeats)
         threads = seconds_per_call("threads", payload, calls, args.repeats)
         processes = seconds_per_call("process", payload, calls, args.repeats)
-        round_trip = max(processes - threads, 1e-9)
+        round_trip = max(processes - inline, 1e-9)
         warm, cold = memcpy_seconds(size), cold_memcpy_seconds(size)
         print(
-            f"{size >> 10:>5} KiB {calls:>6} {threads * 1e6:>16.1f} {processes * 1e6:>18.1f} "
+            f"{size >> 10:>5} KiB {calls:>6} {inline * 1e6:>16.1f} {threads * 1e6:>16.1f} "
+            f"{processes * 1e6:>18.1f} "
             f"{round_trip * 1e6:>14.1f} {2 * size / round_trip / (1 << 30):>6.2f} "
             f"{warm * 1e6:>11.1f} / {cold * 1e6:>6.1f} "
             f"{round_trip / warm:>22.1f} / {round_trip / cold:>5.1f}"
