@@ -8,9 +8,13 @@
 // waking, on both sides. A thread that polls a short while first catches such work awake.
 //
 // The rule: poll only while polling pays. A wait polls for up to the poll's time (25 us by
-// default) when the previous wait was answered within that time of its start (the work comes
-// fast), and not at all otherwise (behind a UDF of milliseconds the driver sleeps at once, as
-// without polling). Polling yields the core on each turn, so a polling thread never keeps a
+// default) when the previous wait's answer arrived within that time of its start (the work
+// comes fast), and not at all otherwise (behind a UDF of milliseconds the driver sleeps at
+// once, as without polling). When the answer arrived is when it was posted, not when the
+// waiter saw it: a waiter that slept wakes later than its answer came, by the scheduler's
+// wake-up latency, and where that latency is longer than the poll (tens of microseconds on
+// some virtual machines) judging by the wake-up would turn polling off for good after one
+// slow answer. Polling yields the core on each turn, so a polling thread never keeps a
 // runnable thread off a core they share.
 //
 // Threading: one object per waiting thread; not shared.
@@ -44,8 +48,9 @@ class SpinThenSleep {
     }
   }
 
-  /// The wait that began with the last poll() has its answer now.
-  void answered() { fast_ = Clock::now() - start_ <= poll_; }
+  /// The wait that began with the last poll() has its answer, posted at `arrived` (now when
+  /// the waiter cannot tell: then a wake-up's latency counts against polling).
+  void answered(Clock::time_point arrived = Clock::now()) { fast_ = arrived - start_ <= poll_; }
 
  private:
   Clock::duration poll_;

@@ -30,10 +30,14 @@ struct CompletionQueue {
   // many results were ever pushed, and whether `started` holds any event.
   std::atomic<std::size_t> pushed{0};
   std::atomic<bool> has_started{false};
+  // When the oldest of `items` was pushed (meaningful while `items` is not empty): when the
+  // driver's wait had its answer (SpinThenSleep::answered).
+  SpinThenSleep::Clock::time_point first_pushed_at{};
 
   void push(std::uint64_t epoch, WorkerResult r) {
     {
       std::lock_guard<std::mutex> lock(mutex);
+      if (items.empty()) first_pushed_at = SpinThenSleep::Clock::now();
       items.emplace_back(epoch, std::move(r));
       pushed.fetch_add(1, std::memory_order_release);
     }
@@ -46,6 +50,7 @@ struct Mailbox {
   std::mutex mutex;
   std::condition_variable cv;
   std::optional<WorkerTask> task;
+  SpinThenSleep::Clock::time_point posted_at{};  // when `task` was posted
   bool stop = false;
   // Written under `mutex`, read without it by the worker's polling (spin_then_sleep.h): a task
   // or the order to stop waits.
@@ -82,7 +87,7 @@ bool next_task(Mailbox& box, WorkerTask& task, SpinThenSleep& poller) {
   task = std::move(*box.task);
   box.task.reset();
   box.has_work.store(false, std::memory_order_relaxed);
-  poller.answered();
+  poller.answered(box.posted_at);
   return true;
 }
 
@@ -215,6 +220,7 @@ class ThreadPools final : public WorkerPools {
     {
       std::lock_guard<std::mutex> lock(w.box->mutex);
       w.box->task = std::move(task);
+      w.box->posted_at = SpinThenSleep::Clock::now();
       w.box->has_work.store(true, std::memory_order_release);
     }
     w.box->cv.notify_one();
@@ -222,6 +228,8 @@ class ThreadPools final : public WorkerPools {
 
   void wait(Clock::time_point deadline, std::vector<WorkerResult>& out) override {
     std::deque<std::pair<std::uint64_t, WorkerResult>> ready;
+    // When the answer came: the first result's push, else now (a start, or the deadline).
+    SpinThenSleep::Clock::time_point arrived{};
     {
       // Results pushed but not yet taken, or a start not yet taken.
       poller_.poll(deadline, [&] {
@@ -231,9 +239,10 @@ class ThreadPools final : public WorkerPools {
       std::unique_lock<std::mutex> lock(done_->mutex);
       done_->cv.wait_until(lock, deadline,
                            [&] { return !done_->items.empty() || !done_->started.empty(); });
+      arrived = done_->items.empty() ? SpinThenSleep::Clock::now() : done_->first_pushed_at;
       ready.swap(done_->items);
     }
-    poller_.answered();
+    poller_.answered(arrived);
     taken_ += ready.size();
     for (auto& [epoch, r] : ready) {
       if (static_cast<std::size_t>(r.pool) >= workers_.size()) continue;  // stopped

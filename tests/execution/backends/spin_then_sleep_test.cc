@@ -1,5 +1,5 @@
 // The driver's polling before it sleeps (execution/backends/spin_then_sleep.h): it polls only
-// after a wait that was answered within the poll's time.
+// after a wait whose answer was posted within the poll's time.
 #include "execution/backends/spin_then_sleep.h"
 
 #include <chrono>
@@ -40,6 +40,31 @@ TEST(SpinThenSleep, AskingOnceAfterASlowAnswerAndPollingAgainAfterAFastOne) {
   calls = 0;
   EXPECT_TRUE(poller.poll(SpinThenSleep::Clock::time_point::max(), [&] { return ++calls == 2; }));
   EXPECT_EQ(calls, 2);
+}
+
+TEST(SpinThenSleep, AnAnswerPostedWithinThePollKeepsPollingThoughTheWaiterWokeLate) {
+  SpinThenSleep poller(1ms);
+  int calls = 0;
+  const auto start = SpinThenSleep::Clock::now();
+  EXPECT_FALSE(poller.poll(SpinThenSleep::Clock::time_point::max(), [&] {
+    ++calls;
+    return false;
+  }));
+  // The waiter slept, and woke well after its answer was posted within the poll's time: its
+  // wake-up is the scheduler's, not the work's, so the next wait polls.
+  std::this_thread::sleep_for(5ms);
+  poller.answered(start);
+  calls = 0;
+  EXPECT_TRUE(poller.poll(SpinThenSleep::Clock::time_point::max(), [&] { return ++calls == 3; }));
+  EXPECT_EQ(calls, 3);
+  // An answer posted after the poll's time turns polling off, however it was seen.
+  poller.answered(SpinThenSleep::Clock::now() + 5ms);
+  calls = 0;
+  EXPECT_FALSE(poller.poll(SpinThenSleep::Clock::time_point::max(), [&] {
+    ++calls;
+    return false;
+  }));
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(SpinThenSleep, APassedDeadlineEndsThePoll) {
