@@ -25,6 +25,7 @@ from ._ray_contract import ObjectRef
 from ._ray_errors import constructor_error, error_text
 from ._ray_node_losses import NodeLossWatch
 from ._ray_placement import options_avoiding
+from ._ray_start_pace import BOOT_HOLD_S, SECOND_WAVE_AFTER_S, second_wave_order
 from ._ray_startup import actor_startup_error, asked_resources
 from ._values import ExecutionError
 
@@ -32,16 +33,9 @@ from ._values import ExecutionError
 # before it is placed anywhere.
 _ELSEWHERE_TIMEOUT_S = 30.0
 
-# A fixed pool's first actor starts with the backend, the others once every Module's first
-# actor is ready or this long after, whichever is first: starting every worker process at
-# once shares the machine's CPUs among all of them, so the first row waited for nearly the
-# last actor (docs/RAY.md, eager start); a constructor that loads a model for long holds the
-# others back no longer than this.
-_SECOND_WAVE_AFTER_S = 1.0
-
 
 class _Unplaced(Exception):
-    """An actor died before its constructor ran (its node went away)."""
+    """An actor died before its `ready` call returned (its node went away)."""
 
 
 class RayActors:
@@ -57,9 +51,12 @@ class RayActors:
     _startup_timeout_s: float
     _node_losses: NodeLossWatch
 
-    def _init_actors(self, slots: list[int], started: list[bool]) -> None:
+    def _init_actors(
+        self, slots: list[int], started: list[bool], boots_at_once_: int | None = None
+    ) -> None:
         """Makes `slots[p]` actor slots per pool, starting those of the pools with
-        `started[p]` (the fixed ones) now."""
+        `started[p]` (the fixed ones): the first of each now, the others as the second wave
+        (at most `boots_at_once_` booting at once; by default all of it)."""
         now = time.monotonic()
         # Every slot empty first: a start that raises leaves a state stop() can clear.
         self._actors: list[list[Any]] = [[None] * n for n in slots]
@@ -72,6 +69,9 @@ class RayActors:
         # taken yet. How long a pool may wait for its first actor is the driver's rule
         # (startup_timeout_s, abandon_starts).
         self._starting: dict[ObjectRef, tuple[int, int]] = {}
+        # Until when the `booted` ObjectRef of an actor whose process is not up yet holds its
+        # place among the boots (BOOT_HOLD_S).
+        self._booting: dict[ObjectRef, float] = {}
         # Of those, restarts of lost actors placed away from their node, and until when.
         self._elsewhere: dict[ObjectRef, float] = {}
         # How many lost nodes restart_idle_lost has seen.
@@ -80,30 +80,63 @@ class RayActors:
         # actor_nodes() waits for the starts at most this long after the backend was made.
         self._startup_deadline = now + self._startup_timeout_s
         # The first actor of every fixed pool now, in pipeline order; the others in a second
-        # wave (_start_second_wave), round-robin over the pools: a row needs one actor of
-        # every Module it passes, not every actor of the first Module.
+        # wave (_start_second_wave), at most `boots_at_once` booting at a time, in the order
+        # of second_wave_order: a row needs one actor of every Module it passes, not every
+        # actor of the first Module.
+        self._boots_at_once = boots_at_once_ if boots_at_once_ is not None else sum(slots)
         self._first_wave: set[tuple[int, int]] = set()
-        self._second_wave: list[tuple[int, int]] = []
-        for actor in range(max(slots, default=0)):
-            for p, start in enumerate(started):
-                if start and actor < slots[p]:
-                    if actor == 0:
-                        self._first_wave.add((p, actor))
-                        self.start(p, actor)
-                    else:
-                        self._second_wave.append((p, actor))
-        self._second_wave_at = now + _SECOND_WAVE_AFTER_S
+        for p, start in enumerate(started):
+            if start and slots[p] > 0:
+                self._first_wave.add((p, 0))
+                self.start(p, 0)
+        self._second_wave: list[tuple[int, int]] = second_wave_order(slots, started)
+        self._second_wave_at = now + SECOND_WAVE_AFTER_S
 
     def _start_second_wave(self, now: bool = False) -> None:
-        """Starts the second wave once every first actor is ready (or failed), once its time
-        has come, or `now`."""
+        """Starts the second wave once every first actor is ready (or failed), or once its
+        time has come, as many booting at a time as `_boots_at_once` allows; all of it
+        `now`."""
         if not self._second_wave:
             return
-        if now or not self._first_wave or time.monotonic() >= self._second_wave_at:
-            wave, self._second_wave = self._second_wave, []
-            for pool, actor in wave:
-                if self._actors[pool][actor] is None:
-                    self.start(pool, actor)
+        if now:
+            room = len(self._second_wave)
+        elif not self._first_wave or time.monotonic() >= self._second_wave_at:
+            self._note_booted()
+            room = self._boots_at_once - len(self._booting)
+        else:
+            return
+        while room > 0 and self._second_wave:
+            pool, actor = self._second_wave.pop(0)
+            if self._actors[pool][actor] is None:
+                self.start(pool, actor)
+                room -= 1
+
+    def _note_booted(self) -> None:
+        """Forgets the boots that are over (the actor is up, or died) or held their place
+        long enough."""
+        if self._booting:
+            up, _ = self._ray.wait(list(self._booting), num_returns=len(self._booting), timeout=0)
+            for ref in up:
+                del self._booting[ref]
+            now = time.monotonic()
+            for ref, until in list(self._booting.items()):
+                if until <= now:
+                    del self._booting[ref]
+
+    def boots_to_wait_for(self) -> tuple[list[ObjectRef], float | None]:
+        """While the second wave is under way: the boots whose end lets the next of it
+        start, and the seconds until the first of them gives up its place; else nothing."""
+        if not self._second_wave or not self._booting or self.second_wave_due_in() is not None:
+            return [], None
+        return list(self._booting), max(0.0, min(self._booting.values()) - time.monotonic())
+
+    def second_wave_due_in(self) -> float | None:
+        """Seconds until the second wave may start; None when it has started (what is left
+        of it starts as starts finish) or is empty."""
+        if not self._second_wave or not self._first_wave:
+            return None
+        left = self._second_wave_at - time.monotonic()
+        return left if left > 0 else None
 
     def actors_per_pool(self) -> list[int]:
         return [len(a) for a in self._actors]
@@ -115,10 +148,18 @@ class RayActors:
             raise ExecutionError(
                 f"actor {actor} of Module<{self._pools[pool]['name']}> was started twice"
             )
-        fresh = self._new_actor(pool, actor)
+        self._begin(pool, actor, self._new_actor(pool, actor))
+
+    def _begin(self, pool: int, actor: int, fresh: Any) -> ObjectRef:
+        """Puts `fresh`, a new actor, in slot `actor` of `pool` and asks for its boot and its
+        build (in that order: an actor runs one caller's calls in order); returns the
+        `ready` ObjectRef that reports its start."""
         self._actors[pool][actor] = fresh
         self._methods[pool][actor] = {}
-        self._starting[fresh.ready.remote()] = (pool, actor)
+        self._booting[fresh.booted.remote()] = time.monotonic() + BOOT_HOLD_S
+        ready = fresh.ready.remote()
+        self._starting[ready] = (pool, actor)
+        return ready
 
     def retire(self, pool: int, actor: int) -> None:
         """Stops the ready, idle actor `actor` of `pool` (the driver retires no other); its
@@ -173,6 +214,8 @@ class RayActors:
             except self._ray.exceptions.RayActorError as error:
                 if not error.actor_init_failed:
                     raise _Unplaced(f"{type(error).__name__}: {error}") from None
+                raise ExecutionError(constructor_error(self._pools[pool]["name"], error)) from None
+            except self._ray.exceptions.RayTaskError as error:  # the UDF's constructor raised
                 raise ExecutionError(constructor_error(self._pools[pool]["name"], error)) from None
         return out
 
@@ -232,12 +275,16 @@ class RayActors:
                         (pool, actor, constructor_error(self._pools[pool]["name"], error))
                     )
                     continue
-                # Its node went away before the constructor ran: a fresh actor takes the place.
+                # Its node went away before `ready` returned: a fresh actor takes the place.
                 self._node_losses.loss(error_text(error))
                 self._kill(self._actors[pool][actor])
-                fresh = self._new_actor(pool, actor)
-                self._actors[pool][actor] = fresh
-                self._starting[fresh.ready.remote()] = (pool, actor)
+                self._begin(pool, actor, self._new_actor(pool, actor))
+                continue
+            except self._ray.exceptions.RayTaskError as error:  # the UDF's constructor raised
+                self._kill(self._actors[pool][actor])
+                self._started.append(
+                    (pool, actor, constructor_error(self._pools[pool]["name"], error))
+                )
                 continue
             except Exception as error:  # noqa: BLE001 - reported as the actor's start failure
                 self._started.append((pool, actor, f"{type(error).__name__}: {error}"))
@@ -315,11 +362,7 @@ class RayActors:
         self._forget_held(pool, actor)
         self.nodes[pool][actor] = ""
         self.actor_ids[pool][actor] = b""
-        fresh = self._new_actor(pool, actor, avoid)
-        self._actors[pool][actor] = fresh
-        self._methods[pool][actor] = {}
-        ready = fresh.ready.remote()
-        self._starting[ready] = (pool, actor)
+        ready = self._begin(pool, actor, self._new_actor(pool, actor, avoid))
         if avoid is not None:
             self._elsewhere[ready] = time.monotonic() + _ELSEWHERE_TIMEOUT_S
 
@@ -354,9 +397,7 @@ class RayActors:
             del self._elsewhere[ready]
             pool, actor = self._starting.pop(ready)
             self._kill(self._actors[pool][actor])
-            fresh = self._new_actor(pool, actor)
-            self._actors[pool][actor] = fresh
-            self._starting[fresh.ready.remote()] = (pool, actor)
+            self._begin(pool, actor, self._new_actor(pool, actor))
 
     def _joined(self, pool: int, actor: int, node: str, ray_id: str) -> None:
         """Records where a ready actor runs and who it is to Ray."""
@@ -372,6 +413,7 @@ class RayActors:
                     self._kill(actor)
             pool.clear()
         self._starting.clear()
+        self._booting.clear()
         self._elsewhere.clear()
         self._second_wave.clear()
         for counts in self._tasks_in_flight:

@@ -19,6 +19,7 @@ Everything here is called by the driver's thread, with the GIL, from C++: keep i
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -37,6 +38,7 @@ from ._ray_placement import (
     share_default_cpus,
 )
 from ._ray_session import connect, import_ray
+from ._ray_start_pace import boots_at_once, node_cpus
 from ._ray_startup import asked_resources, startup_timeout_s
 from ._ray_worker import Worker
 
@@ -120,7 +122,11 @@ class RayBackend(RayActors, RayBackendProtocol):
                 self._max_tasks_in_flight[p] = 1
         # A self-sizing pool's actors start when the driver asks (start).
         try:
-            self._init_actors(slots, [not pool["auto_replicas"] for pool in self._pools])
+            self._init_actors(
+                slots,
+                [not pool["auto_replicas"] for pool in self._pools],
+                boots_at_once(node_cpus(ray, len(os.sched_getaffinity(0)))),
+            )
         except BaseException:
             self.stop()
             raise
@@ -196,8 +202,13 @@ class RayBackend(RayActors, RayBackendProtocol):
         pending = list(self._pending)
         if not pending and not self._starting and not self._held:
             return []
-        if self._second_wave:  # back when the second wave of actors is due
-            timeout_s = min(timeout_s, max(0.0, self._second_wave_at - time.monotonic()))
+        due_in = self.second_wave_due_in()  # back when the second wave of actors is due
+        if due_in is not None:
+            timeout_s = min(timeout_s, due_in)
+        boots, hold_s = self.boots_to_wait_for()  # back for the next of the second wave
+        if hold_s is not None:
+            pending += boots
+            timeout_s = min(timeout_s, hold_s)
         start = self._clock()
         self.stats["waits"] += 1
         try:

@@ -204,7 +204,10 @@ def test_a_ray_error_fails_the_call_like_a_udf_exception() -> None:
 
 def _unplaceable_ray(killed: list[Any]) -> Any:
     """A Ray whose actors are never placed: a cluster without the CPUs they ask for."""
-    actor = SimpleNamespace(ready=SimpleNamespace(remote=lambda: object()))
+    actor = SimpleNamespace(
+        booted=SimpleNamespace(remote=lambda: object()),
+        ready=SimpleNamespace(remote=lambda: object()),
+    )
     actor_class = SimpleNamespace(options=lambda **_: SimpleNamespace(remote=lambda *_: actor))
 
     def wait(refs: list[Any], num_returns: int, timeout: float) -> tuple[list[Any], list[Any]]:
@@ -219,6 +222,8 @@ def _unplaceable_ray(killed: list[Any]) -> Any:
         cluster_resources=lambda: {"CPU": 2.0, "node:10.0.0.1": 1.0, "object_store_memory": 1e9},
         available_resources=lambda: {"CPU": 0.0},
         kill=lambda a, no_restart: killed.append(a),
+        nodes=lambda: [{"NodeID": "n", "Alive": True, "Resources": {"CPU": 2.0}}],
+        get_runtime_context=lambda: SimpleNamespace(get_node_id=lambda: "n"),
     )
 
 
@@ -285,7 +290,10 @@ def test_modules_without_num_cpus_share_a_small_cluster_and_it_is_said_once(
 ) -> None:
     asked: list[dict[str, Any]] = []
     ray = _unplaceable_ray([])  # a cluster of 2 CPUs
-    actor = SimpleNamespace(ready=SimpleNamespace(remote=lambda: object()))
+    actor = SimpleNamespace(
+        booted=SimpleNamespace(remote=lambda: object()),
+        ready=SimpleNamespace(remote=lambda: object()),
+    )
 
     def options(**given: Any) -> Any:
         asked.append(given)
