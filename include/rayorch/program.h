@@ -24,6 +24,12 @@ struct Pipeline {};
 /// Options of ro::compile.
 struct CompileOptions {
   bool optimize = true;  ///< run canonicalisation (broadcast-chain collapse)
+  /// Co-locate the chains the compiler finds (DESIGN 5.12): a Module whose every output is
+  /// read only by Calls of one other Module shares that Module's pool when neither declares
+  /// a colocate group and the two agree on every option of a pool (replicas, resources,
+  /// timeout, isolation, ...). Off by default: a shared pool of N actors runs the two Calls
+  /// one at a time on each, where two pools run 2N at once.
+  bool auto_colocate = false;
 };
 
 /// Marks a pipeline with several outputs: RunResult::outputs is then a tuple of vectors.

@@ -1,6 +1,7 @@
 """What co-location saves on Ray (DESIGN 5.12): a page-image stage and the stage that reads
-each image, apart (two pools) and co-located (one pool whose actors hold both), on a new
-local Ray in a loopback-only network namespace, interleaved.
+each image, apart (two pools), co-located as declared (one pool whose actors hold both) and
+as the compiler finds it (no declaration, ``auto_colocate=True``), on a new local Ray in a
+loopback-only network namespace, interleaved.
 
     .venv/bin/python python/bench/colocation.py [--pages 240 --image-mib 6 --replicas 2
         --rounds 3]
@@ -58,16 +59,24 @@ class ReadImage:
         return [(int(i.sum(dtype="int64")), in_object_store(i)) for i in images]
 
 
-def pipeline(colocated: bool, replicas: int, mib: float) -> Any:
-    group = {"colocate": "page"} if colocated else {}
+ARMS = ("apart", "colocated", "found")
+
+
+def pipeline(arm: str, replicas: int, mib: float) -> Any:
+    """The program of one arm: "apart", "colocated" (declared) or "found" (by the
+    compiler)."""
+    group = {"colocate": "page"} if arm == "colocated" else {}
     make = ro.Module(MakeImage, replicas=replicas, batch_size=2, **group).pre_init(mib)
     read = ro.Module(ReadImage, replicas=replicas, batch_size=2, **group)
-    return lambda page: read(make(page))
+    program = ro.compile(lambda page: read(make(page)), auto_colocate=arm == "found")
+    if (len(program.native.pools()) == 1) != (arm != "apart"):
+        raise SystemExit(f"arm {arm}: the plan has pools {program.native.pools()}")
+    return program
 
 
-def one_run(colocated: bool, a: argparse.Namespace) -> dict[str, float]:
+def one_run(arm: str, a: argparse.Namespace) -> dict[str, float]:
     pages = list(range(a.pages))
-    with ro.Executor(pipeline(colocated, a.replicas, a.image_mib), backend="ray") as ex:
+    with ro.Executor(pipeline(arm, a.replicas, a.image_mib), backend="ray") as ex:
         ex.await_actors()
         before = cpu_by_process(True)
         start = time.monotonic()
@@ -104,10 +113,10 @@ def main() -> None:
         f"cores, load average {os.getloadavg()[0]:.1f}",
         file=sys.stderr,
     )
-    runs: dict[str, list[dict[str, float]]] = {"apart": [], "colocated": []}
+    runs: dict[str, list[dict[str, float]]] = {arm: [] for arm in ARMS}
     for r in range(a.rounds):
-        for arm in ("apart", "colocated"):
-            got = one_run(arm == "colocated", a)
+        for arm in ARMS if r % 2 == 0 else reversed(ARMS):
+            got = one_run(arm, a)
             runs[arm].append(got)
             print(
                 f"round {r} {arm:9s}: E2E {got['e2e_s']:6.2f} s, {got['pages_per_s']:6.1f} "
@@ -122,10 +131,10 @@ def main() -> None:
             f"{arm:9s} median: E2E {e2e:.2f} s, actors {cpu:.2f} CPU-s, {moved:.2f} MiB/page "
             "through the object store"
         )
-    ratio = statistics.median(g["e2e_s"] for g in runs["colocated"]) / statistics.median(
-        g["e2e_s"] for g in runs["apart"]
-    )
-    print(f"colocated / apart E2E: {ratio:.3f}x")
+    apart = statistics.median(g["e2e_s"] for g in runs["apart"])
+    for arm in ARMS[1:]:
+        ratio = statistics.median(g["e2e_s"] for g in runs[arm]) / apart
+        print(f"{arm} / apart E2E: {ratio:.3f}x")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 ``CompiledProgram`` also carries what the executors and backends read of a compiled
 program (``native``, ``output_tree``, ``call_pools``, ``source``, ``optimize``,
-``pool_options()``).
+``auto_colocate``, ``pool_options()``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class CompiledProgram:
         optimize: bool = True,
         snapshots: tuple[ModuleSnapshot, ...] = (),
         isolation: str | None = None,
+        auto_colocate: bool = False,
     ) -> None:
         self._program = program
         self._output_tree = output_tree
@@ -46,6 +47,7 @@ class CompiledProgram:
         self._optimize = optimize
         self._snapshots = snapshots
         self._isolation = isolation
+        self._auto_colocate = auto_colocate
 
     # What the executors and backends read of a compiled program (nothing else).
 
@@ -63,6 +65,12 @@ class CompiledProgram:
     def optimize(self) -> bool:
         """Whether it was compiled with ``optimize=True`` (a Ray actor compiles it again)."""
         return self._optimize
+
+    @property
+    def auto_colocate(self) -> bool:
+        """Whether it was compiled with ``auto_colocate=True`` (a Ray actor or worker process
+        compiles it again)."""
+        return self._auto_colocate
 
     @property
     def isolation(self) -> str | None:
@@ -136,8 +144,11 @@ _PER_CALL_OPTIONS = frozenset({"name", "version", "batch_size", "recovery", "inf
 
 def _check_colocated(program: Any, trace: Trace) -> None:
     """Raises CompileError when the Modules sharing a co-located pool differ in an option
-    of the pool that the engine does not read (the Ray backend's actor options)."""
+    of the pool that the engine does not read (the Ray backend's actor options). A pool the
+    compiler found (auto_colocate) has members that agree on both by construction."""
     for pool in program.pools():
+        if pool["found_by_compiler"]:
+            continue
         modules: list[RecordedModule] = []
         for call in pool["calls"]:
             module = trace.modules[trace.call_modules[call]]
@@ -159,22 +170,39 @@ def _check_colocated(program: Any, trace: Trace) -> None:
 
 
 def compile(
-    pipeline: Any, *, optimize: bool = True, isolation: str | None = None
+    pipeline: Any,
+    *,
+    optimize: bool = True,
+    isolation: str | None = None,
+    auto_colocate: bool | None = None,
 ) -> CompiledProgram:
     """Traces ``pipeline.forward`` (or a callable taking Ports) once and compiles it.
 
     Its parameters are the source columns; its result (a Port, or a tuple of Ports) the
     outputs. ``isolation`` (``"threads"`` or ``"process"``) is the isolation of every Module
-    that does not set its own (docs/ISOLATION.md). Raises CompileError with the engine's
-    message naming the Port, Call or Module.
+    that does not set its own (docs/ISOLATION.md). ``auto_colocate=True`` co-locates the
+    chains the compiler finds (DESIGN 5.12): a Module whose every output is read only by the
+    Calls of one other Module shares that Module's pool when neither declares ``colocate``
+    and the two agree on every pool option, Ray's actor options included, so that on Ray its
+    values stay in the actor that made them; explain() marks such pools "found by the
+    compiler". Off by default (None: False): a shared pool of N actors runs the two Calls one
+    at a time on each. Raises CompileError with the engine's message naming the Port, Call or
+    Module.
     """
     if isolation not in (None, "threads", "process"):
         raise ValueError(f"isolation must be 'threads' or 'process', got {isolation!r}")
+    if auto_colocate not in (None, True, False):
+        raise ValueError(f"auto_colocate must be True or False, got {auto_colocate!r}")
     if isinstance(pipeline, CompiledProgram):
         if isolation is not None and isolation != pipeline.isolation:
             raise ValueError(
                 f"this program was compiled with isolation={pipeline.isolation!r}; pass "
                 f"isolation={isolation!r} to compile() or give the Pipeline itself"
+            )
+        if auto_colocate is not None and auto_colocate != pipeline.auto_colocate:
+            raise ValueError(
+                f"this program was compiled with auto_colocate={pipeline.auto_colocate!r}; "
+                f"pass auto_colocate={auto_colocate!r} to compile() with the Pipeline itself"
             )
         return pipeline
     target = pipeline.forward if hasattr(pipeline, "forward") else pipeline
@@ -191,7 +219,7 @@ def compile(
     ids: list[int] = []
     with recording(trace):
         tree = _flatten(trace, target(*sources), ids)
-    program = trace.core.compile(ids, optimize)
+    program = trace.core.compile(ids, optimize, bool(auto_colocate))
     _check_colocated(program, trace)
     return CompiledProgram(
         program,
@@ -203,6 +231,7 @@ def compile(
         optimize=optimize,
         snapshots=tuple(trace.snapshots),
         isolation=isolation,
+        auto_colocate=bool(auto_colocate),
     )
 
 

@@ -57,7 +57,8 @@ class Program:
         """The outputs (flat indices) that are Ports of a child Domain: each root delivers the
         list of its descendants' values of them."""
     def pools(self) -> list[dict[str, Any]]:
-        """The actor pools in plan order: name, replicas, cpus, gpus, resources, calls."""
+        """The actor pools in plan order: name, replicas, cpus, gpus, resources, calls,
+        isolation, found_by_compiler (co-located by auto_colocate=True)."""
     @property
     def sources(self) -> int:
         """Number of source columns."""
@@ -105,7 +106,7 @@ class Trace:
         """Records a broadcast of ``source`` into the Domain of ``like``."""
     def describe(self, port: int) -> str:
         """A short description of a Port for messages."""
-    def compile(self, outputs: Sequence[int], optimize: bool) -> Program:
+    def compile(self, outputs: Sequence[int], optimize: bool, auto_colocate: bool) -> Program:
         """Seals the trace and compiles it; raises CompileError."""
 
 class CallStatus(enum.Enum):

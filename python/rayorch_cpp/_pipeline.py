@@ -22,9 +22,9 @@ class Pipeline:
         """Declares the graph by calling Modules and ``F`` operators on Ports."""
         raise NotImplementedError
 
-    def compile(self, *, optimize: bool = True) -> CompiledProgram:
+    def compile(self, *, optimize: bool = True, auto_colocate: bool = False) -> CompiledProgram:
         """Traces ``forward`` and compiles it (see :func:`compile`)."""
-        return compile(self, optimize=optimize)
+        return compile(self, optimize=optimize, auto_colocate=auto_colocate)
 
     def run(
         self,

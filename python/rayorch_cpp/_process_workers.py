@@ -53,6 +53,7 @@ def worker_server(program: CompiledProgram) -> tuple[list[str] | None, bytes]:
             "sys_path": list(sys.path),
             "pipeline": blob,
             "optimize": program.optimize,
+            "auto_colocate": program.auto_colocate,
             "isolation": program.isolation,
             "explain": program.explain_text(),
         }

@@ -44,7 +44,7 @@ class RayActors:
     _ray: Any
     _cls: Any
     _source_ref: ObjectRef
-    _optimize: bool
+    _compile_options: dict[str, bool]
     _explain: str
     _pools: list[dict[str, Any]]
     _options: list[dict[str, Any]]
@@ -181,7 +181,7 @@ class RayActors:
         if avoid_node is not None:
             options = options_avoiding(options, avoid_node, self._ray.nodes()) or options
         return self._cls.options(**options).remote(
-            self._source_ref, self._optimize, self._explain, pool, replica
+            self._source_ref, self._compile_options, self._explain, pool, replica
         )
 
     def _startup_error(self, pools: list[int]) -> ExecutionError:

@@ -67,7 +67,11 @@ class RayBackend(RayActors, RayBackendProtocol):
         self._get = ray.get
         self._cls = ray.remote(max_restarts=0, max_task_retries=0)(Worker)
         self._explain = program.explain_text()
-        self._optimize = program.optimize
+        # How each actor compiles the program again: as the driver did.
+        self._compile_options = {
+            "optimize": program.optimize,
+            "auto_colocate": program.auto_colocate,
+        }
         self._source_ref = ray.put(source)
         self._pools: list[dict[str, Any]] = list(program.native.pools())
         self._options: list[dict[str, Any]] = []

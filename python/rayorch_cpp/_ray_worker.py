@@ -24,11 +24,16 @@ class Worker:
     CPU-bound, which the driver does not pace). `ready` raising is the constructor's failure."""
 
     def __init__(
-        self, source: bytes, optimize: bool, explain: str, pool: int, replica: int
+        self,
+        source: bytes,
+        compile_options: dict[str, bool],
+        explain: str,
+        pool: int,
+        replica: int,
     ) -> None:
-        self._build_args: tuple[bytes, bool, str, int, int] | None = (
+        self._build_args: tuple[bytes, dict[str, bool], str, int, int] | None = (
             source,
-            optimize,
+            compile_options,
             explain,
             pool,
             replica,
@@ -43,8 +48,12 @@ class Worker:
         and actor id (hex)."""
         ray = import_ray()
         if self._build_args is not None:
-            source, optimize, explain, pool, replica = self._build_args
-            program = compile(ray.cloudpickle.loads(source), optimize=optimize)
+            source, compile_options, explain, pool, replica = self._build_args
+            program = compile(
+                ray.cloudpickle.loads(source),
+                optimize=compile_options["optimize"],
+                auto_colocate=compile_options["auto_colocate"],
+            )
             if program.explain_text() != explain:
                 raise ExecutionError(
                     "the pipeline compiled on a Ray actor differs from the driver's; the "

@@ -30,7 +30,12 @@ def main() -> None:
         from ._compile import compile
 
         pipeline = pickle.loads(payload["pipeline"])
-        program = compile(pipeline, optimize=payload["optimize"], isolation=payload["isolation"])
+        program = compile(
+            pipeline,
+            optimize=payload["optimize"],
+            isolation=payload["isolation"],
+            auto_colocate=payload["auto_colocate"],
+        )
         if program.explain_text() != payload["explain"]:
             raise RuntimeError(
                 "the pipeline compiled in the worker server differs from the executor's "

@@ -5,7 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -260,6 +263,22 @@ ModuleOptions parse_module_options(const std::string& module, nb::dict options) 
   }
   if (has_policy && !infra_retries_set) o.infra_retries = policy_infra_retries;
   return o;
+}
+
+std::string host_pool_options(nb::dict options) {
+  std::vector<std::pair<std::string, std::string>> passed;
+  for (auto [key, value] : options) {
+    const auto name = nb::cast<std::string>(key);
+    const bool pool_level =
+        name == "max_tasks_in_flight_per_actor" ||
+        std::find(kRayActorOptions.begin(), kRayActorOptions.end(), name) != kRayActorOptions.end();
+    if (pool_level && !value.is_none())
+      passed.emplace_back(name, nb::cast<std::string>(nb::repr(value)));
+  }
+  std::sort(passed.begin(), passed.end());
+  std::string text;
+  for (const auto& [name, value] : passed) text += fmt::format("{}={}; ", name, value);
+  return text;
 }
 
 void bind_module_options(nb::module_& m) {

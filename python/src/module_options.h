@@ -20,6 +20,13 @@ namespace rayorch::python {
 /// names); ranges are checked by the compiler.
 ModuleOptions parse_module_options(const std::string& module, nanobind::dict options);
 
+/// The options of `options` that the Ray backend passes to a pool's actors and the engine does
+/// not read (Ray's actor options, max_tasks_in_flight_per_actor), as `name=repr; ` in name
+/// order: rayorch::detail::ModuleRecord::host_options, which Modules must share for the
+/// compiler to co-locate them. Values are compared by their repr, so two objects that print
+/// alike count as equal and two that print their address never do.
+std::string host_pool_options(nanobind::dict options);
+
 /// Binds module_options() (every option name a Module accepts) and ray_actor_options() (those
 /// the Ray backend hands to Ray), so that the package reads the one list kept here.
 void bind_module_options(nanobind::module_& m);

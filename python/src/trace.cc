@@ -116,6 +116,7 @@ const std::shared_ptr<ModuleSpec>& Trace::module(nb::handle module_key, nb::hand
   spec->kwargs = init_kwargs.is_none() ? Ref() : Ref::borrow(init_kwargs.ptr());
   names_[spec.get()] = name;
   options_[spec.get()] = std::move(parsed);
+  host_options_[spec.get()] = host_pool_options(options);
   if (native_factory) native_factories_[spec.get()] = std::move(native_factory);
   return spec;
 }
@@ -144,6 +145,7 @@ std::vector<int> Trace::add_call(nb::handle module_key, nb::handle udf, nb::hand
   record.identity = spec.get();
   record.udf_name = names_[spec.get()];
   record.options = options_[spec.get()];
+  record.host_options = host_options_[spec.get()];
   if (native != nullptr) {
     record.factory = native_factories_[spec.get()];
   } else {
@@ -226,12 +228,13 @@ std::string Trace::describe(int port) const {
   return graph_->describe(port);
 }
 
-Program Trace::compile(const std::vector<int>& outputs, bool optimize) {
+Program Trace::compile(const std::vector<int>& outputs, bool optimize, bool auto_colocate) {
   graph_->set_outputs(outputs);
   graph_->allow_outputs_below_root();  // as the reference: the rows below each root, in order
   graph_->seal();
   CompileOptions options;
   options.optimize = optimize;
+  options.auto_colocate = auto_colocate;
   auto plan = rd::compile_graph(*graph_, options);
   return Program{std::move(plan), mask_sources_, static_cast<std::size_t>(sources_),
                  outputs.size()};
@@ -308,12 +311,13 @@ void bind_trace(nb::module_& m) {
               d["resources"] = resources;
               d["calls"] = pool.calls;
               d["isolation"] = pool.options.isolation == Isolation::process ? "process" : "threads";
+              d["found_by_compiler"] = pool.found_by_compiler;
               out.append(d);
             }
             return out;
           },
           "The actor pools in plan order: name, replicas, cpus, gpus, resources, calls, "
-          "isolation.")
+          "isolation, found_by_compiler (co-located by CompileOptions::auto_colocate).")
       .def_prop_ro("sources", [](const Program& p) { return p.sources; })
       .def_prop_ro("outputs", [](const Program& p) { return p.outputs; });
 
@@ -332,7 +336,8 @@ void bind_trace(nb::module_& m) {
       .def("add_filter", &Trace::add_filter)
       .def("add_broadcast", &Trace::add_broadcast)
       .def("describe", &Trace::describe)
-      .def("compile", &Trace::compile, nb::arg("outputs"), nb::arg("optimize"));
+      .def("compile", &Trace::compile, nb::arg("outputs"), nb::arg("optimize"),
+           nb::arg("auto_colocate"));
 }
 
 }  // namespace rayorch::python

@@ -59,7 +59,7 @@ class Trace {
   int add_filter(int source, int mask);
   int add_broadcast(int source, int like);
   std::string describe(int port) const;
-  Program compile(const std::vector<int>& outputs, bool optimize);
+  Program compile(const std::vector<int>& outputs, bool optimize, bool auto_colocate);
 
   const rd::Graph* graph() const { return graph_.get(); }
 
@@ -77,6 +77,7 @@ class Trace {
   std::map<PyObject*, std::shared_ptr<ModuleSpec>> modules_;
   std::map<const ModuleSpec*, std::string> names_;
   std::map<const ModuleSpec*, ModuleOptions> options_;
+  std::map<const ModuleSpec*, std::string> host_options_;  ///< host_pool_options()
   std::map<const ModuleSpec*, rd::Factory> native_factories_;
   std::map<const ModuleSpec*, std::shared_ptr<ReplicaRegistry>> replicas_;  ///< Python UDFs
   std::vector<nanobind::object> keys_;  ///< keeps the module keys alive while the trace lives

@@ -1,6 +1,8 @@
 """Co-located Modules from Python (the ``colocate`` option, DESIGN 5.12): they share one
 pool, keep their own batch sizes and metrics, and a disagreement on an option of the pool
-is a CompileError naming both Modules and the option."""
+is a CompileError naming both Modules and the option. With ``auto_colocate=True`` the
+compiler finds the chains itself, and never joins Modules that disagree, Ray's actor options
+included."""
 
 from __future__ import annotations
 
@@ -100,3 +102,57 @@ def test_co_located_modules_that_disagree_on_a_pool_option_do_not_compile(
 def test_a_group_name_that_is_not_a_string_is_a_compile_error() -> None:
     with pytest.raises(ro.CompileError, match="option colocate must be a group name"):
         ro.compile(pipeline({"colocate": 3}, {}))
+
+
+def test_the_compiler_finds_a_chain_when_asked_and_the_run_is_the_same() -> None:
+    forward = pipeline({"replicas": 2, "batch_size": 3}, {"replicas": 2, "batch_size": 7})
+    apart = ro.compile(forward)
+    assert [p["name"] for p in apart.native.pools()] == ["Split", "Square", "Inc", "Total"]
+    found = ro.compile(forward, auto_colocate=True)
+    assert found.auto_colocate
+    assert [p["name"] for p in found.native.pools()] == ["Split", "Square+Inc", "Total"]
+    assert [p["found_by_compiler"] for p in found.native.pools()] == [False, True, False]
+    assert "co-located pool Square+Inc: Square#1, Inc#2 (found by the compiler)" in (
+        found.explain()
+    )
+    for isolation in ("threads", "process"):
+        with ro.Executor(ro.compile(forward, auto_colocate=True, isolation=isolation)) as ex:
+            result = ex.run(ROWS, progress=False)
+        assert result.outputs == WANT, isolation
+        square, inc = result.calls[1], result.calls[2]
+        assert max(square.batch_sizes) <= 3 and max(inc.batch_sizes) <= 7
+        assert result.actor_count == 4, isolation  # Split, Square+Inc (2), Total
+
+
+@pytest.mark.parametrize(
+    ("square", "inc"),
+    [
+        ({"replicas": 2}, {"replicas": 3}),
+        ({"num_cpus": 1}, {"num_cpus": 2}),
+        ({"runtime_env": {"env_vars": {"A": "1"}}}, {}),
+        ({"max_tasks_in_flight_per_actor": 2}, {}),
+        ({"colocate": "declared"}, {}),
+    ],
+)
+def test_the_compiler_does_not_join_modules_that_disagree(
+    square: dict[str, Any], inc: dict[str, Any]
+) -> None:
+    found = ro.compile(pipeline(square, inc), auto_colocate=True)
+    assert not any(p["found_by_compiler"] for p in found.native.pools())
+    assert len(found.native.pools()) == 4
+
+
+def test_equal_ray_options_do_not_keep_a_chain_apart() -> None:
+    env = {"runtime_env": {"env_vars": {"A": "1"}}, "max_concurrency": 1}
+    found = ro.compile(pipeline(dict(env), dict(env)), auto_colocate=True)
+    assert [p["name"] for p in found.native.pools()] == ["Split", "Square+Inc", "Total"]
+
+
+def test_auto_colocate_must_match_a_program_compiled_already() -> None:
+    program = ro.compile(pipeline({}, {}), auto_colocate=True)
+    assert ro.compile(program) is program
+    assert ro.compile(program, auto_colocate=True) is program
+    with pytest.raises(ValueError, match="compiled with auto_colocate=True"):
+        ro.compile(program, auto_colocate=False)
+    with pytest.raises(ValueError, match="auto_colocate must be True or False"):
+        ro.compile(pipeline({}, {}), auto_colocate="yes")  # type: ignore[arg-type]

@@ -38,10 +38,12 @@ struct ModulePools {
   std::vector<int> member;  // per Module: its index in a co-located pool, or -1
 };
 
-// One pool per Module identity, in order of first use, except that the Modules of one
-// colocate group share the pool of the first of them (DESIGN 5.12; verify() checked that they
-// agree on its options). A co-located pool is named after its members, "A+B".
-ModulePools lower_pools(const Graph::Impl& g, RuntimePlan& plan, PlanCode& code) {
+// One pool per Module identity, in order of first use, except that co-located Modules share
+// the pool of the first of them (DESIGN 5.12; verify() checked that declared groups agree on
+// its options, colocate() found only Modules that do). A co-located pool is named after its
+// members, "A+B".
+ModulePools lower_pools(const Graph::Impl& g, const Colocation& colocation, RuntimePlan& plan,
+                        PlanCode& code) {
   std::map<std::string, int> udf_count;
   for (const LogicalModule& m : g.modules) ++udf_count[m.record.udf_name];
   std::map<std::string, int> udf_seen;
@@ -52,11 +54,9 @@ ModulePools lower_pools(const Graph::Impl& g, RuntimePlan& plan, PlanCode& code)
                                                      : m.record.udf_name);
   }
   ModulePools out;
-  std::map<std::string, std::vector<int>> groups;  // group -> its Modules, in order
-  for (std::size_t m = 0; m < g.modules.size(); ++m) {
-    const std::string& group = g.modules[m].record.options.colocate;
-    if (!group.empty()) groups[group].push_back(static_cast<int>(m));
-  }
+  std::vector<std::vector<int>> groups(g.modules.size());  // per lead: its Modules, in order
+  for (std::size_t m = 0; m < g.modules.size(); ++m)
+    groups[static_cast<std::size_t>(colocation.lead[m])].push_back(static_cast<int>(m));
   out.pool.assign(g.modules.size(), -1);
   out.member.assign(g.modules.size(), -1);
   for (std::size_t m = 0; m < g.modules.size(); ++m) {
@@ -69,13 +69,13 @@ ModulePools lower_pools(const Graph::Impl& g, RuntimePlan& plan, PlanCode& code)
     pool.options = record.options;
     if (sizes_itself(pool.options)) pool.options.max_replicas = resolved_max_replicas(pool.options);
     out.pool[m] = id;
-    const auto group = groups.find(record.options.colocate);
-    if (group != groups.end() && group->second.size() > 1) {
+    const std::vector<int>& group = groups[m];
+    if (group.size() > 1) {
       std::vector<Factory> factories;
       std::string udfs;
       std::string joined;
-      for (std::size_t k = 0; k < group->second.size(); ++k) {
-        const int member = group->second[k];
+      for (std::size_t k = 0; k < group.size(); ++k) {
+        const int member = group[k];
         out.pool[member] = id;
         out.member[member] = static_cast<int>(k);
         factories.push_back(g.modules[member].record.factory);
@@ -84,7 +84,8 @@ ModulePools lower_pools(const Graph::Impl& g, RuntimePlan& plan, PlanCode& code)
       }
       pool.udf = std::move(udfs);
       pool.name = std::move(joined);
-      pool.members = group->second.size();
+      pool.members = group.size();
+      pool.found_by_compiler = colocation.found[m];
       code.factories.push_back(colocated_factory(std::move(factories)));
     } else {
       code.factories.push_back(record.factory);
@@ -214,14 +215,15 @@ void lower_broadcasts(const Graph::Impl& g, const DomainAssignment& domains,
 // The order of the steps fixes the order of each Port's consumers: Calls, expands, reduces,
 // filters, broadcasts.
 RuntimePlan lower(const Graph::Impl& g, const DomainAssignment& domains,
-                  const Canonicalisation& canonical, const Analysis& analysis) {
+                  const Canonicalisation& canonical, const Analysis& analysis,
+                  const Colocation& colocation) {
   RuntimePlan plan;
   PlanCode code;
   plan.optimized = canonical.optimized;
   plan.domains = domains.domains;
   plan.rewrites = canonical.rewrites;
   lower_ports(g, domains, analysis, plan);
-  const ModulePools pools = lower_pools(g, plan, code);
+  const ModulePools pools = lower_pools(g, colocation, plan, code);
   lower_calls(g, domains, pools, plan, code);
   lower_expands(g, domains, plan, code);
   lower_reduces(g, domains, analysis, plan, code);

@@ -14,11 +14,7 @@
 
 namespace rayorch::detail {
 
-namespace {
-
-// The options of a pool, as text, in a fixed order. batch_size, recovery and infra_retries
-// are not among them: they are the Call's own.
-std::vector<std::pair<const char*, std::string>> pool_options(const ModuleOptions& o) {
+std::vector<std::pair<const char*, std::string>> pool_option_values(const ModuleOptions& o) {
   return {
       {"replicas", sizes_itself(o) ? "auto" : std::to_string(o.replicas)},
       {"min_replicas", std::to_string(o.min_replicas)},
@@ -34,8 +30,6 @@ std::vector<std::pair<const char*, std::string>> pool_options(const ModuleOption
   };
 }
 
-}  // namespace
-
 void verify_colocation(const Graph::Impl& g) {
   std::map<std::string, int> first;  // group -> its first Module
   for (std::size_t m = 0; m < g.modules.size(); ++m) {
@@ -44,8 +38,8 @@ void verify_colocation(const Graph::Impl& g) {
     const auto [it, fresh] = first.emplace(record.options.colocate, static_cast<int>(m));
     if (fresh) continue;
     const ModuleRecord& lead = g.modules[it->second].record;
-    const auto ours = pool_options(record.options);
-    const auto theirs = pool_options(lead.options);
+    const auto ours = pool_option_values(record.options);
+    const auto theirs = pool_option_values(lead.options);
     for (std::size_t k = 0; k < ours.size(); ++k) {
       if (ours[k].second == theirs[k].second) continue;
       throw CompileError(fmt::format(

@@ -19,7 +19,7 @@ std::shared_ptr<const RuntimePlan> compile_graph(Graph& graph, const CompileOpti
   const Analysis analysis = analyse(program, domains, canonical);
   // The plan stays a mutable local until it is shared, so a phase that derives further
   // indexes from the lowered plan is one more line here.
-  RuntimePlan plan = lower(program, domains, canonical, analysis);
+  RuntimePlan plan = lower(program, domains, canonical, analysis, colocate(program, options));
   verify_plan(plan);
   plan.call_consumers = compute_call_consumers(plan);
   return std::make_shared<const RuntimePlan>(std::move(plan));

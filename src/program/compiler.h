@@ -4,6 +4,7 @@
 //   trace           graph.cc                 the Graph API records the logical program
 //   verify          compile_verify.cc        checks the program, assigns Domains
 //                   compile_verify_colocation.cc  co-located Modules agree on their pool
+//   colocate        compile_colocate.cc      which Modules share a pool (declared or found)
 //   canonicalise    compile_canonicalise.cc  collapses broadcast chains
 //   analyse         compile_analyse.cc       mask producers, reduce guards
 //   lower           compile_lower.cc         builds the RuntimePlan and its PlanCode
@@ -22,6 +23,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rayorch/program.h"
@@ -75,6 +77,27 @@ DomainAssignment verify(const Graph& graph);
 /// Part of verify: the Modules of each colocate group agree on their pool's options.
 void verify_colocation(const Graph::Impl& g);
 
+/// The options of a pool as (name, text) pairs in a fixed order: what the Modules sharing a
+/// pool must agree on. batch_size, recovery and infra_retries are not among them: they are
+/// each Call's own (DESIGN 5.12).
+std::vector<std::pair<const char*, std::string>> pool_option_values(const ModuleOptions& o);
+
+/// What colocate produces: which Modules share one pool (DESIGN 5.12).
+struct Colocation {
+  /// Per Module: the first Module (in Module order) of the pool its Calls run in; itself when
+  /// it has a pool of its own or leads a shared one.
+  std::vector<int> lead;
+  /// Per Module: the pool it shares was found by the compiler (CompileOptions::auto_colocate)
+  /// rather than declared with `colocate`.
+  std::vector<bool> found;
+};
+
+/// The declared colocate groups and, with `options.auto_colocate`, the chains of Modules the
+/// compiler may co-locate: every output of a Module's Calls is read only by Calls of one other
+/// Module, neither declares a group, and the two agree on every pool option
+/// (pool_option_values) and on the options the host passes to their actors.
+Colocation colocate(const Graph::Impl& g, const CompileOptions& options);
+
 /// Collapses chains of broadcasts unless `options.optimize` is false.
 Canonicalisation canonicalise(const Graph::Impl& g, const CompileOptions& options);
 
@@ -82,9 +105,11 @@ Canonicalisation canonicalise(const Graph::Impl& g, const CompileOptions& option
 Analysis analyse(const Graph::Impl& g, const DomainAssignment& domains,
                  const Canonicalisation& canonical);
 
-/// The RuntimePlan of pre-indexed effects, one pool per Module, and its typed code.
+/// The RuntimePlan of pre-indexed effects, one pool per Module or co-located group, and its
+/// typed code.
 RuntimePlan lower(const Graph::Impl& g, const DomainAssignment& domains,
-                  const Canonicalisation& canonical, const Analysis& analysis);
+                  const Canonicalisation& canonical, const Analysis& analysis,
+                  const Colocation& colocation);
 
 /// Internal consistency of a lowered plan; throws CompileError ("internal error while
 /// lowering the pipeline: ...") since a failure is a compiler bug.

@@ -41,7 +41,8 @@ std::string explain_plan(const RuntimePlan& plan) {
     if (pool.members < 2) continue;
     std::string calls;
     for (int c : pool.calls) calls += (calls.empty() ? "" : ", ") + plan.calls[c].name;
-    out += fmt::format("  co-located pool {}: {}\n", pool.name, calls);
+    out += fmt::format("  co-located pool {}: {}{}\n", pool.name, calls,
+                       pool.found_by_compiler ? " (found by the compiler)" : "");
   }
   // A Call that no output depends on still runs (an input batch completes only when every
   // Grain is sealed, DESIGN 5) and its failures can still abort the run. It is not an error

@@ -92,6 +92,8 @@ struct PlanPool {
   std::vector<int> calls;
   /// Modules whose Calls it runs: 1, or the members of a colocate group (DESIGN 5.12).
   std::size_t members = 1;
+  /// The compiler found the members (CompileOptions::auto_colocate); they did not declare it.
+  bool found_by_compiler = false;
 };
 
 struct PlanExpand {

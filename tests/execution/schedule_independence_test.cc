@@ -64,9 +64,9 @@ TEST(ScheduleIndependence, ExpandReduce) {
     auto pages = module<PagesOf>(c, 0);
     auto ocr = module<Ocr>(c, 1);
     auto summarize = module<Summarize>(c, 2);
-    return ro::compile([&](ro::Port<int> doc) {
-      return summarize(ro::F::reduce(ocr(ro::F::expand(pages(doc)))));
-    });
+    return ro::compile(
+        [&](ro::Port<int> doc) { return summarize(ro::F::reduce(ocr(ro::F::expand(pages(doc))))); },
+        c.compile_options());
   };
   const OutcomeCounts n = check_schedules("expand/reduce", make, 101, 12, {}, docs);
   EXPECT_GT(n[0], 0);
@@ -118,6 +118,33 @@ struct LineWork {
 
 }  // namespace
 
+// Calls that read each other's values directly, the chains the compiler co-locates when a
+// schedule asks it to (colocate auto): pages -> ocr -> line work -> reduce, so a failure of
+// either chained Call is contained in its own Call's Grains.
+TEST(ScheduleIndependence, ChainedCalls) {
+  const auto docs = make_docs(19, 40, 199);
+  auto make = [](const Config& c) {
+    auto pages = module<PagesOf>(c, 0);
+    auto ocr = module<Ocr>(c, 1);
+    auto work = module<LineWork>(c, 2);
+    auto summarize = module<Summarize>(c, 3);
+    return ro::compile(
+        [&](ro::Port<int> doc) {
+          return summarize(ro::F::reduce(work(ocr(ro::F::expand(pages(doc))))));
+        },
+        c.compile_options());
+  };
+  Config chained = Config::defaults();
+  chained.colocate = 3;
+  EXPECT_NE(make(chained).explain().find("co-located pool Ocr+LineWork: Ocr#1, LineWork#2 "
+                                         "(found by the compiler)"),
+            std::string::npos)
+      << make(chained).explain();
+  const OutcomeCounts n = check_schedules("chained", make, 303, 16, {}, docs);
+  EXPECT_GT(n[0], 0);
+  EXPECT_GT(n[3], 0);
+}
+
 TEST(ScheduleIndependence, NestedExpandReduce) {
   const auto docs = make_docs(12, 36, 99);
   auto make = [](const Config& c) {
@@ -126,11 +153,13 @@ TEST(ScheduleIndependence, NestedExpandReduce) {
     auto work = module<LineWork>(c, 2);
     auto per_section = module<SumGroup>(c, 3);
     auto per_doc = module<Summarize>(c, 4);
-    return ro::compile([&](ro::Port<int> doc) {
-      auto section = ro::F::expand(sections(doc));
-      auto line = ro::F::expand(lines(section));
-      return per_doc(ro::F::reduce(per_section(ro::F::reduce(work(line)))));
-    });
+    return ro::compile(
+        [&](ro::Port<int> doc) {
+          auto section = ro::F::expand(sections(doc));
+          auto line = ro::F::expand(lines(section));
+          return per_doc(ro::F::reduce(per_section(ro::F::reduce(work(line)))));
+        },
+        c.compile_options());
   };
   const OutcomeCounts n = check_schedules("nested", make, 202, 12, {}, docs);
   EXPECT_GT(n[0], 0);
@@ -145,13 +174,15 @@ TEST(ScheduleIndependence, FilterWithSeveralOutputs) {
     auto ocr = module<Ocr>(c, 2);
     auto summarize = module<Summarize>(c, 3);
     auto keep_doc = module<Keep>(c, 4);
-    return ro::compile([&](ro::Port<int> doc) {
-      auto page = ro::F::expand(pages(doc));
-      auto kept = ro::F::filter(page, keep(page));
-      auto summary = summarize(ro::F::reduce(ocr(kept)));
-      // A root-level filter: dropped rows are DROPPED outputs, in source order.
-      return std::make_tuple(summary, ro::F::filter(doc, keep_doc(doc)));
-    });
+    return ro::compile(
+        [&](ro::Port<int> doc) {
+          auto page = ro::F::expand(pages(doc));
+          auto kept = ro::F::filter(page, keep(page));
+          auto summary = summarize(ro::F::reduce(ocr(kept)));
+          // A root-level filter: dropped rows are DROPPED outputs, in source order.
+          return std::make_tuple(summary, ro::F::filter(doc, keep_doc(doc)));
+        },
+        c.compile_options());
   };
   const OutcomeCounts n = check_schedules("filter", make, 303, 12, {}, docs);
   EXPECT_GT(n[0], 0);
@@ -202,17 +233,19 @@ TEST(ScheduleIndependence, ReduceAligned) {
     auto keep = module<Keep>(c, 2);
     auto assemble = module<Assemble>(c, 3);
     auto assemble_all = module<Assemble>(c, 4);
-    return ro::compile([&](ro::Port<int> doc) {
-      auto page = ro::F::expand(pages(doc));
-      auto [score, label] = analyze(page);
-      // Explicit membership: pages the mask drops are left out of both groups, even when
-      // their analysis failed.
-      auto [kept_scores, kept_labels] =
-          ro::F::reduce_aligned(ro::F::members(ro::F::filter(page, keep(page))), score, label);
-      auto [all_scores, all_labels] = ro::F::reduce_aligned(score, label);
-      return std::make_tuple(assemble(kept_scores, kept_labels),
-                             assemble_all(all_scores, all_labels));
-    });
+    return ro::compile(
+        [&](ro::Port<int> doc) {
+          auto page = ro::F::expand(pages(doc));
+          auto [score, label] = analyze(page);
+          // Explicit membership: pages the mask drops are left out of both groups, even when
+          // their analysis failed.
+          auto [kept_scores, kept_labels] =
+              ro::F::reduce_aligned(ro::F::members(ro::F::filter(page, keep(page))), score, label);
+          auto [all_scores, all_labels] = ro::F::reduce_aligned(score, label);
+          return std::make_tuple(assemble(kept_scores, kept_labels),
+                                 assemble_all(all_scores, all_labels));
+        },
+        c.compile_options());
   };
   const OutcomeCounts n = check_schedules("reduce_aligned", make, 707, 12, {}, docs);
   EXPECT_GT(n[0], 0);

@@ -185,7 +185,8 @@ TEST(LowerPhase, BuildsThePlanFromTheOtherPhasesResults) {
   const rd::DomainAssignment domains = rd::verify(g.graph);
   const rd::Canonicalisation canonical = rd::canonicalise(g.program(), {});
   const rd::Analysis analysis = rd::analyse(g.program(), domains, canonical);
-  const rd::RuntimePlan plan = rd::lower(g.program(), domains, canonical, analysis);
+  const rd::RuntimePlan plan =
+      rd::lower(g.program(), domains, canonical, analysis, rd::colocate(g.program(), {}));
 
   EXPECT_TRUE(plan.optimized);
   ASSERT_EQ(plan.ports.size(), 14U);
@@ -236,7 +237,8 @@ TEST(LowerPhase, CopiesTheAnalysisItIsGivenRatherThanRecomputingIt) {
   analysis.needs_truth.assign(14, false);
   analysis.needs_truth[2] = true;
   analysis.reduce_guards = {{}, {5}};
-  const rd::RuntimePlan plan = rd::lower(g.program(), domains, canonical, analysis);
+  const rd::RuntimePlan plan =
+      rd::lower(g.program(), domains, canonical, analysis, rd::colocate(g.program(), {}));
   EXPECT_TRUE(plan.ports[2].needs_truth);
   EXPECT_FALSE(plan.ports[1].needs_truth);
   EXPECT_THAT(plan.reduces[0].guards, IsEmpty());
@@ -246,7 +248,8 @@ TEST(LowerPhase, CopiesTheAnalysisItIsGivenRatherThanRecomputingIt) {
 rd::RuntimePlan lowered(const MaskedNesting& g) {
   const rd::DomainAssignment domains = rd::verify(g.graph);
   const rd::Canonicalisation canonical = rd::canonicalise(g.program(), {});
-  return rd::lower(g.program(), domains, canonical, rd::analyse(g.program(), domains, canonical));
+  return rd::lower(g.program(), domains, canonical, rd::analyse(g.program(), domains, canonical),
+                   rd::colocate(g.program(), {}));
 }
 
 TEST(VerifyPlanPhase, AcceptsALoweredPlan) {

@@ -41,7 +41,9 @@ struct Config {
   ro::QueueOrder order = ro::QueueOrder::fifo;
   bool streaming = false;
   // Co-location (DESIGN 5.12): 0 none, 1 Modules 2k and 2k+1 share a pool, 2 every Module
-  // shares one; the members of a group take the pool options of its first Module.
+  // shares one; the members of a group take the pool options of its first Module. 3: no
+  // group declared, every Module takes the first one's pool options and the compiler
+  // co-locates the chains it finds (CompileOptions::auto_colocate).
   int colocate = 0;
 
   static Config defaults() {
@@ -76,8 +78,11 @@ struct Config {
       c.resize_seed = static_cast<std::uint64_t>(rng.between(1, 1 << 20));
     const int colocate = rng.between(1, 10);
     c.colocate = colocate <= 6 ? 0 : colocate <= 8 ? 1 : 2;
+    if (c.colocate == 0 && rng.chance(50)) c.colocate = 3;
     return c;
   }
+
+  ro::CompileOptions compile_options() const { return {.auto_colocate = colocate == 3}; }
 
   ro::RunOptions options() const {
     ro::RunOptions o;
@@ -105,7 +110,9 @@ struct Config {
       if (min_auto[i] >= 0) s += " auto" + std::to_string(i) + ":" + std::to_string(min_auto[i]);
     }
     if (resize_seed != 0) s += " resize_seed " + std::to_string(resize_seed);
-    if (colocate != 0) s += colocate == 1 ? " colocate pairs" : " colocate all";
+    if (colocate != 0) {
+      s += colocate == 1 ? " colocate pairs" : colocate == 2 ? " colocate all" : " colocate auto";
+    }
     return s;
   }
 };
@@ -115,7 +122,7 @@ ro::Module<U> module(const Config& c, int index, A&&... args) {
   ro::Module<U> m = ro::Module<U>(std::forward<A>(args)...).batch_size(c.batch[index]);
   // The pool options come from the first Module of the group (co-located ones share them).
   const int lead = c.colocate == 0 ? index : c.colocate == 1 ? index - index % 2 : 0;
-  if (c.colocate != 0)
+  if (c.colocate == 1 || c.colocate == 2)
     m.colocate(c.colocate == 1 ? "pair" + std::to_string(index / 2) : std::string("all"));
   if (c.min_auto[lead] >= 0)
     m.auto_replicas(std::min(c.min_auto[lead], c.replicas[lead]), c.replicas[lead]);

@@ -25,6 +25,10 @@ struct ModuleRecord {
   /// Owns `identity` while the trace lives, so a Module destroyed mid-trace (a temporary)
   /// cannot free its address for another Module that would then wrongly share its pool.
   std::shared_ptr<const void> owner;
+  /// The options a host passes to the pool's actors that the engine does not read (the
+  /// Python package's Ray actor options), as text: Modules co-located by the compiler have
+  /// equal ones (CompileOptions::auto_colocate). Empty in C++.
+  std::string host_options;
 };
 
 /// One Module call as recorded by the typed front end.

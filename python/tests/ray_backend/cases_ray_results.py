@@ -183,6 +183,25 @@ def test_co_located_stages_keep_a_large_array_in_the_actor(cluster: Any) -> None
         assert "plasma" not in mapping, mapping
 
 
+def test_a_chain_the_compiler_co_locates_keeps_the_array_in_the_actor(cluster: Any) -> None:
+    """auto_colocate=True: the compiler finds the chain that co-located stages declare above,
+    each Ray actor compiles the program again the same way, and the array stays in the actor
+    that made it."""
+    pytest.importorskip("numpy")
+    make = ro.Module(u.MakeArray, batch_size=2, num_cpus=0.5)
+    where = ro.Module(u.WhereArrayLives, batch_size=3, num_cpus=0.5)
+    rows = list(range(6))
+    program = ro.compile(lambda x: where(make(x)), auto_colocate=True)
+    assert "(found by the compiler)" in program.explain()
+    with on_ray(program) as ex:
+        got = ex.run(rows, progress=False).outputs
+    assert [t for *_, t in got] == [t for *_, t in local(lambda x: where(make(x)), rows)]
+    for row, (writable, mapping, total) in zip(rows, got, strict=True):
+        assert total == u.ARRAY_BYTES * (row % 251)
+        assert not writable
+        assert "plasma" not in mapping, mapping
+
+
 def test_group_failure_behaves_as_locally(cluster: Any) -> None:
     expected = local(u.documents(), DOCS)
     issue = expected[DOCS.index(13)]
@@ -245,6 +264,22 @@ def test_co_located_random_pipelines_agree_with_the_synchronous_core(cluster: An
         expected = sync_outputs(seed)
         draws = random.Random(9100 + seed)
         with on_ray(make_pipeline(seed, draws, colocated_replicas=2)) as ex:
+            for _ in range(2):
+                assert run_drawn(ex, seed_data(seed), draws) == expected, f"seed {seed}"
+
+
+def test_chains_the_compiler_co_located_agree_with_the_synchronous_core(cluster: Any) -> None:
+    # Pools of two actors that the compiler found (auto_colocate), in Ray's own order of
+    # reports: seed 7 chains five maps, seed 10 has two found pools.
+    from test_schedule_independence import make_pipeline, run_drawn, seed_data, sync_outputs
+
+    for seed in (7, 10):
+        expected = sync_outputs(seed)
+        draws = random.Random(9300 + seed)
+        pipeline = make_pipeline(seed, draws, colocated_replicas=2, declared=False)
+        program = ro.compile(pipeline, auto_colocate=True)
+        assert any(p["found_by_compiler"] for p in program.native.pools()), seed
+        with on_ray(program) as ex:
             for _ in range(2):
                 assert run_drawn(ex, seed_data(seed), draws) == expected, f"seed {seed}"
 

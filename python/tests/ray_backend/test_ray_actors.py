@@ -49,7 +49,9 @@ class RecordingClass:
     def options(self, **options: Any) -> RecordingClass:
         return self
 
-    def remote(self, source: Any, optimize: bool, explain: str, pool: int, replica: int) -> Any:
+    def remote(
+        self, source: Any, compile_options: dict[str, bool], explain: str, pool: int, replica: int
+    ) -> Any:
         self.made.append((pool, replica))
         self.handles.append(Recorded())
         return self.handles[-1]
@@ -63,7 +65,7 @@ def backend(
     actors._ray = StandInRay()
     actors._cls = cls
     actors._source_ref = object()
-    actors._optimize = True
+    actors._compile_options = {"optimize": True, "auto_colocate": False}
     actors._explain = ""
     actors._pools = [{"name": f"M{p}"} for p in range(len(slots))]
     actors._options = [{} for _ in slots]

@@ -116,6 +116,7 @@ class Case {
     config_.isolated_permille = config_.isolation_salt % 100 < 12 ? 500 : 0;
     // A share runs every Module in one co-located pool (DESIGN 5.12), also from the seed.
     config_.colocated = mix(seed_ ^ 0xc0106a7edULL) % 100 < 15;
+    config_.colocate_auto = !config_.colocated && mix(seed_ ^ 0xa070c01ULL) % 100 < 15;
     const int size = master_.weighted({4, 30, 50, 16});
     rows_ = size == 0   ? 0
             : size == 1 ? master_.range(1, 3)
@@ -138,8 +139,8 @@ class Case {
   }
 
   template <std::size_t NIn, std::size_t NOut>
-  static auto compile(Builder& b, bool optimize) {
-    const ro::CompileOptions options{.optimize = optimize};
+  auto compile(Builder& b, bool optimize) const {
+    const ro::CompileOptions options{.optimize = optimize, .auto_colocate = config_.colocate_auto};
     if constexpr (NIn == 1 && NOut == 1) {
       return ro::compile([&b](ro::Port<i64> a) { return b.build<1>({a})[0]; }, options);
     } else if constexpr (NIn == 2 && NOut == 2) {

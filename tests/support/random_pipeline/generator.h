@@ -35,6 +35,10 @@ struct GenConfig {
   u64 isolation_salt = 0;
   // Every Module shares one co-located pool (DESIGN 5.12); each keeps its own batch size.
   bool colocated = false;
+  // Every Module takes the first one's pool options without declaring a group, and the
+  // program is compiled with CompileOptions::auto_colocate: the chains the compiler finds
+  // share pools.
+  bool colocate_auto = false;
   // Per mille of programs without any Call (their outputs are source Ports), and of programs
   // with a reduce of an inner reduce's groups (when they have one below the root). Both are
   // drawn from a stream of their own (Builder::rx_) and the gathers are appended after
@@ -195,7 +199,8 @@ class Builder {
                   static_cast<int>(mix(config_.isolation_salt + ir_.modules.size()) % 1000) <
                       config_.isolated_permille;
     if (im.isolated) im.timeout_ms = 0;  // a hang cannot be scripted once only in a process
-    if (config_.colocated && !ir_.modules.empty()) {  // the first Module's pool options
+    if ((config_.colocated || config_.colocate_auto) && !ir_.modules.empty()) {
+      // the first Module's pool options
       const IrModule& lead = ir_.modules.front();
       std::tie(im.replicas, im.reservation, im.isolated, im.timeout_ms) =
           std::tie(lead.replicas, lead.reservation, lead.isolated, lead.timeout_ms);
