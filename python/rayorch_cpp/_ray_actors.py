@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Any
 
 from ._ray_contract import ObjectRef
-from ._ray_errors import constructor_error, error_text
+from ._ray_errors import constructor_error, constructor_exit_error, error_text
 from ._ray_node_losses import NodeLossWatch
 from ._ray_placement import options_avoiding
 from ._ray_start_pace import BOOT_HOLD_S, SECOND_WAVE_AFTER_S, second_wave_order
@@ -72,6 +72,9 @@ class RayActors:
         # Until when the `booted` ObjectRef of an actor whose process is not up yet holds its
         # place among the boots (BOOT_HOLD_S).
         self._booting: dict[ObjectRef, float] = {}
+        # The `booted` ObjectRef of each `ready` one in _starting: the node its process
+        # booted on, which tells a UDF constructor that ended the process from a lost node.
+        self._boot_of: dict[ObjectRef, ObjectRef] = {}
         # Of those, restarts of lost actors placed away from their node, and until when.
         self._elsewhere: dict[ObjectRef, float] = {}
         # How many lost nodes restart_idle_lost has seen.
@@ -156,9 +159,11 @@ class RayActors:
         `ready` ObjectRef that reports its start."""
         self._actors[pool][actor] = fresh
         self._methods[pool][actor] = {}
-        self._booting[fresh.booted.remote()] = time.monotonic() + BOOT_HOLD_S
+        booted = fresh.booted.remote()
+        self._booting[booted] = time.monotonic() + BOOT_HOLD_S
         ready = fresh.ready.remote()
         self._starting[ready] = (pool, actor)
+        self._boot_of[ready] = booted
         return ready
 
     def retire(self, pool: int, actor: int) -> None:
@@ -248,6 +253,7 @@ class RayActors:
         for ref, (p, actor) in list(self._starting.items()):
             if p == pool and actor in given_up:
                 del self._starting[ref]
+                self._boot_of.pop(ref, None)
                 self._elsewhere.pop(ref, None)
                 self._kill(self._actors[pool][actor])
         return str(self._startup_error([pool] * len(actors)))
@@ -267,6 +273,7 @@ class RayActors:
             pool, actor = self._starting.pop(ref)
             self._elsewhere.pop(ref, None)
             self._first_wave.discard((pool, actor))
+            booted = self._boot_of.pop(ref, None)
             try:
                 node, _pid, ray_id = self._ray.get(ref)
             except self._ray.exceptions.RayActorError as error:
@@ -274,6 +281,13 @@ class RayActors:
                     self._started.append(
                         (pool, actor, constructor_error(self._pools[pool]["name"], error))
                     )
+                    continue
+                if self._node_losses.answers(self._node_booted(booted)):
+                    # The process died in `ready`, on a node that is up: the UDF's
+                    # constructor ended it. Starting it again would end the same way.
+                    self._kill(self._actors[pool][actor])
+                    name = self._pools[pool]["name"]
+                    self._started.append((pool, actor, constructor_exit_error(name, error)))
                     continue
                 # Its node went away before `ready` returned: a fresh actor takes the place.
                 self._node_losses.loss(error_text(error))
@@ -291,6 +305,16 @@ class RayActors:
                 continue
             self._joined(pool, actor, node, ray_id)
             self._started.append((pool, actor, ""))
+
+    def _node_booted(self, booted: ObjectRef | None) -> str:
+        """The node an actor's process booted on (its `booted` call's answer), or "" when
+        that call did not answer."""
+        if booted is None or not self._ray.wait([booted], timeout=0)[0]:
+            return ""
+        try:
+            return str(self._ray.get(booted) or "")
+        except Exception:  # noqa: BLE001 - the process died before it booted
+            return ""
 
     def _forget_held(self, pool: int, actor: int) -> None:
         """Forgets the calls held at `actor` of `pool`, which is killed (RayBackend keeps
@@ -396,6 +420,7 @@ class RayActors:
                 continue
             del self._elsewhere[ready]
             pool, actor = self._starting.pop(ready)
+            self._boot_of.pop(ready, None)
             self._kill(self._actors[pool][actor])
             self._begin(pool, actor, self._new_actor(pool, actor))
 
@@ -414,6 +439,7 @@ class RayActors:
             pool.clear()
         self._starting.clear()
         self._booting.clear()
+        self._boot_of.clear()
         self._elsewhere.clear()
         self._second_wave.clear()
         for counts in self._tasks_in_flight:

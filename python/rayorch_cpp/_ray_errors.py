@@ -1,5 +1,5 @@
 """What Ray's errors mean to the Ray backend: the CallReport of a call Ray failed, and the
-UDF constructor's error inside a failed actor creation."""
+UDF constructor's error inside a failed actor creation or an actor process it ended."""
 
 from __future__ import annotations
 
@@ -39,6 +39,15 @@ def error_text(error: BaseException) -> str:
 def constructor_error(module: str, error: BaseException) -> str:
     """What a failed Ray actor creation says of the UDF constructor of Module<`module`>."""
     return f"the constructor of Module<{module}> failed on a Ray actor: {_raised(error)}"
+
+
+def constructor_exit_error(module: str, error: BaseException) -> str:
+    """What an actor of Module<`module`> whose process died while its UDF was being built,
+    on a node that is up, says of the UDF constructor."""
+    return (
+        f"the constructor of Module<{module}> ended its Ray actor's process (the actor's node "
+        f"is up, so a fresh actor would end the same way): {error_text(error)}"
+    )
 
 
 def _raised(error: BaseException) -> str:

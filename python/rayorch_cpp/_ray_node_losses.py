@@ -50,6 +50,14 @@ class NodeLossWatch:
             if actor:
                 self._actor_nodes[actor] = node
 
+    def answers(self, node: str) -> bool:
+        """Whether `node` (an id; "" for none) is alive in the cluster and its node manager
+        accepts a connection."""
+        if not node:
+            return False
+        info = next((n for n in self._ray.nodes() if n["NodeID"] == node), None)
+        return info is not None and bool(info["Alive"]) and _answers(info)
+
     @property
     def nodes_found_lost(self) -> int:
         """How many nodes were found lost so far (it only grows)."""

@@ -40,8 +40,10 @@ class Worker:
         )
         self._built: _core.RayWorker | None = None
 
-    def booted(self) -> None:
-        """Returns once the actor's process is up (the constructor ran)."""
+    def booted(self) -> str:
+        """Returns, once the actor's process is up (the constructor ran), the id of its
+        node."""
+        return str(import_ray().get_runtime_context().get_node_id())
 
     def ready(self) -> tuple[str, int, str]:
         """Builds the pool's UDF instance (once) and returns the actor's node id, process id

@@ -95,6 +95,16 @@ def test_a_constructor_failure_is_a_clear_error(cluster: Any) -> None:
         on_ray(Bad()).run([1], progress=False)
 
 
+def test_a_constructor_that_ends_its_process_is_a_clear_error_not_a_restart(
+    cluster: Any,
+) -> None:
+    # The actor's process dies while its node is up: not a lost node, so no fresh actor
+    # takes its place (one would end the same way, for ever).
+    module = ro.Module(u.ExitsWhileBuilt, num_cpus=0.5)
+    with pytest.raises(ro.ExecutionError, match=r"Module<ExitsWhileBuilt> ended its Ray actor"):
+        on_ray(lambda x: module(x)).run([1], progress=False)
+
+
 def test_actors_no_node_can_place_fail_the_run_after_the_startup_timeout(cluster: Any) -> None:
     # Two actors asking for a resource no node has stay pending in Ray for ever: the driver
     # gives up their starts once the pool waited the startup timeout for a first one (its

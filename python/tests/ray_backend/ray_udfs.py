@@ -85,6 +85,16 @@ class Broken:
         return xs
 
 
+class ExitsWhileBuilt:
+    """A UDF whose constructor ends its process (a native library calling exit, say)."""
+
+    def __init__(self) -> None:
+        os._exit(3)
+
+    def run(self, xs: list[Any]) -> list[Any]:  # pragma: no cover - never built
+        return xs
+
+
 class ScaleInPlace:
     """Divides each array in place: fails on a read-only array."""
 
