@@ -91,3 +91,18 @@ def start_local_cluster(nodes: int, cpus_per_node: int) -> tuple[Any, Any]:
     cluster.wait_for_nodes()
     check_on_loopback(ray)
     return cluster, ray
+
+
+def store_created_bytes(ray: Any) -> int:
+    """Bytes created in the object stores of the live nodes of the running Ray since it
+    started (each raylet's ``cumulative_created_bytes``): what went through shared memory.
+    Values under Ray's inline limit (100 kB) live in their owner's memory and are not
+    counted."""
+    from ray._private.internal_api import node_stats
+
+    total = 0
+    for node in ray.nodes():
+        if node["Alive"]:
+            reply = node_stats(node["NodeManagerAddress"], node["NodeManagerPort"])
+            total += int(reply.store_stats.cumulative_created_bytes)
+    return total

@@ -40,7 +40,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from loopback_ray import check_on_loopback, ensure_private_network, start_local_ray
+from loopback_ray import (
+    check_on_loopback,
+    ensure_private_network,
+    start_local_ray,
+    store_created_bytes,
+)
 from ocr_baselines import RealDocument, cut_documents, inference_seconds, rapidocr_pool
 
 import rayorch_cpp as ro
@@ -129,6 +134,8 @@ def write_json(
     result: ro.RunResult,
     paths: list[str],
     outputs: dict[int, Any],
+    cpu_roles: dict[str, float],
+    store_bytes: int | None,
 ) -> None:
     """The figures python/bench/ocr_peers.py compares: E2E and the first document counted
     from before the Executor is built (so they include model loading, as the peers' do), and
@@ -143,6 +150,11 @@ def write_json(
         "end_to_end_seconds": startup + wall,
         "first_document_seconds": startup + first,
         "recognize_fill": fill,
+        # The CPU that ran the stages: the actors' on Ray, the whole process's locally.
+        "stage_cpu_seconds": cpu_roles.get("actors", 0.0)
+        if a.backend == "ray"
+        else sum(cpu_roles.values()),
+        "store_created_bytes": store_bytes,
         "documents": {p: outputs[row].text for row, p in enumerate(paths)},
     }
     path.write_text(json.dumps(figures))
@@ -277,9 +289,11 @@ def main() -> None:
         cpu_roles = cpu_since(cpu_before, ray is not None)
         cpu = sum(cpu_roles.values())
         workers_rss = rss_mib(descendants())
+    store_bytes: int | None = None
     if ray is not None:
         nodes = len(ray.nodes())
         print(f"Ray nodes: {nodes}, addresses: {', '.join(check_on_loopback(ray))}")
+        store_bytes = store_created_bytes(ray)
         ray.shutdown()
     found = total = 0
     for row, text in enumerate(expected):
@@ -329,7 +343,9 @@ def main() -> None:
         )
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if a.json is not None:
-        write_json(a.json, a, startup, wall, first[0], result, paths, outputs)
+        write_json(
+            a.json, a, startup, wall, first[0], result, paths, outputs, cpu_roles, store_bytes
+        )
     print(
         f"peak RSS {rss:.0f} MiB (worker processes at the end: {workers_rss:.0f} MiB); word "
         f"recall {found / total if total else float('nan'):.4f} ({found}/{total})"

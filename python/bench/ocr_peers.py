@@ -18,7 +18,12 @@ Each arm runs alone, one after the other. Printed per arm: E2E (from before any 
 built to the last document, so model loading is included for every system), pages/s over it,
 time to the first finished document, recognition batch fill (lines per recognition call over
 the batch size), the peak RSS of the arm's whole process tree (driver, Ray's processes and
-workers; sampled every 0.2 s), and word recall against the text drawn on the pages."""
+workers; sampled every 0.2 s), the bytes created in Ray's object store per page (every
+raylet's cumulative count when the arm ends; values under Ray's 100 kB inline limit are not in
+it), the CPU seconds of the stages for this project's arms (the actors' on Ray, the process's
+locally, over the run), and word recall against the text drawn on the pages. Then the ratios
+the co-location issue's acceptance reads: this project on Ray against its local run, Ray
+Data's best arm and the reference."""
 
 from __future__ import annotations
 
@@ -174,7 +179,7 @@ def print_table(
 ) -> None:
     print(
         f"\n{'arm':<14} {'system':<34} {'E2E s':>7} {'pages/s':>8} {'first s':>8} "
-        f"{'fill':>5} {'RSS MiB':>8} {'recall':>7}"
+        f"{'fill':>5} {'RSS MiB':>8} {'store MiB/page':>14} {'stage CPU s':>11} {'recall':>7}"
     )
     for arm, result, peak in rows:
         if result is None:
@@ -187,11 +192,41 @@ def print_table(
             fill = sum(calls) / len(calls) / batch if calls else float("nan")
         e2e = float(result["end_to_end_seconds"])
         first = result["first_document_seconds"]
+        store = result.get("store_created_bytes")
+        per_page = f"{store / pages / (1 << 20):14.2f}" if store is not None else f"{'-':>14}"
+        cpu = result.get("stage_cpu_seconds")
+        stage_cpu = f"{float(cpu):11.1f}" if cpu is not None else f"{'-':>11}"
         print(
             f"{arm:<14} {result['system']:<34} {e2e:7.2f} {pages / e2e:8.2f} "
             f"{float(first) if first is not None else float('nan'):8.2f} {fill:5.2f} "
-            f"{peak:8.0f} {corpus_recall(documents, result['documents']):7.4f}"
+            f"{peak:8.0f} {per_page} {stage_cpu} "
+            f"{corpus_recall(documents, result['documents']):7.4f}"
         )
+    print_ratios({arm: result for arm, result, _ in rows if result is not None})
+
+
+def print_ratios(results: dict[str, dict[str, Any]]) -> None:
+    """This project on Ray against its local run (E2E and the stages' CPU), Ray Data's best
+    arm and the reference, for the arms that ran."""
+    ours = results.get("rayorch-ray")
+    if ours is None:
+        return
+    e2e = float(ours["end_to_end_seconds"])
+    against: list[str] = []
+    local = results.get("local") or results.get("local-process")
+    if local is not None:
+        against.append(f"{e2e / float(local['end_to_end_seconds']):.3f}x its local run's E2E")
+        if ours.get("stage_cpu_seconds") and local.get("stage_cpu_seconds"):
+            ratio = float(ours["stage_cpu_seconds"]) / float(local["stage_cpu_seconds"])
+            against.append(f"{ratio:.3f}x its local run's stage CPU")
+    ray_data = [float(r["end_to_end_seconds"]) for a, r in results.items() if a.startswith("ray:")]
+    if ray_data:
+        against.append(f"{e2e / min(ray_data):.3f}x Ray Data's best arm")
+    if "reference" in results:
+        reference = float(results["reference"]["end_to_end_seconds"])
+        against.append(f"{e2e / reference:.3f}x the reference")
+    if against:
+        print("this project on Ray: " + ", ".join(against))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Run only through test_ray.py (ray_cluster.py starts the cluster)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -96,11 +97,16 @@ def test_the_ocr_benchmark_starts_its_own_ray_on_loopback(cluster: Any, tmp_path
     # in this loopback-only namespace), checks every node is on 127.0.0.1 and prints them.
     script = Path(__file__).resolve().parents[2] / "bench" / "ocr_pdf.py"
     command = [sys.executable, str(script), "--backend", "ray", "--docs", "4", "--max-pages", "3"]
-    command += ["--seed", "3", "--work-dir", str(tmp_path)]
+    command += ["--seed", "3", "--work-dir", str(tmp_path), "--json", str(tmp_path / "r.json")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Ray nodes: 1, addresses: 127.0.0.1\n" in done.stdout, done.stdout
     assert "CPU of the driver, Ray's processes and the actors" in done.stdout, done.stdout
+    # What ocr_peers.py prints per arm: the page images crossed the object store (render and
+    # detection are apart here), and the actors spent CPU on the stages.
+    figures = json.loads((tmp_path / "r.json").read_text())
+    assert figures["store_created_bytes"] > figures["pages"] * 1_000_000, figures["pages"]
+    assert figures["stage_cpu_seconds"] > 0
     recall = re.search(r"word recall [0-9.]+ \((\d+)/(\d+)\)", done.stdout)
     assert recall is not None, done.stdout
     found, total = int(recall[1]), int(recall[2])
