@@ -97,12 +97,15 @@ def store_created_bytes(ray: Any) -> int:
     """Bytes created in the object stores of the live nodes of the running Ray since it
     started (each raylet's ``cumulative_created_bytes``): what went through shared memory.
     Values under Ray's inline limit (100 kB) live in their owner's memory and are not
-    counted."""
+    counted. It asks each node manager over gRPC, so it refuses a node not on 127.0.0.1.
+    The peers of python/bench/ocr_peers.py import it too (a link to this file)."""
     from ray._private.internal_api import node_stats
 
     total = 0
     for node in ray.nodes():
         if node["Alive"]:
+            if node["NodeManagerAddress"] != "127.0.0.1":
+                raise SystemExit(f"a Ray node is not on 127.0.0.1: {node['NodeManagerAddress']}")
             reply = node_stats(node["NodeManagerAddress"], node["NodeManagerPort"])
             total += int(reply.store_stats.cumulative_created_bytes)
     return total

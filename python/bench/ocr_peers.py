@@ -10,7 +10,8 @@ the same resources, each on a new local Ray inside one loopback-only network nam
 Needs .venv (scripts/python-env.sh) and .venv-peers (bench/peers/setup.sh). The peers run in
 .venv-peers, which has the peer engines and the OCR stack but not this project; the project's
 installed package (the very build the project's arms run) is linked into a directory of the
-work dir that goes on the peers' PYTHONPATH, together with bench/peers; nothing else of .venv
+work dir that goes on the peers' PYTHONPATH, together with bench/peers (and
+python/bench/loopback_ray.py, whose object-store count every arm prints); nothing else of .venv
 leaks into the peers (a second build of the package into .venv-peers would cost a C++ build
 and could differ from the one measured).
 
@@ -139,6 +140,8 @@ def main() -> None:
     path_dir = scratch / "pythonpath"
     path_dir.mkdir()
     (path_dir / "rayorch_cpp").symlink_to(Path(rayorch_cpp.__file__).resolve().parent)
+    # The object store's count (loopback_ray.store_created_bytes), one copy for every arm.
+    (path_dir / "loopback_ray.py").symlink_to(Path(__file__).resolve().parent / "loopback_ray.py")
     rows: list[tuple[str, dict[str, Any] | None, float]] = []
     for arm in arms:
         out = scratch / f"{arm.replace(':', '-')}.json"
