@@ -44,7 +44,10 @@ class StandInRay(ModuleType):
         self.inits.append(kwargs)
 
     def nodes(self) -> list[dict[str, Any]]:
-        return [{"NodeManagerAddress": a, "Alive": True} for a in self.addresses]
+        return [
+            {"NodeManagerAddress": a, "NodeManagerPort": 7000 + i, "Alive": True}
+            for i, a in enumerate(self.addresses)
+        ]
 
 
 def interfaces(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
@@ -95,6 +98,33 @@ def test_a_node_off_loopback_ends_the_benchmark(
         peers_common.start_local_ray(num_cpus=2)
     with pytest.raises(SystemExit, match=address):
         loopback_ray.check_on_loopback(ray)
+
+
+def test_the_object_store_count_asks_only_nodes_on_loopback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # store_created_bytes asks each node manager over gRPC (Ray's node_stats): it sums what
+    # the nodes on 127.0.0.1 answer, and ends the benchmark before asking a node elsewhere.
+    asked: list[tuple[str, int]] = []
+
+    def node_stats(address: str, port: int) -> Any:
+        asked.append((address, port))
+        stats = ModuleType("stats")
+        stats.cumulative_created_bytes = 1000 * (len(asked))  # type: ignore[attr-defined]
+        reply = ModuleType("reply")
+        reply.store_stats = stats  # type: ignore[attr-defined]
+        return reply
+
+    internal_api = ModuleType("ray._private.internal_api")
+    internal_api.node_stats = node_stats  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ray._private", ModuleType("ray._private"))
+    monkeypatch.setitem(sys.modules, "ray._private.internal_api", internal_api)
+    assert loopback_ray.store_created_bytes(StandInRay(["127.0.0.1", "127.0.0.1"])) == 3000
+    assert asked == [("127.0.0.1", 7000), ("127.0.0.1", 7001)]
+    asked.clear()
+    with pytest.raises(SystemExit, match="not on 127.0.0.1: 10.0.0.5"):
+        loopback_ray.store_created_bytes(StandInRay(["10.0.0.5"]))
+    assert asked == []
 
 
 def test_a_script_reexecutes_itself_in_a_private_namespace_with_loopback_up(
